@@ -1,0 +1,1 @@
+//! Packet endpoint: sequence numbers, acks, fragmentation (byte-compatible with `reliable`).

@@ -1,0 +1,165 @@
+//! Quantized `f32`: a float in `[min, max]` sent as an integer step of size `res`.
+
+use crate::bits::bits_required;
+
+/// The largest step count the reference library allows (`values` is clamped to it).
+const MAX_STEPS: f32 = 4_294_967_040.0;
+
+/// A quantization of `f32` values in `[min, max]` with resolution `res`.
+///
+/// The arithmetic is the reference `serialize` library's, in `f32` with a rounding after
+/// every operation, so both ends of a connection agree bit for bit:
+/// `max_int = ceil(clamp((max - min) / res, 1, 4294967040))`, sent in
+/// `bits_required(0, max_int)` bits.
+///
+/// ```
+/// use netproto::Quantization;
+///
+/// const POS: Quantization = Quantization::new(-512.0, 512.0, 0.01);
+/// assert_eq!(POS.bits(), 17);
+/// let q = POS.quantize(3.14159);
+/// assert!((POS.dequantize(q) - 3.14159).abs() <= 0.005);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quantization {
+    min: f32,
+    max: f32,
+    res: f32,
+    delta: f32,
+    max_int: u32,
+    bits: u32,
+}
+
+impl Quantization {
+    /// Builds the quantization. The derive checks `min < max`, `res > 0` and `bits <= 32`
+    /// at compile time; see [`Quantization::check`].
+    pub const fn new(min: f32, max: f32, res: f32) -> Self {
+        let delta = max - min;
+        let mut values = delta / res;
+        // NaN compares false both ways and stays NaN: `check` rejects it.
+        if values < 1.0 {
+            values = 1.0;
+        }
+        if values > MAX_STEPS {
+            values = MAX_STEPS;
+        }
+        let max_int = ceil_to_u32(values);
+        Self { min, max, res, delta, max_int, bits: bits_required(0, max_int as u64) }
+    }
+
+    /// Why these parameters cannot be honoured, or `None` when they are fine.
+    pub const fn check(min: f32, max: f32, res: f32) -> Option<&'static str> {
+        if min.is_nan() || max.is_nan() || res.is_nan() {
+            return Some("quantize bounds must be numbers, not NaN");
+        }
+        if min.is_infinite() || max.is_infinite() || res.is_infinite() {
+            return Some("quantize bounds must be finite");
+        }
+        if min >= max {
+            return Some("quantize needs min < max");
+        }
+        if res <= 0.0 {
+            return Some("quantize needs res > 0");
+        }
+        if (max - min) / res > MAX_STEPS {
+            return Some("quantize needs more than 32 bits: raise res or narrow min..max");
+        }
+        None
+    }
+
+    /// Lower bound.
+    pub const fn min(&self) -> f32 {
+        self.min
+    }
+    /// Upper bound.
+    pub const fn max(&self) -> f32 {
+        self.max
+    }
+    /// Resolution (step size requested).
+    pub const fn res(&self) -> f32 {
+        self.res
+    }
+    /// The largest integer sent on the wire.
+    pub const fn max_int(&self) -> u32 {
+        self.max_int
+    }
+    /// Bits on the wire.
+    pub const fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// Whether `value` lies in `[min, max]` (false for NaN).
+    pub fn contains(&self, value: f32) -> bool {
+        value >= self.min && value <= self.max
+    }
+
+    /// The integer the writer sends for `value`, clamped into `[min, max]` like the
+    /// reference writer (the derive rejects out-of-range values before they get here).
+    ///
+    /// Unlike the reference, it never returns more than `max_int`: at resolutions where
+    /// `max_int` is odd and at least 2^23, the reference rounds `max` up to
+    /// `max_int + 1`, which its own reader rejects.
+    pub fn quantize(&self, value: f32) -> u32 {
+        let mut norm = (value - self.min) / self.delta;
+        // `max`/`min` on f32 treat NaN as missing; keep the reference's clamp order.
+        if norm.is_nan() || norm < 0.0 {
+            norm = 0.0;
+        }
+        if norm > 1.0 {
+            norm = 1.0;
+        }
+        let scaled = norm * self.max_int as f32;
+        let q = (scaled + 0.5).floor() as u32;
+        q.min(self.max_int)
+    }
+
+    /// The value the reader returns for integer `q` (`q <= max_int`).
+    pub fn dequantize(&self, q: u32) -> f32 {
+        let norm = q as f32 / self.max_int as f32;
+        norm * self.delta + self.min
+    }
+}
+
+/// `ceil(v) as u32` for `v` in `[1, 4294967040]`, usable in `const`.
+const fn ceil_to_u32(v: f32) -> u32 {
+    if v.is_nan() {
+        return 1;
+    }
+    let t = v as u32; // truncates toward zero, saturates
+    if (t as f32) < v { t + 1 } else { t }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_and_roundtrip() {
+        let q = Quantization::new(0.0, 1.0, 0.5);
+        assert_eq!(q.max_int(), 2);
+        assert_eq!(q.bits(), 2);
+        assert_eq!(q.quantize(0.0), 0);
+        assert_eq!(q.quantize(1.0), 2);
+        assert_eq!(q.dequantize(1), 0.5);
+        let tiny = Quantization::new(0.0, 1.0, 2.0);
+        assert_eq!(tiny.max_int(), 1);
+        assert_eq!(tiny.bits(), 1);
+    }
+
+    #[test]
+    fn never_above_max_int() {
+        // max_int odd in [2^23, 2^24): the reference writes max_int + 1 for `max`.
+        let q = Quantization::new(0.0, 9_000_001.0, 1.0);
+        assert_eq!(q.max_int() % 2, 1);
+        assert_eq!(q.quantize(9_000_001.0), q.max_int());
+    }
+
+    #[test]
+    fn checks() {
+        assert!(Quantization::check(0.0, 1.0, 0.1).is_none());
+        assert!(Quantization::check(1.0, 1.0, 0.1).is_some());
+        assert!(Quantization::check(0.0, 1.0, 0.0).is_some());
+        assert!(Quantization::check(0.0, 1.0e10, 0.1).is_some());
+        assert!(Quantization::check(f32::NAN, 1.0, 0.1).is_some());
+    }
+}

@@ -1,0 +1,1 @@
+//! A deterministic, seeded network simulator on virtual time.

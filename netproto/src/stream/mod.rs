@@ -1,0 +1,303 @@
+//! Bit streams: the [`Stream`] trait and its writer, reader and measurer.
+//!
+//! One serialize function, generic over [`Stream`], describes a message's wire format;
+//! running it with a [`WriteStream`] writes bits, with a [`ReadStream`] reads (and
+//! validates) them, with a [`MeasureStream`] counts them. The wire rules are those of
+//! the reference C++ `serialize` library: bits are packed least-significant first into
+//! little-endian bytes, ranged integers are sent as `value - min` in
+//! [`bits_required(min, max)`](crate::bits_required) bits, and the reader rejects,
+//! never clamps, anything outside its range.
+
+mod int;
+mod measure;
+mod read;
+mod write;
+
+pub use int::RangedInt;
+pub use measure::MeasureStream;
+pub use read::ReadStream;
+pub use write::WriteStream;
+
+use crate::bits::{bits_for_count, bits_required};
+use crate::error::ErrorKind;
+use crate::message::NetMessage;
+use crate::quantize::Quantization;
+
+/// The tiers of [`Stream::serialize_relative`]: a flag bit, then `value - lo` in
+/// `bits_required(lo, hi)` bits. A difference above the last tier sends the value itself
+/// in 32 bits.
+const RELATIVE_TIERS: [(u32, u32); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377), (4378, 69914)];
+
+/// A bit stream that a serialize function writes to, reads from or measures.
+///
+/// The three implementations are [`WriteStream`], [`ReadStream`] and [`MeasureStream`].
+/// Required methods are the handful of primitives each stream implements; every other
+/// method is written once, here, in terms of them, so that all three streams agree on
+/// the wire format by construction.
+///
+/// Values are passed as `&mut`: the writer and measurer read them, the reader fills them.
+pub trait Stream: Sized {
+    /// The error of this stream: [`crate::Error`] for the writer and reader,
+    /// [`core::convert::Infallible`] for the measurer (its `?` compiles away).
+    type Error: Copy + core::fmt::Debug;
+
+    /// True for [`WriteStream`].
+    const IS_WRITING: bool;
+    /// True for [`ReadStream`].
+    const IS_READING: bool;
+    /// True for streams that want [`Stream::begin_field`] / [`Stream::end_field`] calls
+    /// for every field (the wire-layout tracer). Lets the derive pick a fused fast path
+    /// otherwise.
+    const TRACING: bool = false;
+
+    /// Serializes the low `bits` bits (1..=64) of `value`; a value of more than 32 bits
+    /// goes as its low 32 bits, then the high ones.
+    ///
+    /// The writer requires `value < 2^bits`; the derive guarantees it.
+    fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), Self::Error>;
+
+    /// Pads with zero bits to the next byte boundary. The reader rejects non-zero padding;
+    /// the measurer charges 7 bits whatever the position (it is an upper bound).
+    fn serialize_align(&mut self) -> Result<(), Self::Error>;
+
+    /// Aligns, then reads raw bytes into `bytes` (reader), or writes/measures them.
+    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Self::Error>;
+
+    /// Aligns, then writes/measures raw bytes. A [`ReadStream`] has nothing to send and
+    /// returns `Ok(())` untouched; callers use [`Stream::serialize_bytes`] to read.
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Self::Error>;
+
+    /// Fails with `kind` when `ok` is false, on the writer and the reader; the measurer
+    /// validates nothing.
+    fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), Self::Error>;
+
+    /// Attributes `err` to a field (`"Type.field"`) unless an inner field already has it.
+    fn in_field(err: Self::Error, field: &'static str) -> Self::Error;
+
+    /// Bits written, read or measured so far.
+    fn bits_processed(&self) -> usize;
+
+    /// Bits that can still be written or read (`usize::MAX` for the measurer).
+    fn bits_remaining(&self) -> usize;
+
+    /// Called by derived code before each field when [`Stream::TRACING`] is set.
+    #[inline(always)]
+    fn begin_field(&mut self, _name: &'static str) {}
+
+    /// Called by derived code after each field when [`Stream::TRACING`] is set.
+    #[inline(always)]
+    fn end_field(&mut self) {}
+
+    /// A bool, as one bit.
+    #[inline]
+    fn serialize_bool(&mut self, value: &mut bool) -> Result<(), Self::Error> {
+        let mut bit = u64::from(*value);
+        self.serialize_bits(&mut bit, 1)?;
+        if Self::IS_READING {
+            *value = bit != 0;
+        }
+        Ok(())
+    }
+
+    /// An integer in `[min, max]`, sent as `value - min` in `bits_required(min, max)` bits
+    /// (0 bits for `min == max`). The writer rejects a value outside the range, the reader
+    /// one in the bit headroom above `max - min`.
+    #[inline]
+    fn serialize_int<T: RangedInt>(
+        &mut self,
+        value: &mut T,
+        min: T,
+        max: T,
+    ) -> Result<(), Self::Error> {
+        let span = max.offset_from(min);
+        let bits = bits_required(0, span);
+        let mut offset = value.offset_from(min);
+        if !Self::IS_READING {
+            self.check(offset <= span, ErrorKind::OutOfRange)?;
+        }
+        if bits > 0 {
+            self.serialize_bits(&mut offset, bits)?;
+        }
+        if Self::IS_READING {
+            self.check(offset <= span, ErrorKind::OutOfRange)?;
+            *value = T::from_offset(min, offset);
+        }
+        Ok(())
+    }
+
+    /// An index in `[0, count - 1]` (an enum variant or a message type id), rejected with
+    /// [`ErrorKind::UnknownVariant`] when out of range.
+    #[inline]
+    fn serialize_index(&mut self, index: &mut u32, count: u32) -> Result<(), Self::Error> {
+        let bits = bits_for_count(u64::from(count));
+        let mut wide = u64::from(*index);
+        if !Self::IS_READING {
+            self.check(wide < u64::from(count), ErrorKind::UnknownVariant)?;
+        }
+        if bits > 0 {
+            self.serialize_bits(&mut wide, bits)?;
+        }
+        if Self::IS_READING {
+            self.check(wide < u64::from(count), ErrorKind::UnknownVariant)?;
+            // In range, so it fits.
+            *index = wide as u32;
+        }
+        Ok(())
+    }
+
+    /// A raw `f32`: its 32 IEEE bits, never canonicalised (NaN payloads survive).
+    #[inline]
+    fn serialize_f32(&mut self, value: &mut f32) -> Result<(), Self::Error> {
+        let mut bits = u64::from(value.to_bits());
+        self.serialize_bits(&mut bits, 32)?;
+        if Self::IS_READING {
+            *value = f32::from_bits(bits as u32);
+        }
+        Ok(())
+    }
+
+    /// A raw `f64`: its 64 IEEE bits.
+    #[inline]
+    fn serialize_f64(&mut self, value: &mut f64) -> Result<(), Self::Error> {
+        let mut bits = value.to_bits();
+        self.serialize_bits(&mut bits, 64)?;
+        if Self::IS_READING {
+            *value = f64::from_bits(bits);
+        }
+        Ok(())
+    }
+
+    /// A quantized `f32` (see [`Quantization`]). The writer rejects a value outside
+    /// `[min, max]` or NaN; the reader rejects an integer above `max_int`.
+    #[inline]
+    fn serialize_quantized(
+        &mut self,
+        value: &mut f32,
+        quantization: &Quantization,
+    ) -> Result<(), Self::Error> {
+        let mut q = 0u64;
+        if Self::IS_WRITING {
+            self.check(quantization.contains(*value), ErrorKind::OutOfRange)?;
+            q = u64::from(quantization.quantize(*value));
+        }
+        self.serialize_bits(&mut q, quantization.bits())?;
+        if Self::IS_READING {
+            self.check(q <= u64::from(quantization.max_int()), ErrorKind::OutOfRange)?;
+            *value = quantization.dequantize(q as u32);
+        }
+        Ok(())
+    }
+
+    /// A value known to be greater than `previous`, sent as a ladder of flag bits and
+    /// tiers of ranged differences (1 bit for `previous + 1`); a difference above 69914
+    /// sends the value itself in 32 bits. Byte-compatible with the reference
+    /// `serialize_int_relative`.
+    fn serialize_relative(&mut self, previous: u32, current: &mut u32) -> Result<(), Self::Error> {
+        let difference = current.wrapping_sub(previous);
+        if !Self::IS_READING {
+            self.check(*current > previous, ErrorKind::NotIncreasing)?;
+        }
+        let mut one = difference == 1;
+        self.serialize_bool(&mut one)?;
+        if one {
+            if Self::IS_READING {
+                *current = previous.checked_add(1).unwrap_or(previous);
+                self.check(*current != previous, ErrorKind::NotIncreasing)?;
+            }
+            return Ok(());
+        }
+        for (lo, hi) in RELATIVE_TIERS {
+            let mut in_tier = difference <= hi;
+            self.serialize_bool(&mut in_tier)?;
+            if in_tier {
+                let mut d = difference;
+                self.serialize_int(&mut d, lo, hi)?;
+                if Self::IS_READING {
+                    let next = previous.checked_add(d);
+                    self.check(next.is_some(), ErrorKind::NotIncreasing)?;
+                    *current = next.unwrap_or(previous);
+                }
+                return Ok(());
+            }
+        }
+        let mut raw = u64::from(*current);
+        self.serialize_bits(&mut raw, 32)?;
+        if Self::IS_READING {
+            *current = raw as u32;
+            self.check(*current > previous, ErrorKind::NotIncreasing)?;
+        }
+        Ok(())
+    }
+
+    /// A length in `[0, max_len]`, rejected with [`ErrorKind::TooLong`] above `max_len`.
+    #[inline]
+    fn serialize_len(&mut self, len: &mut usize, max_len: usize) -> Result<(), Self::Error> {
+        let bits = bits_required(0, max_len as u64);
+        let mut wide = *len as u64;
+        if !Self::IS_READING {
+            self.check(wide <= max_len as u64, ErrorKind::TooLong)?;
+        }
+        if bits > 0 {
+            self.serialize_bits(&mut wide, bits)?;
+        }
+        if Self::IS_READING {
+            self.check(wide <= max_len as u64, ErrorKind::TooLong)?;
+            *len = wide as usize;
+        }
+        Ok(())
+    }
+
+    /// A string of at most `max_len` bytes: the length in `[0, max_len]`, an align, then
+    /// the UTF-8 bytes. The reader rejects invalid UTF-8 and NUL bytes, and checks that
+    /// the bytes are there before it allocates; the writer refuses a NUL byte too, so it
+    /// never writes what a reader would reject.
+    fn serialize_string(&mut self, value: &mut String, max_len: usize) -> Result<(), Self::Error> {
+        let mut len = value.len();
+        self.serialize_len(&mut len, max_len)?;
+        if Self::IS_READING {
+            self.serialize_align()?;
+            self.check(len <= self.bits_remaining() / 8, ErrorKind::PastEnd)?;
+            let mut bytes = vec![0u8; len];
+            self.serialize_bytes(&mut bytes)?;
+            self.check(!bytes.contains(&0), ErrorKind::InvalidString)?;
+            match String::from_utf8(bytes) {
+                Ok(s) => *value = s,
+                Err(_) => self.check(false, ErrorKind::InvalidString)?,
+            }
+        } else {
+            self.check(!value.as_bytes().contains(&0), ErrorKind::InvalidString)?;
+            self.write_bytes(value.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// A sequence of at most `max_len` elements: the length in `[0, max_len]`, then each
+    /// element. The reader reserves no more elements than the remaining bits can hold.
+    fn serialize_vec<T: NetMessage>(
+        &mut self,
+        value: &mut Vec<T>,
+        max_len: usize,
+    ) -> Result<(), Self::Error> {
+        let mut len = value.len();
+        self.serialize_len(&mut len, max_len)?;
+        if Self::IS_READING {
+            let per_item = T::MIN_BITS.max(1);
+            self.check(
+                T::MIN_BITS == 0 || len <= self.bits_remaining() / per_item,
+                ErrorKind::PastEnd,
+            )?;
+            value.clear();
+            value.reserve(len.min(self.bits_remaining() / per_item));
+            for _ in 0..len {
+                let mut item = T::blank();
+                item.serialize(self)?;
+                value.push(item);
+            }
+        } else {
+            for item in value.iter_mut() {
+                item.serialize(self)?;
+            }
+        }
+        Ok(())
+    }
+}

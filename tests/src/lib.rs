@@ -1,0 +1,1 @@
+//! Integration tests, trybuild cases, wire snapshots and benchmarks for netproto live in `tests/` and `benches/`.

@@ -35,6 +35,7 @@ pub mod packet;
 mod quantize;
 pub mod sim;
 pub mod stream;
+mod wire_view;
 
 pub use bits::{bits_for_count, bits_required};
 pub use codec::{decode, decode_prefix, encode, encode_into, measure};
@@ -43,6 +44,7 @@ pub use message::NetMessage;
 pub use netproto_derive::NetMessage;
 pub use quantize::Quantization;
 pub use stream::{MeasureStream, RangedInt, ReadStream, Stream, WriteStream};
+pub use wire_view::{WireField, WireView};
 
 /// Support for derived code. Not public API: may change in any release.
 #[doc(hidden)]

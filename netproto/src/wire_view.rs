@@ -1,0 +1,278 @@
+//! A stable, human-readable rendering of a message's wire form, for snapshot tests.
+
+use core::fmt;
+
+use bitvec::order::Lsb0;
+use bitvec::view::BitView;
+
+use crate::error::{Error, ErrorKind};
+use crate::message::NetMessage;
+use crate::stream::{Stream, WriteStream};
+
+/// One run of bits on the wire that belongs to one field (or to the padding after it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireField {
+    /// Dotted path of the field (`"pos.x"`, `"state"` for an enum's variant index);
+    /// empty for bits written outside any field.
+    pub path: String,
+    /// First bit, counted from the start of the message.
+    pub offset: usize,
+    /// Width in bits.
+    pub width: usize,
+    /// Whether these bits are alignment padding rather than data.
+    pub padding: bool,
+}
+
+/// A message encoded and annotated bit by bit: bytes in hex, then one row per field with
+/// its bit offset, width, the bits themselves (in wire order, first bit first) and the
+/// integer they carry. Its [`Display`](fmt::Display) form is stable and meant for
+/// snapshot tests of your own protocol (for example with `insta::assert_snapshot!`): a
+/// changed wire format changes the text.
+///
+/// ```
+/// use netproto::NetMessage;
+///
+/// #[derive(NetMessage)]
+/// struct Hit {
+///     #[net(range = 0..=100)]
+///     damage: u8,
+///     critical: bool,
+/// }
+///
+/// let view = netproto::WireView::of(&mut Hit { damage: 42, critical: true }).unwrap();
+/// assert_eq!(
+///     view.to_string(),
+///     "Hit: 8 bits, 1 byte: aa\n\
+///      \x20 bit  width  field     bits     value\n\
+///      \x20   0      7  damage    0101010  42\n\
+///      \x20   7      1  critical  1        1\n"
+/// );
+/// ```
+#[derive(Clone, Debug)]
+pub struct WireView {
+    name: &'static str,
+    bytes: Vec<u8>,
+    bits: usize,
+    fields: Vec<WireField>,
+}
+
+impl WireView {
+    /// Encodes `message` and records which field wrote which bits.
+    pub fn of<T: NetMessage>(message: &mut T) -> Result<Self, Error> {
+        let mut bytes = vec![0u8; T::MAX_BITS.div_ceil(8)];
+        let mut tracer = Tracer {
+            inner: WriteStream::new(&mut bytes),
+            path: Vec::new(),
+            fields: Vec::new(),
+        };
+        message.serialize(&mut tracer)?;
+        let bits = tracer.inner.bits_processed();
+        let fields = tracer.fields;
+        bytes.truncate(bits.div_ceil(8));
+        let name = core::any::type_name::<T>().rsplit("::").next().unwrap_or("message");
+        Ok(Self { name, bytes, bits, fields })
+    }
+
+    /// The encoded bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Bits written.
+    pub fn bits(&self) -> usize {
+        self.bits
+    }
+
+    /// The rows, in wire order.
+    pub fn fields(&self) -> &[WireField] {
+        &self.fields
+    }
+
+    fn row_bits(&self, field: &WireField) -> String {
+        let view = self.bytes.view_bits::<Lsb0>();
+        match view.get(field.offset..field.offset + field.width) {
+            Some(bits) => bits.iter().map(|b| if *b { '1' } else { '0' }).collect(),
+            None => String::new(),
+        }
+    }
+
+    fn row_value(&self, field: &WireField) -> String {
+        let view = self.bytes.view_bits::<Lsb0>();
+        let Some(bits) = view.get(field.offset..field.offset + field.width) else {
+            return String::new();
+        };
+        if field.width <= 64 {
+            let value = bits.iter().rev().fold(0u64, |acc, b| acc << 1 | u64::from(*b));
+            value.to_string()
+        } else if field.offset % 8 == 0 && field.width % 8 == 0 {
+            let start = field.offset / 8;
+            hex(&self.bytes[start..start + field.width / 8])
+        } else {
+            format!("({} bits)", field.width)
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 3);
+    for (i, b) in bytes.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+impl fmt::Display for WireView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = if self.bytes.len() == 1 { "" } else { "s" };
+        writeln!(
+            f,
+            "{}: {} bits, {} byte{plural}: {}",
+            self.name,
+            self.bits,
+            self.bytes.len(),
+            hex(&self.bytes)
+        )?;
+        let rows: Vec<[String; 5]> = self
+            .fields
+            .iter()
+            .map(|field| {
+                let label = match (field.padding, field.path.is_empty()) {
+                    (true, true) => "(pad)".to_owned(),
+                    (true, false) => format!("{} (pad)", field.path),
+                    (false, true) => "(root)".to_owned(),
+                    (false, false) => field.path.clone(),
+                };
+                let bits = self.row_bits(field);
+                let bits = if bits.len() > 64 { format!("{}…", &bits[..64]) } else { bits };
+                [
+                    field.offset.to_string(),
+                    field.width.to_string(),
+                    label,
+                    bits,
+                    if field.padding { String::new() } else { self.row_value(field) },
+                ]
+            })
+            .collect();
+        let header = ["bit", "width", "field", "bits", "value"];
+        let mut widths = header.map(str::len);
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |f: &mut fmt::Formatter<'_>, cells: [&str; 5]| -> fmt::Result {
+            let text = format!(
+                "  {:>w0$}  {:>w1$}  {:<w2$}  {:<w3$}  {}",
+                cells[0],
+                cells[1],
+                cells[2],
+                cells[3],
+                cells[4],
+                w0 = widths[0],
+                w1 = widths[1],
+                w2 = widths[2],
+                w3 = widths[3],
+            );
+            writeln!(f, "{}", text.trim_end())
+        };
+        line(f, header)?;
+        for row in &rows {
+            line(f, [&row[0], &row[1], &row[2], &row[3], &row[4]])?;
+        }
+        Ok(())
+    }
+}
+
+/// A write stream that records, per primitive, which field path wrote it.
+struct Tracer<'a> {
+    inner: WriteStream<'a>,
+    path: Vec<&'static str>,
+    fields: Vec<WireField>,
+}
+
+impl Tracer<'_> {
+    fn record(&mut self, start: usize, padding: bool) {
+        let end = self.inner.bits_processed();
+        if end == start {
+            return;
+        }
+        let path = self.path.join(".");
+        if let Some(last) = self.fields.last_mut() {
+            if last.path == path && last.padding == padding && last.offset + last.width == start {
+                last.width += end - start;
+                return;
+            }
+        }
+        self.fields.push(WireField { path, offset: start, width: end - start, padding });
+    }
+
+    /// Runs an aligning primitive: records its padding and its data separately.
+    fn aligned(
+        &mut self,
+        op: impl FnOnce(&mut WriteStream<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let start = self.inner.bits_processed();
+        self.inner.serialize_align()?;
+        self.record(start, true);
+        let start = self.inner.bits_processed();
+        op(&mut self.inner)?;
+        self.record(start, false);
+        Ok(())
+    }
+}
+
+impl Stream for Tracer<'_> {
+    type Error = Error;
+    const IS_WRITING: bool = true;
+    const IS_READING: bool = false;
+    const TRACING: bool = true;
+
+    fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), Error> {
+        let start = self.inner.bits_processed();
+        self.inner.serialize_bits(value, bits)?;
+        self.record(start, false);
+        Ok(())
+    }
+
+    fn serialize_align(&mut self) -> Result<(), Error> {
+        let start = self.inner.bits_processed();
+        self.inner.serialize_align()?;
+        self.record(start, true);
+        Ok(())
+    }
+
+    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Error> {
+        self.aligned(|w| w.serialize_bytes(bytes))
+    }
+
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.aligned(|w| w.write_bytes(bytes))
+    }
+
+    fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), Error> {
+        self.inner.check(ok, kind)
+    }
+
+    fn in_field(err: Error, field: &'static str) -> Error {
+        err.in_field(field)
+    }
+
+    fn bits_processed(&self) -> usize {
+        self.inner.bits_processed()
+    }
+
+    fn bits_remaining(&self) -> usize {
+        self.inner.bits_remaining()
+    }
+
+    fn begin_field(&mut self, name: &'static str) {
+        self.path.push(name);
+    }
+
+    fn end_field(&mut self) {
+        self.path.pop();
+    }
+}

@@ -111,7 +111,13 @@ pub trait Stream: Sized {
     ) -> Result<(), Self::Error> {
         let span = max.offset_from(min);
         let bits = bits_required(0, span);
-        let mut offset = value.offset_from(min);
+        // A reader starts from 0, never from the blank it fills: with a degenerate range
+        // (0 bits) nothing is read and the value is `min`.
+        let mut offset = if Self::IS_READING {
+            0
+        } else {
+            value.offset_from(min)
+        };
         if !Self::IS_READING {
             self.check(offset <= span, ErrorKind::OutOfRange)?;
         }
@@ -130,7 +136,11 @@ pub trait Stream: Sized {
     #[inline]
     fn serialize_index(&mut self, index: &mut u32, count: u32) -> Result<(), Self::Error> {
         let bits = bits_for_count(u64::from(count));
-        let mut wide = u64::from(*index);
+        let mut wide = if Self::IS_READING {
+            0
+        } else {
+            u64::from(*index)
+        };
         if !Self::IS_READING {
             self.check(wide < u64::from(count), ErrorKind::UnknownVariant)?;
         }
@@ -182,7 +192,10 @@ pub trait Stream: Sized {
         }
         self.serialize_bits(&mut q, quantization.bits())?;
         if Self::IS_READING {
-            self.check(q <= u64::from(quantization.max_int()), ErrorKind::OutOfRange)?;
+            self.check(
+                q <= u64::from(quantization.max_int()),
+                ErrorKind::OutOfRange,
+            )?;
             *value = quantization.dequantize(q as u32);
         }
         Ok(())
@@ -233,7 +246,7 @@ pub trait Stream: Sized {
     #[inline]
     fn serialize_len(&mut self, len: &mut usize, max_len: usize) -> Result<(), Self::Error> {
         let bits = bits_required(0, max_len as u64);
-        let mut wide = *len as u64;
+        let mut wide = if Self::IS_READING { 0 } else { *len as u64 };
         if !Self::IS_READING {
             self.check(wide <= max_len as u64, ErrorKind::TooLong)?;
         }
@@ -299,5 +312,30 @@ pub trait Stream: Sized {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn degenerate_range_reads_min_whatever_the_slot_held() {
+        // 0 bits on the wire: the reader must produce `min`, not judge the old value.
+        let mut r = ReadStream::new(&[]);
+        let mut v = 12345i32;
+        r.serialize_int(&mut v, 628_705_851, 628_705_851).unwrap();
+        assert_eq!(v, 628_705_851);
+        let mut len = 7usize;
+        r.serialize_len(&mut len, 0).unwrap();
+        assert_eq!(len, 0);
+        let mut index = 3u32;
+        r.serialize_index(&mut index, 1).unwrap();
+        assert_eq!(index, 0);
+        let mut s = String::from("stale");
+        r.serialize_string(&mut s, 0).unwrap();
+        assert_eq!(s, "");
+        assert_eq!(r.bits_processed(), 0);
     }
 }

@@ -53,7 +53,9 @@ pub trait Stream: Sized {
     /// Serializes the low `bits` bits (1..=64) of `value`; a value of more than 32 bits
     /// goes as its low 32 bits, then the high ones.
     ///
-    /// The writer requires `value < 2^bits`; the derive guarantees it.
+    /// The writer rejects a value with bits set above `bits` with
+    /// [`ErrorKind::OutOfRange`] rather than send some other value; the writer and reader
+    /// reject a width outside `1..=64` the same way (the measurer validates nothing).
     fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), Self::Error>;
 
     /// Pads with zero bits to the next byte boundary. The reader rejects non-zero padding;
@@ -312,6 +314,55 @@ pub trait Stream: Sized {
             }
         }
         Ok(())
+    }
+}
+
+/// A bit-at-a-time model of the wire format and a small PRNG, for the unit tests of the
+/// word-level writer and reader.
+#[cfg(test)]
+pub(crate) mod model {
+    /// splitmix64: deterministic test data without a dependency.
+    pub(crate) struct Rng(pub(crate) u64);
+
+    impl Rng {
+        pub(crate) fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        /// A value of exactly `bits` bits (1..=64).
+        pub(crate) fn bits(&mut self, bits: u32) -> u64 {
+            self.next() >> (64 - bits)
+        }
+
+        pub(crate) fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// Packs `(value, bits)` chunks least-significant bit first, one bit at a time: bit
+    /// `k` of the stream is bit `k % 8` of byte `k / 8`.
+    pub(crate) fn pack(chunks: &[(u64, u32)]) -> Vec<u8> {
+        let total: u32 = chunks.iter().map(|c| c.1).sum();
+        let mut out = vec![0u8; total.div_ceil(8) as usize];
+        let mut k = 0usize;
+        for &(value, bits) in chunks {
+            for i in 0..bits {
+                if value >> i & 1 == 1 {
+                    out[k / 8] |= 1 << (k % 8);
+                }
+                k += 1;
+            }
+        }
+        out
+    }
+
+    /// Bit `k` of `bytes` in stream order.
+    pub(crate) fn bit(bytes: &[u8], k: usize) -> u64 {
+        u64::from(bytes[k / 8] >> (k % 8) & 1)
     }
 }
 

@@ -5,10 +5,12 @@ use crate::error::{Error, ErrorKind};
 
 /// Writes bits into a caller-provided byte buffer.
 ///
-/// Bits accumulate in a 64-bit scratch register and leave it 32 at a time as
+/// Bits accumulate in a 64-bit scratch register and leave it 64 at a time as
 /// little-endian words; [`WriteStream::finish`] flushes the tail and returns the number
 /// of bytes written (`ceil(bits / 8)`, the last byte zero-padded). Any buffer length
-/// works; writing past its end fails with [`ErrorKind::BufferFull`].
+/// works, and the writer never touches a byte past `ceil(bits / 8)`: writing more than
+/// the buffer holds fails with [`ErrorKind::BufferFull`] and writes nothing. The output
+/// does not depend on what the buffer held before.
 ///
 /// ```
 /// use netproto::{Stream, WriteStream};
@@ -23,48 +25,71 @@ use crate::error::{Error, ErrorKind};
 #[derive(Debug)]
 pub struct WriteStream<'a> {
     buf: &'a mut [u8],
+    /// Bits written but not yet flushed, in the low `scratch_bits` bits (0..=63).
     scratch: u64,
     scratch_bits: u32,
-    /// Byte offset where the next flushed word goes.
+    /// Bytes flushed to `buf`: the next flushed word goes at this offset.
     flushed: usize,
-    bits_written: usize,
-    capacity_bits: usize,
+    /// Bits that can still be written: the capacity minus the bits written.
+    remaining: usize,
 }
 
 impl<'a> WriteStream<'a> {
     /// A writer that fills `buf` from its start.
     pub fn new(buf: &'a mut [u8]) -> Self {
-        let capacity_bits = buf.len().saturating_mul(8);
-        Self { buf, scratch: 0, scratch_bits: 0, flushed: 0, bits_written: 0, capacity_bits }
+        let remaining = buf.len().saturating_mul(8);
+        Self {
+            buf,
+            scratch: 0,
+            scratch_bits: 0,
+            flushed: 0,
+            remaining,
+        }
     }
 
     /// Flushes the scratch register and returns the bytes written, `ceil(bits / 8)`.
     pub fn finish(mut self) -> usize {
         self.flush_tail();
-        self.bits_written.div_ceil(8)
+        self.bytes_written()
     }
 
     /// Bytes written so far, counting a partial last byte.
     pub fn bytes_written(&self) -> usize {
-        self.bits_written.div_ceil(8)
+        self.flushed + self.scratch_bits.div_ceil(8) as usize
+    }
+
+    /// Appends the low `bits` bits (1..=64) of `value`, which has no bits above them.
+    /// The caller has already charged `bits` to `remaining`, so a word is flushed only
+    /// when all 64 of its bits are within the buffer.
+    #[inline(always)]
+    fn put(&mut self, value: u64, bits: u32) {
+        debug_assert!((1..=64).contains(&bits) && (value >> (bits - 1)) >> 1 == 0);
+        let used = self.scratch_bits;
+        // The bits of `value` that do not fit (above 64 - used) are picked up below.
+        self.scratch |= value << used;
+        let total = used + bits;
+        if total < 64 {
+            self.scratch_bits = total;
+        } else {
+            self.flush_word();
+            // `value >> (64 - used)`, written so that `used == 0` gives 0, not an overflow.
+            self.scratch = (value >> 1) >> (63 - used);
+            self.scratch_bits = total - 64;
+        }
     }
 
     #[inline(always)]
-    fn put(&mut self, value: u64, bits: u32) {
-        debug_assert!(bits <= 32 && (bits == 64 || value >> bits == 0));
-        self.scratch |= value << self.scratch_bits;
-        self.scratch_bits += bits;
-        if self.scratch_bits >= 32 {
-            let at = self.flushed;
-            // In bounds: the caller checked bits_written against the capacity, and a
-            // whole word is flushed only once all of its bits are written.
-            if let Some(dst) = self.buf.get_mut(at..at + 4) {
-                dst.copy_from_slice(&(self.scratch as u32).to_le_bytes());
-            }
-            self.flushed += 4;
-            self.scratch >>= 32;
-            self.scratch_bits -= 32;
+    fn flush_word(&mut self) {
+        let at = self.flushed;
+        // Always in bounds (see `put`); `get_mut` keeps it so without `unsafe`.
+        if let Some(dst) = self
+            .buf
+            .get_mut(at..)
+            .and_then(|b| b.first_chunk_mut::<8>())
+        {
+            *dst = self.scratch.to_le_bytes();
         }
+        self.flushed = at + 8;
     }
 
     fn flush_tail(&mut self) {
@@ -75,13 +100,33 @@ impl<'a> WriteStream<'a> {
         }
     }
 
+    /// Charges `bits` to the buffer, or fails with nothing written.
     #[inline(always)]
     fn reserve(&mut self, bits: usize) -> Result<(), Error> {
-        if bits > self.capacity_bits - self.bits_written {
-            return Err(Error::new(ErrorKind::BufferFull));
+        if bits > self.remaining {
+            return Err(buffer_full());
         }
-        self.bits_written += bits;
+        self.remaining -= bits;
         Ok(())
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn buffer_full() -> Error {
+    Error::new(ErrorKind::BufferFull)
+}
+
+#[cold]
+#[inline(never)]
+fn bits_error(value: u64, bits: u32, remaining: usize) -> Error {
+    if (1..=64).contains(&bits) && (value >> (bits - 1)) >> 1 != 0 {
+        Error::new(ErrorKind::OutOfRange)
+    } else if bits as usize > remaining {
+        Error::new(ErrorKind::BufferFull)
+    } else {
+        // bits == 0 or bits > 64: a programming error the derive never makes.
+        Error::new(ErrorKind::OutOfRange)
     }
 }
 
@@ -90,25 +135,29 @@ impl Stream for WriteStream<'_> {
     const IS_WRITING: bool = true;
     const IS_READING: bool = false;
 
+    /// Writes the low `bits` bits of `value`. A value with bits set above them fails
+    /// with [`ErrorKind::OutOfRange`] (it is never truncated into some other value), as
+    /// does a width outside `1..=64`.
     #[inline(always)]
     fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), Error> {
-        debug_assert!((1..=64).contains(&bits));
-        debug_assert!(bits == 64 || *value >> bits == 0, "value wider than {bits} bits");
-        self.reserve(bits as usize)?;
-        if bits <= 32 {
-            self.put(*value, bits);
-        } else {
-            self.put(*value & 0xFFFF_FFFF, 32);
-            self.put(*value >> 32, bits - 32);
+        let v = *value;
+        // One branch for the three checks: room left, 1 <= bits <= 64, no bits above
+        // `bits` (the double shift is defined for 64).
+        let wide = (v >> (bits.wrapping_sub(1) & 63)) >> 1;
+        if (bits.wrapping_sub(1) >= 64) | (bits as usize > self.remaining) | (wide != 0) {
+            return Err(bits_error(v, bits, self.remaining));
         }
+        self.remaining -= bits as usize;
+        self.put(v, bits);
         Ok(())
     }
 
     fn serialize_align(&mut self) -> Result<(), Error> {
-        let pad = (8 - self.bits_written % 8) % 8;
+        // Flushed bytes are whole, so the bit position mod 8 is the scratch's.
+        let pad = self.scratch_bits.wrapping_neg() & 7;
         if pad > 0 {
-            self.reserve(pad)?;
-            self.put(0, pad as u32);
+            self.reserve(pad as usize)?;
+            self.put(0, pad);
         }
         Ok(())
     }
@@ -121,20 +170,20 @@ impl Stream for WriteStream<'_> {
         self.serialize_align()?;
         self.reserve(bytes.len().saturating_mul(8))?;
         let mut rest = bytes;
-        // Byte-aligned now: top up the scratch word, then copy whole bytes directly.
+        // Byte-aligned now: top up the scratch word until it flushes, then copy the rest
+        // directly (the scratch is empty, so the buffer is exactly up to date).
         while self.scratch_bits != 0 {
-            let Some((&b, tail)) = rest.split_first() else { return Ok(()) };
+            let Some((&b, tail)) = rest.split_first() else {
+                return Ok(());
+            };
             self.put(u64::from(b), 8);
             rest = tail;
         }
-        let words = rest.len() / 4 * 4;
-        if let Some(dst) = self.buf.get_mut(self.flushed..self.flushed + words) {
-            dst.copy_from_slice(&rest[..words]);
+        let at = self.flushed;
+        if let Some(dst) = self.buf.get_mut(at..at + rest.len()) {
+            dst.copy_from_slice(rest);
         }
-        self.flushed += words;
-        for &b in &rest[words..] {
-            self.put(u64::from(b), 8);
-        }
+        self.flushed = at + rest.len();
         Ok(())
     }
 
@@ -149,10 +198,222 @@ impl Stream for WriteStream<'_> {
     }
 
     fn bits_processed(&self) -> usize {
-        self.bits_written
+        self.flushed * 8 + self.scratch_bits as usize
     }
 
     fn bits_remaining(&self) -> usize {
-        self.capacity_bits - self.bits_written
+        self.remaining
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::model::{Rng, pack};
+    use super::*;
+
+    #[test]
+    fn every_width_at_every_offset_matches_the_bit_model() {
+        let mut rng = Rng(1);
+        for offset in 0..=64u32 {
+            for bits in 1..=64u32 {
+                let mut chunks = Vec::new();
+                if offset > 0 {
+                    chunks.push((rng.bits(offset), offset));
+                }
+                chunks.push((rng.bits(bits), bits));
+                chunks.push((0x5A, 7));
+                let mut buf = [0xEEu8; 32];
+                let mut w = WriteStream::new(&mut buf);
+                for &(v, n) in &chunks {
+                    w.serialize_bits(&mut v.clone(), n).unwrap();
+                }
+                let len = w.finish();
+                let want = pack(&chunks);
+                assert_eq!(&buf[..len], &want[..], "offset {offset} bits {bits}");
+                assert!(buf[len..].iter().all(|&b| b == 0xEE), "wrote past the end");
+            }
+        }
+    }
+
+    #[test]
+    fn fills_any_buffer_exactly_and_never_writes_past_it() {
+        let mut rng = Rng(2);
+        for len in 0..=40usize {
+            for _ in 0..50 {
+                let mut backing = vec![0xC3u8; len + 16];
+                let (buf, guard) = backing.split_at_mut(len);
+                let mut w = WriteStream::new(buf);
+                let mut chunks = Vec::new();
+                loop {
+                    let bits = 1 + rng.below(64) as u32;
+                    let v = rng.bits(bits);
+                    let before = (w.bits_processed(), w.bits_remaining());
+                    match w.serialize_bits(&mut v.clone(), bits) {
+                        Ok(()) => chunks.push((v, bits)),
+                        Err(e) => {
+                            assert_eq!(e.kind(), ErrorKind::BufferFull);
+                            assert!(bits as usize > before.1);
+                            assert_eq!((w.bits_processed(), w.bits_remaining()), before);
+                            // Whatever still fits goes in, to the last bit.
+                            if before.1 > 0 {
+                                let n = before.1 as u32;
+                                let v = rng.bits(n);
+                                w.serialize_bits(&mut v.clone(), n).unwrap();
+                                chunks.push((v, n));
+                            }
+                            assert_eq!(w.bits_remaining(), 0);
+                            let mut one = 0;
+                            let full = w.serialize_bits(&mut one, 1).unwrap_err();
+                            assert_eq!(full.kind(), ErrorKind::BufferFull);
+                            break;
+                        }
+                    }
+                }
+                assert_eq!(w.bits_processed(), len * 8);
+                let written = w.finish();
+                assert_eq!(written, len);
+                assert_eq!(&*buf, &pack(&chunks)[..]);
+                assert!(guard.iter().all(|&b| b == 0xC3));
+            }
+        }
+    }
+
+    #[test]
+    fn a_value_wider_than_its_bits_is_rejected_not_truncated() {
+        let mut buf = [0u8; 16];
+        let mut w = WriteStream::new(&mut buf);
+        w.serialize_bits(&mut 1, 3).unwrap();
+        for (value, bits) in [(8u64, 3u32), (1 << 32, 32), (u64::MAX, 63), (2, 1)] {
+            let err = w.serialize_bits(&mut value.clone(), bits).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::OutOfRange, "{value:#x} in {bits}");
+        }
+        // Widths outside 1..=64 are programming errors: rejected in every build.
+        assert_eq!(
+            w.serialize_bits(&mut 0, 0).unwrap_err().kind(),
+            ErrorKind::OutOfRange
+        );
+        assert_eq!(
+            w.serialize_bits(&mut 0, 65).unwrap_err().kind(),
+            ErrorKind::OutOfRange
+        );
+        // Too wide beats too big: the value is wrong whatever the room left.
+        let mut tiny = [0u8; 1];
+        let mut t = WriteStream::new(&mut tiny);
+        let err = t.serialize_bits(&mut (1 << 20), 20).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::OutOfRange);
+        // Nothing was written by the failures.
+        assert_eq!(w.bits_processed(), 3);
+        w.serialize_bits(&mut { u64::MAX }, 64).unwrap();
+        assert_eq!(w.bits_processed(), 67);
+    }
+
+    #[test]
+    fn output_does_not_depend_on_the_buffer_contents() {
+        let mut rng = Rng(3);
+        let chunks: Vec<(u64, u32)> = (0..40)
+            .map(|_| {
+                let bits = 1 + rng.below(64) as u32;
+                (rng.bits(bits), bits)
+            })
+            .collect();
+        let mut outs = Vec::new();
+        for fill in [0x00u8, 0xFF, 0xA5] {
+            let mut buf = [fill; 400];
+            let mut w = WriteStream::new(&mut buf);
+            for &(v, n) in &chunks {
+                w.serialize_bits(&mut v.clone(), n).unwrap();
+                w.serialize_align().unwrap();
+                w.write_bytes(&[0x00, 0xFF, 0x12]).unwrap();
+            }
+            let len = w.finish();
+            outs.push(buf[..len].to_vec());
+        }
+        assert_eq!(outs[0], outs[1]);
+        assert_eq!(outs[0], outs[2]);
+    }
+
+    #[test]
+    fn bytes_at_every_offset_and_length() {
+        for offset in 0..=72u32 {
+            for n in 0..=20usize {
+                let data: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37) ^ 0x81).collect();
+                let mut buf = [0xEEu8; 64];
+                let mut w = WriteStream::new(&mut buf);
+                let mut chunks = Vec::new();
+                let mut left = offset;
+                while left > 0 {
+                    let bits = left.min(64);
+                    w.serialize_bits(&mut (u64::MAX >> (64 - bits)), bits)
+                        .unwrap();
+                    chunks.push((u64::MAX >> (64 - bits), bits));
+                    left -= bits;
+                }
+                w.write_bytes(&data).unwrap();
+                w.serialize_bits(&mut 5, 3).unwrap();
+                let pad = (8 - offset % 8) % 8;
+                if pad > 0 {
+                    chunks.push((0, pad));
+                }
+                chunks.extend(data.iter().map(|&b| (u64::from(b), 8)));
+                chunks.push((5, 3));
+                let len = w.finish();
+                assert_eq!(&buf[..len], &pack(&chunks)[..], "offset {offset} n {n}");
+                assert!(buf[len..].iter().all(|&b| b == 0xEE));
+            }
+        }
+    }
+
+    #[test]
+    fn byte_runs_and_aligns_respect_the_buffer_end() {
+        for len in 0..=12usize {
+            for offset in 0..=8u32 {
+                for n in 0..=12usize {
+                    let mut backing = vec![0x77u8; len + 8];
+                    let (buf, guard) = backing.split_at_mut(len);
+                    let mut w = WriteStream::new(buf);
+                    let fits_offset = offset as usize <= len * 8;
+                    if offset > 0 {
+                        let r = w.serialize_bits(&mut 0, offset);
+                        assert_eq!(r.is_ok(), fits_offset);
+                        if !fits_offset {
+                            continue;
+                        }
+                    }
+                    let aligned = (offset as usize).div_ceil(8);
+                    let r = w.write_bytes(&vec![0xAB; n]);
+                    assert_eq!(
+                        r.is_ok(),
+                        aligned + n <= len,
+                        "len {len} offset {offset} n {n}"
+                    );
+                    if let Err(e) = r {
+                        assert_eq!(e.kind(), ErrorKind::BufferFull);
+                    }
+                    let _ = w.finish();
+                    assert!(guard.iter().all(|&b| b == 0x77));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bytes_written_and_bits_processed_track_the_position() {
+        let mut buf = [0u8; 32];
+        let mut w = WriteStream::new(&mut buf);
+        assert_eq!(
+            (w.bits_processed(), w.bytes_written(), w.bits_remaining()),
+            (0, 0, 256)
+        );
+        w.serialize_bits(&mut 1, 1).unwrap();
+        assert_eq!((w.bits_processed(), w.bytes_written()), (1, 1));
+        w.serialize_bits(&mut 0, 63).unwrap();
+        assert_eq!((w.bits_processed(), w.bytes_written()), (64, 8));
+        w.serialize_align().unwrap();
+        assert_eq!(w.bits_processed(), 64, "align at a boundary writes nothing");
+        w.serialize_bits(&mut 0, 9).unwrap();
+        w.serialize_align().unwrap();
+        assert_eq!((w.bits_processed(), w.bytes_written()), (80, 10));
+        assert_eq!(w.finish(), 10);
     }
 }

@@ -1,1 +1,50 @@
 //! Packet endpoint: sequence numbers, acks, fragmentation (byte-compatible with `reliable`).
+//!
+//! This is the layer below the channels: it turns payloads into datagrams stamped
+//! with a 16-bit [`Sequence`] and the acks of the peer's recent packets, splits large
+//! packets into fragments and reassembles them, reports which of our packets the peer
+//! acked (or lost for good), and estimates RTT, loss and bandwidth.
+//!
+//! The wire format is byte-identical with the reference C library `reliable`
+//! (`reliable_write_packet_header`, fragment datagrams), checked against vectors the
+//! reference produced, so a C endpoint and an [`Endpoint`] can ack each other.
+//!
+//! * [`Sequence`], [`SequenceBuffer`]: wrap-aware sequence numbers and the ring
+//!   buffer every window is made of.
+//! * [`PacketHeader`], [`FragmentHeader`], [`parse_fragment`]: the wire format.
+//! * [`Endpoint`], [`EndpointConfig`]: the sans-IO state machine.
+//! * [`Stats`], [`Counters`]: what it measured and what it dropped.
+//!
+//! Differences from the reference, none visible in a conforming exchange:
+//!
+//! * An ack naming a sequence we have not sent yet (with any ack bit set) drops the
+//!   packet as invalid; the reference ignores such acks one by one.
+//! * Starting a reassembly does not advance the received-packet window (the
+//!   reference does, which makes the next ack name a packet not yet complete).
+//! * Empty fragments and fragments that would make the packet exceed
+//!   `max_packet_size` are refused on arrival, not after reassembly.
+//! * Packets that leave the sent window unacked are reported lost
+//!   ([`Sent::lost`]); the reference only counts them in its loss estimate.
+//! * Duplicate fragments are counted (`fragments_duplicate`).
+
+mod config;
+mod endpoint;
+mod fragment;
+mod header;
+mod outcome;
+mod reassembly;
+mod sequence;
+mod sequence_buffer;
+mod stats;
+
+pub use config::{ConfigError, EndpointConfig, MAX_PACKET_SIZE_LIMIT};
+pub use endpoint::Endpoint;
+pub use fragment::{
+    FRAGMENT_HEADER_BYTES, FRAGMENT_PREFIX, Fragment, FragmentError, FragmentHeader,
+    FragmentLimits, MAX_FRAGMENTS, parse_fragment,
+};
+pub use header::{HeaderBytes, HeaderError, MAX_HEADER_BYTES, MIN_HEADER_BYTES, PacketHeader};
+pub use outcome::{Acks, MAX_ACKS_PER_PACKET, ReceiveError, Received, SendError, Sent};
+pub use sequence::Sequence;
+pub use sequence_buffer::{MAX_SEQUENCE_BUFFER_SIZE, SequenceBuffer, StaleSequence};
+pub use stats::{Counters, Stats};

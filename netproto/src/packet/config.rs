@@ -1,0 +1,263 @@
+//! Endpoint configuration, validated when the endpoint is built.
+
+use super::fragment::MAX_FRAGMENTS;
+use super::sequence_buffer::MAX_SEQUENCE_BUFFER_SIZE;
+
+/// The configuration of an [`Endpoint`](super::Endpoint).
+///
+/// [`Default`] gives the values of the reference `reliable_default_config()`, so a
+/// default endpoint produces the same datagrams as a default C endpoint:
+///
+/// | field | default |
+/// |---|---|
+/// | `max_packet_size` | 16384 |
+/// | `fragment_above` | 1024 |
+/// | `fragment_size` | 1024 |
+/// | `max_fragments` | 16 |
+/// | `sent_packets_buffer_size`, `received_packets_buffer_size` | 256 |
+/// | `fragment_reassembly_buffer_size` | 64 |
+/// | `rtt_smoothing_factor` | 0.0025 |
+/// | `rtt_history_size` | 512 |
+/// | `packet_loss_smoothing_factor` | 0.1 |
+/// | `bandwidth_smoothing_factor` | 0.1 |
+/// | `packet_header_size` | 28 |
+///
+/// The RTT smoothing factor is the reference's 0.0025, not the 10% of the article
+/// the design cites: with 10% a single jittery sample moves the estimate by a tenth
+/// of its error, which is visible noise at 60 packets per second; 0.0025 averages
+/// over a few hundred acks (a few seconds at game rates) and the min/max/average and
+/// jitter over the recent history ([`Stats`](super::Stats)) react faster. Set 0.1 for
+/// the article's behaviour.
+///
+/// ```
+/// use netproto::packet::{ConfigError, EndpointConfig};
+///
+/// let config = EndpointConfig { fragment_size: 0, ..EndpointConfig::default() };
+/// assert_eq!(config.validate(), Err(ConfigError::Zero { field: "fragment_size" }));
+/// assert!(EndpointConfig::default().validate().is_ok());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndpointConfig {
+    /// Largest packet payload `send` accepts (and a reassembled packet may have).
+    pub max_packet_size: usize,
+    /// Packets larger than this many bytes are sent as fragments.
+    pub fragment_above: usize,
+    /// Payload bytes per fragment (all but the last fragment carry exactly this).
+    pub fragment_size: usize,
+    /// Most fragments per packet, 1 to 256. `max_fragments * fragment_size` must be
+    /// at least `max_packet_size`, so every packet that may be sent can be.
+    pub max_fragments: usize,
+    /// Sent packets remembered for acks (the ack window of our packets).
+    pub sent_packets_buffer_size: usize,
+    /// Received packets remembered for ack bits and duplicate detection.
+    pub received_packets_buffer_size: usize,
+    /// Packets being reassembled at once. Memory is bounded by
+    /// `fragment_reassembly_buffer_size * max_fragments * fragment_size`.
+    pub fragment_reassembly_buffer_size: usize,
+    /// Weight of each new RTT sample in the smoothed RTT, in (0, 1].
+    pub rtt_smoothing_factor: f64,
+    /// RTT samples kept for min / max / average / jitter.
+    pub rtt_history_size: usize,
+    /// Weight of each new packet-loss measurement, in (0, 1].
+    pub packet_loss_smoothing_factor: f64,
+    /// Weight of each new bandwidth measurement, in (0, 1].
+    pub bandwidth_smoothing_factor: f64,
+    /// Bytes added to every packet for bandwidth accounting (IPv4 + UDP = 28).
+    pub packet_header_size: usize,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        Self {
+            max_packet_size: 16 * 1024,
+            fragment_above: 1024,
+            fragment_size: 1024,
+            max_fragments: 16,
+            sent_packets_buffer_size: 256,
+            received_packets_buffer_size: 256,
+            fragment_reassembly_buffer_size: 64,
+            rtt_smoothing_factor: 0.0025,
+            rtt_history_size: 512,
+            packet_loss_smoothing_factor: 0.1,
+            bandwidth_smoothing_factor: 0.1,
+            packet_header_size: 28,
+        }
+    }
+}
+
+/// Largest supported `max_packet_size` (16 MiB): keeps every size computation far
+/// from overflow on 32-bit targets.
+pub const MAX_PACKET_SIZE_LIMIT: usize = 1 << 24;
+
+/// An invalid [`EndpointConfig`].
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A size that must be positive is zero.
+    #[error("{field} must be greater than zero")]
+    Zero {
+        /// The field.
+        field: &'static str,
+    },
+    /// A size is above its supported maximum.
+    #[error("{field} is {value}, the maximum is {max}")]
+    TooLarge {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: usize,
+        /// The largest supported value.
+        max: usize,
+    },
+    /// `max_fragments * fragment_size` cannot hold a packet of `max_packet_size`.
+    #[error(
+        "max_fragments ({max_fragments}) * fragment_size ({fragment_size}) is below max_packet_size ({max_packet_size})"
+    )]
+    PacketDoesNotFit {
+        /// Configured maximum packet size.
+        max_packet_size: usize,
+        /// Configured maximum fragments.
+        max_fragments: usize,
+        /// Configured fragment size.
+        fragment_size: usize,
+    },
+    /// A smoothing factor is not in (0, 1].
+    #[error("{field} is {value}, it must be in (0, 1]")]
+    SmoothingFactor {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f64,
+    },
+}
+
+impl EndpointConfig {
+    /// Checks every field; [`Endpoint::new`](super::Endpoint::new) calls this.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let sizes = [
+            (
+                "max_packet_size",
+                self.max_packet_size,
+                MAX_PACKET_SIZE_LIMIT,
+            ),
+            ("fragment_above", self.fragment_above, usize::MAX),
+            ("fragment_size", self.fragment_size, MAX_PACKET_SIZE_LIMIT),
+            ("max_fragments", self.max_fragments, MAX_FRAGMENTS),
+            (
+                "sent_packets_buffer_size",
+                self.sent_packets_buffer_size,
+                MAX_SEQUENCE_BUFFER_SIZE,
+            ),
+            (
+                "received_packets_buffer_size",
+                self.received_packets_buffer_size,
+                MAX_SEQUENCE_BUFFER_SIZE,
+            ),
+            (
+                "fragment_reassembly_buffer_size",
+                self.fragment_reassembly_buffer_size,
+                MAX_SEQUENCE_BUFFER_SIZE,
+            ),
+            ("rtt_history_size", self.rtt_history_size, 65536),
+        ];
+        for (field, value, max) in sizes {
+            if value == 0 {
+                return Err(ConfigError::Zero { field });
+            }
+            if value > max {
+                return Err(ConfigError::TooLarge { field, value, max });
+            }
+        }
+        let capacity = self.max_fragments.checked_mul(self.fragment_size);
+        if capacity.is_none_or(|c| c < self.max_packet_size) {
+            return Err(ConfigError::PacketDoesNotFit {
+                max_packet_size: self.max_packet_size,
+                max_fragments: self.max_fragments,
+                fragment_size: self.fragment_size,
+            });
+        }
+        for (field, value) in [
+            ("rtt_smoothing_factor", self.rtt_smoothing_factor),
+            (
+                "packet_loss_smoothing_factor",
+                self.packet_loss_smoothing_factor,
+            ),
+            (
+                "bandwidth_smoothing_factor",
+                self.bandwidth_smoothing_factor,
+            ),
+        ] {
+            if !(value > 0.0 && value <= 1.0) {
+                return Err(ConfigError::SmoothingFactor { field, value });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid_and_matches_reference() {
+        let c = EndpointConfig::default();
+        assert_eq!(c.validate(), Ok(()));
+        assert_eq!(
+            (
+                c.fragment_above,
+                c.fragment_size,
+                c.max_fragments,
+                c.max_packet_size
+            ),
+            (1024, 1024, 16, 16384)
+        );
+    }
+
+    #[test]
+    fn rejects_each_bad_field() {
+        let base = EndpointConfig::default();
+        let cases = [
+            EndpointConfig {
+                max_fragments: 257,
+                ..base.clone()
+            },
+            EndpointConfig {
+                max_fragments: 15,
+                ..base.clone()
+            },
+            EndpointConfig {
+                sent_packets_buffer_size: 0,
+                ..base.clone()
+            },
+            EndpointConfig {
+                received_packets_buffer_size: 40000,
+                ..base.clone()
+            },
+            EndpointConfig {
+                rtt_smoothing_factor: 0.0,
+                ..base.clone()
+            },
+            EndpointConfig {
+                bandwidth_smoothing_factor: f64::NAN,
+                ..base.clone()
+            },
+            EndpointConfig {
+                fragment_size: usize::MAX,
+                ..base.clone()
+            },
+        ];
+        for c in cases {
+            let err = c.validate().expect_err("invalid");
+            assert!(!err.to_string().is_empty());
+        }
+        assert!(matches!(
+            EndpointConfig {
+                max_fragments: 15,
+                ..base
+            }
+            .validate(),
+            Err(ConfigError::PacketDoesNotFit { .. })
+        ));
+    }
+}

@@ -52,4 +52,14 @@ pub mod __private {
     pub use core::result::Result::{Err, Ok};
     pub use std::string::String;
     pub use std::vec::Vec;
+
+    /// The larger of two sizes, usable in `const` (enum `MAX_BITS`).
+    pub const fn max_usize(a: usize, b: usize) -> usize {
+        if a > b { a } else { b }
+    }
+
+    /// The smaller of two sizes, usable in `const` (enum `MIN_BITS`).
+    pub const fn min_usize(a: usize, b: usize) -> usize {
+        if a < b { a } else { b }
+    }
 }

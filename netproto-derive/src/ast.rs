@@ -1,0 +1,237 @@
+//! The typed model of a message: its fields in wire order, each with a resolved [`Kind`]
+//! (encoding, bounds, bit cost). Codegen reads only this model; a schema description can
+//! be generated from it too.
+
+use proc_macro2::{Span, TokenStream};
+use syn::{Data, DeriveInput, Generics, Ident, Member, Type};
+
+use crate::errors::Errors;
+use crate::value::IntTy;
+use crate::{attr, check};
+
+/// A type deriving `NetMessage`.
+pub(crate) struct Input<'a> {
+    pub(crate) ident: &'a Ident,
+    pub(crate) generics: &'a Generics,
+    pub(crate) body: Body<'a>,
+}
+
+pub(crate) enum Body<'a> {
+    Struct(Fields<'a>),
+    /// Variants in declaration order: the variant index is the position.
+    Enum(Vec<Variant<'a>>),
+}
+
+pub(crate) struct Variant<'a> {
+    pub(crate) ident: &'a Ident,
+    pub(crate) fields: Fields<'a>,
+}
+
+/// The fields of a struct or variant.
+pub(crate) struct Fields<'a> {
+    pub(crate) style: Style,
+    pub(crate) list: Vec<Field<'a>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    Named,
+    Tuple,
+    Unit,
+}
+
+pub(crate) struct Field<'a> {
+    /// `name` or `0`.
+    pub(crate) member: Member,
+    pub(crate) ty: &'a Type,
+    /// `"field"` or `"0"`: the name tracing streams get from `begin_field`.
+    pub(crate) name: String,
+    /// `"Type.field"` or `"Type::Variant.field"`: names the field in errors and traces.
+    pub(crate) path: String,
+    pub(crate) kind: Kind<'a>,
+}
+
+/// How a field goes on the wire.
+pub(crate) enum Kind<'a> {
+    /// `#[net(skip)]`: not sent, `Default::default()` in a blank value.
+    Skip,
+    /// `#[net(range = MIN..=MAX)]` (bounds inclusive here).
+    Ranged { int: IntTy, min: Bound, max: Bound },
+    /// `#[net(bits = N)]`: the range `0..=2^N - 1`.
+    Bits { int: IntTy, bits: Bound },
+    /// `#[net(quantize(min = A, max = B, res = R))]` on an `f32`.
+    Quantized(Quant),
+    /// `#[net(max_len = N)]` on a `String`.
+    String { max_len: Bound },
+    /// `#[net(max_len = N)]` on a `Vec<T>`.
+    Vec { elem: &'a Type, max_len: Bound },
+    /// An unannotated `bool`, integer (full width), `f32` or `f64`.
+    Prim(Prim),
+    /// Anything else: `<T as NetMessage>::serialize`.
+    Nested,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Prim {
+    Bool,
+    Int(IntTy),
+    F32,
+    F64,
+}
+
+/// An integer the macro either knows, or leaves to the compiler as a constant expression.
+pub(crate) enum Bound {
+    Known(i128),
+    Const(ConstExpr),
+}
+
+/// A bound the macro cannot evaluate: checked by `const` assertions in the generated code.
+pub(crate) struct ConstExpr {
+    /// The value as an `i128` expression (e.g. `(LIMIT) as i128 - 1` for `0..LIMIT`).
+    pub(crate) value: TokenStream,
+    /// Where assertion failures point.
+    pub(crate) span: Span,
+    /// As written, for assertion messages.
+    pub(crate) text: String,
+}
+
+/// A quantization, evaluated by the macro when its parameters are literals.
+pub(crate) enum Quant {
+    Known {
+        min: f32,
+        max: f32,
+        res: f32,
+        bits: u32,
+    },
+    /// Each parameter as an `f32` expression, checked by a `const` assertion.
+    Const {
+        min: TokenStream,
+        max: TokenStream,
+        res: TokenStream,
+        span: Span,
+    },
+}
+
+impl Kind<'_> {
+    /// The exact bit width of a field whose width does not depend on its value and is
+    /// known to the macro: these fields can be fused into one `serialize_bits` call.
+    pub(crate) fn fixed_width(&self) -> Option<u32> {
+        match self {
+            Kind::Ranged {
+                min: Bound::Known(min),
+                max: Bound::Known(max),
+                ..
+            } => Some(bits_required(*min, *max)),
+            Kind::Bits {
+                bits: Bound::Known(bits),
+                ..
+            } => u32::try_from(*bits).ok(),
+            Kind::Quantized(Quant::Known { bits, .. }) => Some(*bits),
+            Kind::Prim(Prim::Bool) => Some(1),
+            Kind::Prim(Prim::Int(int)) => Some(int.bits()),
+            Kind::Prim(Prim::F32) => Some(32),
+            Kind::Prim(Prim::F64) => Some(64),
+            _ => None,
+        }
+    }
+}
+
+/// `bits_required` of the runtime, on the macro's `i128` bounds.
+pub(crate) fn bits_required(min: i128, max: i128) -> u32 {
+    if max <= min {
+        0
+    } else {
+        128 - ((max - min) as u128).leading_zeros()
+    }
+}
+
+impl<'a> Input<'a> {
+    /// Builds the model, reporting every problem found in the input.
+    pub(crate) fn from_syn(input: &'a DeriveInput) -> syn::Result<Self> {
+        let mut errors = Errors::default();
+        attr::reject(&input.attrs, "on the type itself", &mut errors);
+        let type_name = input.ident.to_string();
+        let body = match &input.data {
+            Data::Struct(data) => {
+                Body::Struct(Fields::from_syn(&data.fields, &type_name, &mut errors))
+            }
+            Data::Enum(data) => {
+                if data.variants.is_empty() {
+                    errors.spanned(
+                        &input.ident,
+                        "NetMessage cannot be derived for an enum with no variants: a reader \
+                         has no value to decode into; add a variant",
+                    );
+                }
+                if data.variants.len() > u32::MAX as usize {
+                    errors.spanned(&input.ident, "too many variants");
+                }
+                let variants = data
+                    .variants
+                    .iter()
+                    .map(|variant| {
+                        attr::reject(&variant.attrs, "on an enum variant", &mut errors);
+                        let prefix = format!("{type_name}::{}", variant.ident);
+                        Variant {
+                            ident: &variant.ident,
+                            fields: Fields::from_syn(&variant.fields, &prefix, &mut errors),
+                        }
+                    })
+                    .collect();
+                Body::Enum(variants)
+            }
+            Data::Union(data) => {
+                errors.spanned(
+                    data.union_token,
+                    "NetMessage cannot be derived for a union: nothing on the wire says which \
+                     field is active; use an enum, whose variant index is sent",
+                );
+                Body::Struct(Fields {
+                    style: Style::Unit,
+                    list: Vec::new(),
+                })
+            }
+        };
+        errors.finish()?;
+        Ok(Input {
+            ident: &input.ident,
+            generics: &input.generics,
+            body,
+        })
+    }
+}
+
+impl<'a> Fields<'a> {
+    fn from_syn(fields: &'a syn::Fields, prefix: &str, errors: &mut Errors) -> Self {
+        let style = match fields {
+            syn::Fields::Named(_) => Style::Named,
+            syn::Fields::Unnamed(_) => Style::Tuple,
+            syn::Fields::Unit => Style::Unit,
+        };
+        let list = fields
+            .iter()
+            .enumerate()
+            .map(|(index, field)| {
+                let member = match &field.ident {
+                    Some(ident) => Member::Named(ident.clone()),
+                    None => Member::Unnamed(index.into()),
+                };
+                let name = match &field.ident {
+                    Some(ident) => ident.to_string().trim_start_matches("r#").to_owned(),
+                    None => index.to_string(),
+                };
+                let path = format!("{prefix}.{name}");
+                let attrs = attr::field_attrs(&field.attrs, errors);
+                let kind = check::kind(&field.ty, &attrs, errors);
+                Field {
+                    member,
+                    ty: &field.ty,
+                    name,
+                    path,
+                    kind,
+                }
+            })
+            .collect();
+        Fields { style, list }
+    }
+}

@@ -1,0 +1,211 @@
+//! `#[net(...)]` parsed into a typed form that keeps the span of every key and value.
+//!
+//! This module checks syntax only (known keys, no duplicates, well-formed values). Whether
+//! a key suits the field's type, and whether two keys conflict, is `check`'s job.
+
+use syn::meta::ParseNestedMeta;
+use syn::{Attribute, Expr, Ident, Token};
+
+use crate::errors::Errors;
+
+/// The keys a field may carry, for the "unknown key" message.
+const FIELD_KEYS: &str = "range, bits, quantize, max_len, skip";
+
+/// A key and the value written after it.
+pub(crate) struct Keyed<T> {
+    /// The key as written, for spans.
+    pub(crate) key: Ident,
+    pub(crate) value: T,
+}
+
+/// `key = value`, for error spans that cover a whole parameter.
+impl quote::ToTokens for Keyed<Expr> {
+    fn to_tokens(&self, tokens: &mut proc_macro2::TokenStream) {
+        self.key.to_tokens(tokens);
+        <Token![=]>::default().to_tokens(tokens);
+        self.value.to_tokens(tokens);
+    }
+}
+
+/// `quantize(min = A, max = B, res = R)`; missing parameters are reported by `check`.
+pub(crate) struct Quantize {
+    pub(crate) min: Option<Keyed<Expr>>,
+    pub(crate) max: Option<Keyed<Expr>>,
+    pub(crate) res: Option<Keyed<Expr>>,
+}
+
+/// Everything `#[net(...)]` says about one field.
+#[derive(Default)]
+pub(crate) struct FieldAttrs {
+    /// `range = MIN..=MAX` or `MIN..MAX`, kept as written.
+    pub(crate) range: Option<Keyed<Expr>>,
+    /// `bits = N`.
+    pub(crate) bits: Option<Keyed<Expr>>,
+    /// `quantize(...)`.
+    pub(crate) quantize: Option<Keyed<Quantize>>,
+    /// `max_len = N`.
+    pub(crate) max_len: Option<Keyed<Expr>>,
+    /// `skip`.
+    pub(crate) skip: Option<Ident>,
+    /// Every key in the order written (for conflict messages that point at the later key).
+    pub(crate) order: Vec<Ident>,
+}
+
+/// Parses every `#[net(...)]` on a field, recording errors and going on past them.
+pub(crate) fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
+    let mut out = FieldAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("net")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let Some(key) = meta.path.get_ident().cloned() else {
+                errors.spanned(
+                    &meta.path,
+                    format_args!("unknown net attribute; expected one of: {FIELD_KEYS}"),
+                );
+                return skip_value(&meta);
+            };
+            match key.to_string().as_str() {
+                "range" => {
+                    let value = meta.value()?.parse::<Expr>()?;
+                    set(&mut out.range, key.clone(), value, errors);
+                }
+                "bits" => {
+                    let value = meta.value()?.parse::<Expr>()?;
+                    set(&mut out.bits, key.clone(), value, errors);
+                }
+                "max_len" => {
+                    let value = meta.value()?.parse::<Expr>()?;
+                    set(&mut out.max_len, key.clone(), value, errors);
+                }
+                "quantize" => {
+                    let value = quantize(&meta, errors)?;
+                    set(&mut out.quantize, key.clone(), value, errors);
+                }
+                "skip" => {
+                    if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
+                        errors.spanned(&key, "`skip` takes no value: write `#[net(skip)]`");
+                        skip_value(&meta)?;
+                    }
+                    if out.skip.is_some() {
+                        errors.spanned(&key, "duplicate `skip`: write it once");
+                    } else {
+                        out.skip = Some(key.clone());
+                    }
+                }
+                other => {
+                    let hint = suggestion(other)
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default();
+                    errors.spanned(
+                        &key,
+                        format_args!(
+                            "unknown net attribute `{other}`{hint} (expected one of: {FIELD_KEYS})"
+                        ),
+                    );
+                    return skip_value(&meta);
+                }
+            }
+            out.order.push(key);
+            Ok(())
+        });
+        if let Err(error) = result {
+            errors.push(error);
+        }
+    }
+    out
+}
+
+/// Rejects `#[net(...)]` where no key applies (on the type itself or on an enum variant).
+pub(crate) fn reject(attrs: &[Attribute], place: &str, errors: &mut Errors) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident("net")) {
+        errors.spanned(
+            attr,
+            format_args!("#[net(...)] has no keys {place}; put it on a field ({FIELD_KEYS})"),
+        );
+    }
+}
+
+fn set<T>(slot: &mut Option<Keyed<T>>, key: Ident, value: T, errors: &mut Errors) {
+    if slot.is_some() {
+        errors.spanned(&key, format_args!("duplicate `{key}`: write it once"));
+    } else {
+        *slot = Some(Keyed { key, value });
+    }
+}
+
+fn quantize(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Quantize> {
+    let mut out = Quantize {
+        min: None,
+        max: None,
+        res: None,
+    };
+    if !meta.input.peek(syn::token::Paren) {
+        errors.spanned(
+            &meta.path,
+            "quantize takes parameters: write `quantize(min = -1.0, max = 1.0, res = 0.01)`",
+        );
+        skip_value(meta)?;
+        return Ok(out);
+    }
+    meta.parse_nested_meta(|inner| {
+        let Some(key) = inner.path.get_ident().cloned() else {
+            errors.spanned(
+                &inner.path,
+                "unknown quantize parameter; expected min, max or res",
+            );
+            return skip_value(&inner);
+        };
+        let slot = match key.to_string().as_str() {
+            "min" => &mut out.min,
+            "max" => &mut out.max,
+            "res" => &mut out.res,
+            other => {
+                errors.spanned(
+                    &key,
+                    format_args!("unknown quantize parameter `{other}`; expected min, max or res"),
+                );
+                return skip_value(&inner);
+            }
+        };
+        let value = inner.value()?.parse::<Expr>()?;
+        set(slot, key, value, errors);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Consumes whatever follows a key we are not going to use: `= expr` or `(...)`.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) {
+        meta.value()?.parse::<Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.input.parse::<proc_macro2::Group>()?;
+    }
+    Ok(())
+}
+
+/// The known key closest to a misspelt one, if any is close.
+fn suggestion(unknown: &str) -> Option<&'static str> {
+    const KEYS: [&str; 5] = ["range", "bits", "quantize", "max_len", "skip"];
+    let lower = unknown.to_ascii_lowercase();
+    KEYS.iter()
+        .map(|key| (distance(&lower, key), *key))
+        .filter(|(d, key)| *d <= key.len() / 3 + 1)
+        .min()
+        .map(|(_, key)| key)
+}
+
+/// Levenshtein distance, small inputs only.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}

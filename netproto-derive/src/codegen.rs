@@ -1,0 +1,787 @@
+//! Generates the `NetMessage` impl from the model, in one traversal of the fields.
+//!
+//! The output is wrapped in `const _: () = { ... };` and uses absolute paths only. Per
+//! field it produces: block-level `const` items (typed bounds, quantizations, and the
+//! assertions that check bounds the macro could not evaluate), a blank value, `MAX_BITS`
+//! / `MIN_BITS` terms, the per-field serialize statement (the tracing path), and, for
+//! fixed-width fields, a [`Part`] of the fused fast path.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{Ident, Type};
+
+use crate::ast::{
+    Body, Bound, ConstExpr, Field, Fields, Input, Kind, Prim, Quant, Style, bits_required,
+};
+use crate::fused::{self, Part, Step};
+use crate::value::IntTy;
+
+/// The impl for a well-formed input.
+pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
+    let mut cx = Cx {
+        items: TokenStream::new(),
+        next_id: 0,
+    };
+    let type_name = input.ident.to_string();
+    let (blank, serialize, max_bits, min_bits) = match &input.body {
+        Body::Struct(fields) => {
+            let fg = cx.fields(fields);
+            let pattern = fg.pattern(quote!(Self));
+            let bind = if fg.bound {
+                quote!(let #pattern = self;)
+            } else {
+                TokenStream::new()
+            };
+            let body = &fg.body;
+            let serialize = quote! {
+                #bind
+                #body
+                ::core::result::Result::Ok(())
+            };
+            (
+                fg.blank(quote!(Self)),
+                serialize,
+                fg.max_bits.expr(),
+                fg.min_bits.expr(),
+            )
+        }
+        Body::Enum(variants) => {
+            let count = variants.len();
+            let count_lit = Literal::u32_unsuffixed(count as u32);
+            let index_bits = bits_required(0, count as i128 - 1);
+            let fgs: Vec<_> = variants
+                .iter()
+                .map(|v| (v.ident, cx.fields(&v.fields)))
+                .collect();
+            let tags = fgs.iter().enumerate().map(|(i, (ident, _))| {
+                let i = Literal::u32_unsuffixed(i as u32);
+                quote!(Self::#ident { .. } => #i,)
+            });
+            let blanks: Vec<_> = fgs
+                .iter()
+                .map(|(ident, fg)| fg.blank(quote!(Self::#ident)))
+                .collect();
+            let read_arms = blanks.iter().enumerate().map(|(i, blank)| {
+                if i + 1 == count {
+                    quote!(_ => #blank,)
+                } else {
+                    let i = Literal::u32_unsuffixed(i as u32);
+                    quote!(#i => #blank,)
+                }
+            });
+            let arms = fgs.iter().map(|(ident, fg)| {
+                let pattern = fg.pattern(quote!(Self::#ident));
+                let body = &fg.body;
+                quote!(#pattern => { #body })
+            });
+            let serialize = quote! {
+                let mut __index: u32 = match self { #(#tags)* };
+                // The index belongs to the enclosing field: no begin_field of its own.
+                stream
+                    .serialize_index(&mut __index, #count_lit)
+                    .map_err(|e| __S::in_field(e, #type_name))?;
+                if __S::IS_READING {
+                    *self = match __index { #(#read_arms)* };
+                }
+                match self { #(#arms)* }
+                ::core::result::Result::Ok(())
+            };
+            let first_blank = blanks
+                .first()
+                .cloned()
+                .unwrap_or_else(|| quote!(::core::unreachable!()));
+            let max = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.max_bits), true);
+            let min = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.min_bits), false);
+            (first_blank, serialize, max, min)
+        }
+    };
+
+    let ident = input.ident;
+    let mut generics = input.generics.clone();
+    let bounded: Vec<Ident> = generics.type_params().map(|p| p.ident.clone()).collect();
+    if !bounded.is_empty() {
+        let where_clause = generics.make_where_clause();
+        for param in bounded {
+            where_clause
+                .predicates
+                .push(syn::parse_quote!(#param: ::netproto::NetMessage));
+        }
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let items = &cx.items;
+    quote! {
+        #[allow(non_upper_case_globals, clippy::all)]
+        const _: () = {
+            #items
+
+            #[automatically_derived]
+            impl #impl_generics ::netproto::NetMessage for #ident #ty_generics #where_clause {
+                const MAX_BITS: usize = #max_bits;
+                const MIN_BITS: usize = #min_bits;
+
+                fn blank() -> Self {
+                    #blank
+                }
+
+                fn serialize<__S: ::netproto::Stream>(
+                    &mut self,
+                    stream: &mut __S,
+                ) -> ::core::result::Result<(), __S::Error> {
+                    #serialize
+                }
+            }
+        };
+    }
+}
+
+/// An impl that compiles whatever the input, emitted beside `compile_error!` so that the
+/// user sees the real error and not a cascade of "NetMessage is not implemented".
+pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics ::netproto::NetMessage for #ident #ty_generics #where_clause {
+                const MAX_BITS: usize = 0;
+                const MIN_BITS: usize = 0;
+                fn blank() -> Self {
+                    ::core::unimplemented!()
+                }
+                fn serialize<__S: ::netproto::Stream>(
+                    &mut self,
+                    _: &mut __S,
+                ) -> ::core::result::Result<(), __S::Error> {
+                    ::core::unimplemented!()
+                }
+            }
+        };
+    }
+}
+
+/// A sum of bit counts: the part the macro knows, plus terms the compiler evaluates.
+#[derive(Clone, Default)]
+struct Sum {
+    known: usize,
+    terms: Vec<TokenStream>,
+}
+
+impl Sum {
+    fn add(&mut self, other: Sum) {
+        self.known += other.known;
+        self.terms.extend(other.terms);
+    }
+
+    fn known(n: usize) -> Self {
+        Sum {
+            known: n,
+            terms: Vec::new(),
+        }
+    }
+
+    fn term(t: TokenStream) -> Self {
+        Sum {
+            known: 0,
+            terms: vec![t],
+        }
+    }
+
+    fn expr(&self) -> TokenStream {
+        let known = Literal::usize_unsuffixed(self.known);
+        let terms = &self.terms;
+        if terms.is_empty() {
+            quote!(#known)
+        } else {
+            quote!(#known #(+ #terms)*)
+        }
+    }
+
+    /// `index_bits` plus the max (or min) of the variants' sums.
+    fn fold<'s>(
+        index_bits: u32,
+        variants: impl Iterator<Item = &'s Sum>,
+        max: bool,
+    ) -> TokenStream {
+        let variants: Vec<&Sum> = variants.collect();
+        let index = Literal::usize_unsuffixed(index_bits as usize);
+        if variants.iter().all(|v| v.terms.is_empty()) {
+            let known = variants.iter().map(|v| v.known);
+            let best = if max { known.max() } else { known.min() }.unwrap_or(0);
+            let total = Literal::usize_unsuffixed(index_bits as usize + best);
+            return quote!(#total);
+        }
+        let pick = if max {
+            quote!(::netproto::__private::max_usize)
+        } else {
+            quote!(::netproto::__private::min_usize)
+        };
+        let mut exprs = variants.iter().map(|v| v.expr());
+        let first = exprs.next().unwrap_or_else(|| quote!(0));
+        let folded = exprs.fold(first, |acc, e| quote!(#pick(#acc, #e)));
+        quote!(#index + #folded)
+    }
+}
+
+struct Cx {
+    /// Block-level items: typed bounds, quantizations, `const` assertions.
+    items: TokenStream,
+    next_id: usize,
+}
+
+/// The generated pieces of a struct's or variant's fields.
+struct FieldsGen {
+    style: Style,
+    /// `member: binding` for each sent field.
+    bindings: Vec<TokenStream>,
+    /// `member: blank` for every field.
+    blanks: Vec<TokenStream>,
+    /// Statements serializing the fields (tracing path and fast path).
+    body: TokenStream,
+    max_bits: Sum,
+    min_bits: Sum,
+    /// Whether any field is bound (a pattern is needed).
+    bound: bool,
+}
+
+impl FieldsGen {
+    fn pattern(&self, path: TokenStream) -> TokenStream {
+        let bindings = &self.bindings;
+        match self.style {
+            Style::Unit => quote!(#path { .. }),
+            _ => quote!(#path { #(#bindings,)* .. }),
+        }
+    }
+
+    fn blank(&self, path: TokenStream) -> TokenStream {
+        let blanks = &self.blanks;
+        quote!(#path { #(#blanks,)* })
+    }
+}
+
+/// The generated pieces of one sent field.
+struct FieldGen {
+    single: TokenStream,
+    part: Option<Part>,
+}
+
+impl Cx {
+    fn fields(&mut self, fields: &Fields<'_>) -> FieldsGen {
+        let mut fg = FieldsGen {
+            style: fields.style,
+            bindings: Vec::new(),
+            blanks: Vec::new(),
+            body: TokenStream::new(),
+            max_bits: Sum::default(),
+            min_bits: Sum::default(),
+            bound: false,
+        };
+        let mut traced = Vec::new();
+        let mut items = Vec::new();
+        for field in &fields.list {
+            let id = self.next_id;
+            self.next_id += 1;
+            let member = &field.member;
+            let binding = format_ident!("__f{}", id);
+            let (blank, max, min) = self.field_consts(field, id);
+            fg.blanks.push(quote!(#member: #blank));
+            fg.max_bits.add(max);
+            fg.min_bits.add(min);
+            if matches!(field.kind, Kind::Skip) {
+                continue;
+            }
+            fg.bindings.push(quote!(#member: #binding));
+            fg.bound = true;
+            let FieldGen { single, part } = self.field_code(field, id, &binding);
+            debug_assert_eq!(part.as_ref().map(|p| p.width), field.kind.fixed_width());
+            let name = &field.name;
+            traced.push(quote! {
+                stream.begin_field(#name);
+                #single
+                stream.end_field();
+            });
+            items.push((part, single));
+        }
+        if traced.is_empty() {
+            return fg;
+        }
+        let fast = fused::plan(items).into_iter().map(|step| match step {
+            Step::Single(single) => single,
+            Step::Run(run) => {
+                let parts: Vec<&Part> = run.iter().map(|(p, _)| p).collect();
+                let singles: Vec<&TokenStream> = run.iter().map(|(_, s)| s).collect();
+                fused::run_code(&parts, &singles)
+            }
+        });
+        fg.body = quote! {
+            if __S::TRACING {
+                #(#traced)*
+            } else {
+                #(#fast)*
+            }
+        };
+        fg
+    }
+
+    /// Emits the field's block-level items; returns its blank value and bit bounds.
+    fn field_consts(&mut self, field: &Field<'_>, id: usize) -> (TokenStream, Sum, Sum) {
+        let ty = field.ty;
+        match &field.kind {
+            Kind::Skip => (
+                quote!(::core::default::Default::default()),
+                Sum::known(0),
+                Sum::known(0),
+            ),
+            Kind::Ranged { int, min, max } => self.int_consts(*int, min, max, id, None),
+            Kind::Bits { int, bits } => {
+                let (min, max) = match bits {
+                    Bound::Known(n) => (Bound::Known(0), Bound::Known((1i128 << n) - 1)),
+                    Bound::Const(c) => (
+                        Bound::Known(0),
+                        Bound::Const(ConstExpr {
+                            value: {
+                                let n = &c.value;
+                                quote!((1u128.wrapping_shl(#n as u32).wrapping_sub(1) as i128))
+                            },
+                            span: c.span,
+                            text: c.text.clone(),
+                        }),
+                    ),
+                };
+                let bits_check = match bits {
+                    Bound::Known(_) => None,
+                    Bound::Const(c) => Some(c),
+                };
+                self.int_consts(*int, &min, &max, id, bits_check)
+            }
+            Kind::Quantized(quant) => {
+                let q = format_ident!("__NET_{}_Q", id);
+                match quant {
+                    Quant::Known {
+                        min,
+                        max,
+                        res,
+                        bits,
+                    } => {
+                        let (lo, hi, step) = (
+                            Literal::f32_suffixed(*min),
+                            Literal::f32_suffixed(*max),
+                            Literal::f32_suffixed(*res),
+                        );
+                        let bits_lit = Literal::u32_unsuffixed(*bits);
+                        self.items.extend(quote! {
+                            const #q: ::netproto::Quantization = ::netproto::Quantization::new(#lo, #hi, #step);
+                            const _: () = ::core::assert!(
+                                #q.bits() == #bits_lit,
+                                "netproto-derive: quantization width disagrees with the runtime"
+                            );
+                        });
+                        let w = *bits as usize;
+                        (quote!(#q.min()), Sum::known(w), Sum::known(w))
+                    }
+                    Quant::Const {
+                        min,
+                        max,
+                        res,
+                        span,
+                        ..
+                    } => {
+                        // A const panic can only print one `&str`: the span shows which field.
+                        self.items.extend(quote! {
+                            const #q: ::netproto::Quantization = ::netproto::Quantization::new(#min, #max, #res);
+                        });
+                        self.items.extend(quote_spanned! {*span=>
+                            const _: () = if let ::core::option::Option::Some(problem) =
+                                ::netproto::Quantization::check(#min, #max, #res)
+                            {
+                                ::core::panic!("{}", problem)
+                            };
+                        });
+                        let bits = quote!((#q.bits() as usize));
+                        (quote!(#q.min()), Sum::term(bits.clone()), Sum::term(bits))
+                    }
+                }
+            }
+            Kind::String { max_len } => {
+                let len = self.len_const(max_len, id);
+                let blank = quote!(::netproto::__private::String::new());
+                match max_len {
+                    Bound::Known(n) => {
+                        let n = *n as usize;
+                        let lb = bits_required(0, n as i128) as usize;
+                        (blank, Sum::known(lb + 7 + 8 * n), Sum::known(lb))
+                    }
+                    Bound::Const(_) => {
+                        let lb = quote!((::netproto::bits_required(0, #len as u64) as usize));
+                        (blank, Sum::term(quote!(#lb + 7 + 8 * #len)), Sum::term(lb))
+                    }
+                }
+            }
+            Kind::Vec { elem, max_len } => {
+                let len = self.len_const(max_len, id);
+                let blank = quote!(::netproto::__private::Vec::new());
+                let elem_max =
+                    quote_spanned! {span_of(elem)=> <#elem as ::netproto::NetMessage>::MAX_BITS };
+                match max_len {
+                    Bound::Known(n) => {
+                        let lb = bits_required(0, *n) as usize;
+                        let mut max = Sum::known(lb);
+                        if *n > 0 {
+                            max.terms.push(quote!(#len * #elem_max));
+                        }
+                        (blank, max, Sum::known(lb))
+                    }
+                    Bound::Const(_) => {
+                        let lb = quote!((::netproto::bits_required(0, #len as u64) as usize));
+                        (
+                            blank,
+                            Sum::term(quote!(#lb + #len * #elem_max)),
+                            Sum::term(lb),
+                        )
+                    }
+                }
+            }
+            Kind::Prim(prim) => {
+                let w = prim_width(*prim) as usize;
+                let ty = prim_type(*prim);
+                (
+                    quote!(<#ty as ::netproto::NetMessage>::blank()),
+                    Sum::known(w),
+                    Sum::known(w),
+                )
+            }
+            Kind::Nested => {
+                let span = span_of(ty);
+                (
+                    quote_spanned!(span=> <#ty as ::netproto::NetMessage>::blank()),
+                    Sum::term(quote_spanned!(span=> <#ty as ::netproto::NetMessage>::MAX_BITS)),
+                    Sum::term(quote_spanned!(span=> <#ty as ::netproto::NetMessage>::MIN_BITS)),
+                )
+            }
+        }
+    }
+
+    /// Bounds of a ranged (or `bits`) integer: literals when known, else typed `const`s
+    /// behind assertions.
+    fn int_consts(
+        &mut self,
+        int: IntTy,
+        min: &Bound,
+        max: &Bound,
+        id: usize,
+        bits_check: Option<&ConstExpr>,
+    ) -> (TokenStream, Sum, Sum) {
+        if let (Bound::Known(lo), Bound::Known(hi)) = (min, max) {
+            let w = bits_required(*lo, *hi) as usize;
+            return (int_lit(int, *lo), Sum::known(w), Sum::known(w));
+        }
+        let t = int.ident();
+        let (tmin, tmax) = (int.min(), int.max());
+        let range_text = format!("{tmin}..={tmax}");
+        if let Some(bits) = bits_check {
+            let n = &bits.value;
+            let message = format!(
+                "bits = {} must be 1..={} for {}",
+                bits.text,
+                int.bits(),
+                int.name()
+            );
+            let width = Literal::i128_unsuffixed(i128::from(int.bits()));
+            self.items.extend(quote_spanned! {bits.span=>
+                const _: () = ::core::assert!(#n >= 1 && #n <= #width, #message);
+            });
+        } else {
+            for bound in [min, max] {
+                if let Bound::Const(c) = bound {
+                    let v = &c.value;
+                    let message = format!(
+                        "range bound `{}` does not fit in {} ({range_text}): use a wider type or a \
+                         bound within it",
+                        c.text,
+                        int.name()
+                    );
+                    self.items.extend(quote_spanned! {c.span=>
+                        const _: () = ::core::assert!(
+                            #v >= (#t::MIN as i128) && #v <= (#t::MAX as i128),
+                            #message
+                        );
+                    });
+                }
+            }
+            let (lo, hi) = (bound_i128(min), bound_i128(max));
+            let span = match (min, max) {
+                (Bound::Const(c), _) | (_, Bound::Const(c)) => c.span,
+                _ => Span::call_site(),
+            };
+            let message = format!(
+                "range {}..={} is empty: MIN must be <= MAX",
+                bound_text(min),
+                bound_text(max)
+            );
+            self.items.extend(quote_spanned! {span=>
+                const _: () = ::core::assert!(#lo <= #hi, #message);
+            });
+        }
+        let cmin = format_ident!("__NET_{}_MIN", id);
+        let cmax = format_ident!("__NET_{}_MAX", id);
+        let (lo, hi) = (bound_i128(min), bound_i128(max));
+        self.items.extend(quote! {
+            const #cmin: #t = #lo as #t;
+            const #cmax: #t = #hi as #t;
+        });
+        let bits = quote!((::netproto::bits_required(0, (#cmax as u64).wrapping_sub(#cmin as u64)) as usize));
+        (quote!(#cmin), Sum::term(bits.clone()), Sum::term(bits))
+    }
+
+    /// The `max_len` as a `usize` expression, behind an assertion when not a literal.
+    fn len_const(&mut self, max_len: &Bound, id: usize) -> TokenStream {
+        match max_len {
+            Bound::Known(n) => {
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!(#n)
+            }
+            Bound::Const(c) => {
+                let name = format_ident!("__NET_{}_LEN", id);
+                let v = &c.value;
+                let message = format!("max_len = {} must be between 0 and 4294967295", c.text);
+                self.items.extend(quote_spanned! {c.span=>
+                    const _: () = ::core::assert!(#v >= 0 && #v <= 4294967295, #message);
+                });
+                self.items.extend(quote!(const #name: usize = #v as usize;));
+                quote!(#name)
+            }
+        }
+    }
+
+    /// The per-field serialize statement and, for fixed-width fields, the fused part.
+    fn field_code(&mut self, field: &Field<'_>, id: usize, b: &Ident) -> FieldGen {
+        let path = &field.path;
+        let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
+        match &field.kind {
+            Kind::Skip => FieldGen {
+                single: TokenStream::new(),
+                part: None,
+            },
+            Kind::Ranged { int, min, max } => self.int_code(field, *int, min, max, id, b),
+            Kind::Bits { int, bits } => {
+                let (min, max) = match bits {
+                    Bound::Known(n) => (Bound::Known(0), Bound::Known((1i128 << n) - 1)),
+                    // Only the const names matter below.
+                    Bound::Const(_) => (Bound::Known(0), Bound::Const(dummy_const())),
+                };
+                self.int_code(field, *int, &min, &max, id, b)
+            }
+            Kind::Quantized(quant) => {
+                let q = format_ident!("__NET_{}_Q", id);
+                let single = quote!(stream.serialize_quantized(#b, &#q) #attribute;);
+                let part = match quant {
+                    Quant::Known { bits, .. } => Some(Part {
+                        width: *bits,
+                        path: path.clone(),
+                        write: quote!({
+                            stream.check(#q.contains(*#b), ::netproto::ErrorKind::OutOfRange) #attribute;
+                            u64::from(#q.quantize(*#b))
+                        }),
+                        read: quote! {
+                            stream.check(__raw <= u64::from(#q.max_int()), ::netproto::ErrorKind::OutOfRange) #attribute;
+                            *#b = #q.dequantize(__raw as u32);
+                        },
+                    }),
+                    Quant::Const { .. } => None,
+                };
+                FieldGen { single, part }
+            }
+            Kind::String { max_len } => {
+                let len = self.len_ref(max_len, id);
+                FieldGen {
+                    single: quote!(stream.serialize_string(#b, #len) #attribute;),
+                    part: None,
+                }
+            }
+            Kind::Vec { max_len, .. } => {
+                let len = self.len_ref(max_len, id);
+                FieldGen {
+                    single: quote!(stream.serialize_vec(#b, #len) #attribute;),
+                    part: None,
+                }
+            }
+            Kind::Prim(prim) => {
+                let ty = prim_type(*prim);
+                let single =
+                    quote!(<#ty as ::netproto::NetMessage>::serialize(#b, stream) #attribute;);
+                let (write, read) = match prim {
+                    Prim::Bool => (quote!(u64::from(*#b)), quote!(*#b = __raw != 0;)),
+                    Prim::F32 => (
+                        quote!(u64::from(#b.to_bits())),
+                        quote!(*#b = f32::from_bits(__raw as u32);),
+                    ),
+                    Prim::F64 => (quote!(#b.to_bits()), quote!(*#b = f64::from_bits(__raw);)),
+                    Prim::Int(int) => {
+                        let t = int.ident();
+                        (
+                            quote!(<#t as ::netproto::RangedInt>::offset_from(*#b, #t::MIN)),
+                            quote!(*#b = <#t as ::netproto::RangedInt>::from_offset(#t::MIN, __raw);),
+                        )
+                    }
+                };
+                let part = Part {
+                    width: prim_width(*prim),
+                    path: path.clone(),
+                    write,
+                    read,
+                };
+                FieldGen {
+                    single,
+                    part: Some(part),
+                }
+            }
+            Kind::Nested => {
+                let ty = field.ty;
+                let single = quote_spanned! {span_of(ty)=>
+                    <#ty as ::netproto::NetMessage>::serialize(#b, stream)
+                };
+                FieldGen {
+                    single: quote!(#single #attribute;),
+                    part: None,
+                }
+            }
+        }
+    }
+
+    fn int_code(
+        &mut self,
+        field: &Field<'_>,
+        int: IntTy,
+        min: &Bound,
+        max: &Bound,
+        id: usize,
+        b: &Ident,
+    ) -> FieldGen {
+        let path = &field.path;
+        let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
+        let t = int.ident();
+        let (Bound::Known(lo), Bound::Known(hi)) = (min, max) else {
+            let cmin = format_ident!("__NET_{}_MIN", id);
+            let cmax = format_ident!("__NET_{}_MAX", id);
+            return FieldGen {
+                single: quote!(stream.serialize_int(#b, #cmin, #cmax) #attribute;),
+                part: None,
+            };
+        };
+        let (lo, hi) = (*lo, *hi);
+        let (min, max) = (int_lit(int, lo), int_lit(int, hi));
+        let single = quote!(stream.serialize_int(#b, #min, #max) #attribute;);
+        let width = bits_required(lo, hi);
+        let span = (hi - lo) as u64;
+        let span_lit = Literal::u64_unsuffixed(span);
+        // Offsets of a full-range field cannot exceed the span: no check is needed.
+        let full = hi - lo == int.max() - int.min();
+        let write_check = if full {
+            TokenStream::new()
+        } else {
+            quote!(stream.check(__o <= #span_lit, ::netproto::ErrorKind::OutOfRange) #attribute;)
+        };
+        let fits_mask = width == 64 || span == (1u64 << width) - 1;
+        let read_check = if fits_mask {
+            TokenStream::new()
+        } else {
+            quote!(stream.check(__raw <= #span_lit, ::netproto::ErrorKind::OutOfRange) #attribute;)
+        };
+        let part = Part {
+            width,
+            path: path.clone(),
+            write: quote!({
+                let __o: u64 = <#t as ::netproto::RangedInt>::offset_from(*#b, #min);
+                #write_check
+                __o
+            }),
+            read: quote! {
+                #read_check
+                *#b = <#t as ::netproto::RangedInt>::from_offset(#min, __raw);
+            },
+        };
+        FieldGen {
+            single,
+            part: Some(part),
+        }
+    }
+
+    fn len_ref(&self, max_len: &Bound, id: usize) -> TokenStream {
+        match max_len {
+            Bound::Known(n) => {
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!(#n)
+            }
+            Bound::Const(_) => {
+                let name = format_ident!("__NET_{}_LEN", id);
+                quote!(#name)
+            }
+        }
+    }
+}
+
+fn dummy_const() -> ConstExpr {
+    ConstExpr {
+        value: TokenStream::new(),
+        span: Span::call_site(),
+        text: String::new(),
+    }
+}
+
+fn bound_i128(bound: &Bound) -> TokenStream {
+    match bound {
+        Bound::Known(v) => {
+            let v = Literal::i128_unsuffixed(*v);
+            quote!((#v as i128))
+        }
+        Bound::Const(c) => c.value.clone(),
+    }
+}
+
+fn bound_text(bound: &Bound) -> String {
+    match bound {
+        Bound::Known(v) => v.to_string(),
+        Bound::Const(c) => c.text.clone(),
+    }
+}
+
+/// A typed integer literal (`-5i8`, `100u8`, `i64::MIN`).
+fn int_lit(int: IntTy, value: i128) -> TokenStream {
+    let t = int.ident();
+    if int.signed() && value == int.min() {
+        return quote!(#t::MIN);
+    }
+    let lit = syn::LitInt::new(
+        &format!("{}{}", value.unsigned_abs(), int.name()),
+        Span::call_site(),
+    );
+    if value < 0 {
+        quote!((-#lit))
+    } else {
+        quote!(#lit)
+    }
+}
+
+fn prim_width(prim: Prim) -> u32 {
+    match prim {
+        Prim::Bool => 1,
+        Prim::Int(int) => int.bits(),
+        Prim::F32 => 32,
+        Prim::F64 => 64,
+    }
+}
+
+fn prim_type(prim: Prim) -> TokenStream {
+    match prim {
+        Prim::Bool => quote!(bool),
+        Prim::Int(int) => {
+            let t = int.ident();
+            quote!(#t)
+        }
+        Prim::F32 => quote!(f32),
+        Prim::F64 => quote!(f64),
+    }
+}
+
+fn span_of(ty: &Type) -> Span {
+    syn::spanned::Spanned::span(ty)
+}

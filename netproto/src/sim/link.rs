@@ -1,0 +1,279 @@
+//! The model of one direction of a link: latency, jitter, loss, bursts, duplicates,
+//! reordering.
+
+use super::rng::Rng;
+
+/// Bursty loss: the Gilbert-Elliott two-state Markov model.
+///
+/// The link is either *good* or *bad*. Before each datagram it moves from good to bad
+/// with probability `good_to_bad` and from bad to good with probability
+/// `bad_to_good`; the datagram is then lost with the loss probability of the current
+/// state. The mean burst (time in the bad state) is `1 / bad_to_good` datagrams.
+///
+/// ```
+/// use netproto::sim::GilbertElliott;
+///
+/// // Bursts of 5 datagrams on average, every ~100 datagrams, losing everything.
+/// let burst = GilbertElliott::bursts(0.01, 0.2);
+/// assert!((burst.mean_loss() - 0.01 / 0.21).abs() < 1e-12);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GilbertElliott {
+    /// Probability of moving from good to bad, per datagram.
+    pub good_to_bad: f64,
+    /// Probability of moving from bad to good, per datagram.
+    pub bad_to_good: f64,
+    /// Loss probability in the good state.
+    pub loss_in_good: f64,
+    /// Loss probability in the bad state.
+    pub loss_in_bad: f64,
+}
+
+impl GilbertElliott {
+    /// The classic Gilbert model: no loss when good, total loss when bad.
+    pub const fn bursts(good_to_bad: f64, bad_to_good: f64) -> Self {
+        Self {
+            good_to_bad,
+            bad_to_good,
+            loss_in_good: 0.0,
+            loss_in_bad: 1.0,
+        }
+    }
+
+    /// The long-run fraction of time in the bad state.
+    pub fn bad_fraction(&self) -> f64 {
+        let total = self.good_to_bad + self.bad_to_good;
+        if total > 0.0 {
+            self.good_to_bad / total
+        } else {
+            0.0
+        }
+    }
+
+    /// The long-run loss rate of the model alone.
+    pub fn mean_loss(&self) -> f64 {
+        let bad = self.bad_fraction();
+        (1.0 - bad) * self.loss_in_good + bad * self.loss_in_bad
+    }
+}
+
+/// How one direction of a simulated link treats datagrams. All times in seconds.
+///
+/// A datagram is lost with probability `loss` (i.i.d.) or by the `burst` model (when
+/// set; both apply independently). A datagram that survives is delivered after
+/// `latency + uniform(-jitter, +jitter)` (never below 0), plus, with probability
+/// `reorder`, an extra `uniform(0, reorder_delay)`; then with probability `duplicate`
+/// a second copy is delivered after its own independent delay. Jitter alone already
+/// reorders datagrams sent closer together than the jitter range.
+///
+/// ```
+/// use netproto::sim::LinkConfig;
+///
+/// let link = LinkConfig::default()
+///     .with_latency(0.250)
+///     .with_jitter(0.100)
+///     .with_loss(0.25)
+///     .with_duplicates(0.25)
+///     .with_reordering(0.1, 0.2);
+/// assert_eq!(link.mean_round_trip(), 0.5);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinkConfig {
+    /// Mean one-way delay.
+    pub latency: f64,
+    /// Half-width of the uniform delay variation around `latency`.
+    pub jitter: f64,
+    /// Independent loss probability per datagram.
+    pub loss: f64,
+    /// Bursty loss, applied on top of `loss`.
+    pub burst: Option<GilbertElliott>,
+    /// Probability that a delivered datagram is delivered twice.
+    pub duplicate: f64,
+    /// Probability that a datagram is held back by an extra delay.
+    pub reorder: f64,
+    /// Upper bound of that extra delay.
+    pub reorder_delay: f64,
+}
+
+impl LinkConfig {
+    /// A perfect link: no delay, no loss (the default).
+    pub const PERFECT: Self = Self {
+        latency: 0.0,
+        jitter: 0.0,
+        loss: 0.0,
+        burst: None,
+        duplicate: 0.0,
+        reorder: 0.0,
+        reorder_delay: 0.0,
+    };
+
+    /// With mean one-way delay `seconds`.
+    #[must_use]
+    pub fn with_latency(mut self, seconds: f64) -> Self {
+        self.latency = seconds;
+        self
+    }
+
+    /// With uniform delay variation of `± seconds`.
+    #[must_use]
+    pub fn with_jitter(mut self, seconds: f64) -> Self {
+        self.jitter = seconds;
+        self
+    }
+
+    /// With independent loss probability `p`.
+    #[must_use]
+    pub fn with_loss(mut self, p: f64) -> Self {
+        self.loss = p;
+        self
+    }
+
+    /// With bursty loss.
+    #[must_use]
+    pub fn with_burst_loss(mut self, model: GilbertElliott) -> Self {
+        self.burst = Some(model);
+        self
+    }
+
+    /// With duplicate probability `p`.
+    #[must_use]
+    pub fn with_duplicates(mut self, p: f64) -> Self {
+        self.duplicate = p;
+        self
+    }
+
+    /// Holding back a fraction `p` of datagrams by up to `max_delay` seconds more.
+    #[must_use]
+    pub fn with_reordering(mut self, p: f64, max_delay: f64) -> Self {
+        self.reorder = p;
+        self.reorder_delay = max_delay;
+        self
+    }
+
+    /// Twice the mean one-way delay (excluding reordering delays).
+    pub fn mean_round_trip(&self) -> f64 {
+        2.0 * self.latency
+    }
+
+    /// The long-run loss rate: `1 - (1 - loss) * (1 - burst loss)`.
+    pub fn mean_loss(&self) -> f64 {
+        let burst = self.burst.map_or(0.0, |b| b.mean_loss());
+        1.0 - (1.0 - self.loss) * (1.0 - burst)
+    }
+}
+
+/// What happens to one datagram on a link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Fate {
+    /// Lost.
+    Dropped,
+    /// Delivered after `first`, and again after `second` when duplicated.
+    Delivered { first: f64, second: Option<f64> },
+}
+
+/// One direction of a link: its configuration and its burst state.
+#[derive(Clone, Debug)]
+pub(crate) struct Link {
+    pub(crate) config: LinkConfig,
+    bad: bool,
+}
+
+impl Link {
+    pub(crate) fn new(config: LinkConfig) -> Self {
+        Self { config, bad: false }
+    }
+
+    fn delay(&self, rng: &mut Rng) -> f64 {
+        let c = &self.config;
+        let mut delay = c.latency;
+        if c.jitter > 0.0 {
+            delay += rng.range_f64(-c.jitter, c.jitter);
+        }
+        if c.reorder > 0.0 && rng.chance(c.reorder) {
+            delay += rng.range_f64(0.0, c.reorder_delay);
+        }
+        delay.max(0.0)
+    }
+
+    /// Draws the fate of the next datagram.
+    pub(crate) fn fate(&mut self, rng: &mut Rng) -> Fate {
+        let mut lost = self.config.loss > 0.0 && rng.chance(self.config.loss);
+        if let Some(ge) = self.config.burst {
+            let flip = if self.bad {
+                ge.bad_to_good
+            } else {
+                ge.good_to_bad
+            };
+            if rng.chance(flip) {
+                self.bad = !self.bad;
+            }
+            let p = if self.bad {
+                ge.loss_in_bad
+            } else {
+                ge.loss_in_good
+            };
+            lost |= rng.chance(p);
+        }
+        if lost {
+            return Fate::Dropped;
+        }
+        let first = self.delay(rng);
+        let second = (self.config.duplicate > 0.0 && rng.chance(self.config.duplicate))
+            .then(|| self.delay(rng));
+        Fate::Delivered { first, second }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iid_loss_and_duplicates_match_their_rates() {
+        let mut rng = Rng::new(3);
+        let mut link = Link::new(LinkConfig::PERFECT.with_loss(0.3).with_duplicates(0.5));
+        let (mut dropped, mut dups) = (0, 0);
+        let n = 100_000;
+        for _ in 0..n {
+            match link.fate(&mut rng) {
+                Fate::Dropped => dropped += 1,
+                Fate::Delivered { second, .. } => dups += usize::from(second.is_some()),
+            }
+        }
+        assert!((dropped as f64 / n as f64 - 0.3).abs() < 0.01);
+        assert!((dups as f64 / (n - dropped) as f64 - 0.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn delays_stay_within_jitter_and_never_negative() {
+        let mut rng = Rng::new(4);
+        let mut link = Link::new(LinkConfig::PERFECT.with_latency(0.05).with_jitter(0.1));
+        for _ in 0..10_000 {
+            if let Fate::Delivered { first, .. } = link.fate(&mut rng) {
+                assert!((0.0..=0.15).contains(&first));
+            }
+        }
+    }
+
+    #[test]
+    fn gilbert_elliott_losses_come_in_bursts() {
+        let mut rng = Rng::new(5);
+        let model = GilbertElliott::bursts(0.02, 0.25);
+        let mut link = Link::new(LinkConfig::PERFECT.with_burst_loss(model));
+        let n = 200_000;
+        let mut lost = 0usize;
+        let mut bursts = 0usize;
+        let mut previous_lost = false;
+        for _ in 0..n {
+            let is_lost = link.fate(&mut rng) == Fate::Dropped;
+            lost += usize::from(is_lost);
+            bursts += usize::from(is_lost && !previous_lost);
+            previous_lost = is_lost;
+        }
+        let rate = lost as f64 / n as f64;
+        assert!((rate - model.mean_loss()).abs() < 0.01, "{rate}");
+        // Mean burst length 1 / 0.25 = 4 datagrams.
+        let mean_burst = lost as f64 / bursts as f64;
+        assert!((mean_burst - 4.0).abs() < 0.3, "{mean_burst}");
+    }
+}

@@ -9,11 +9,13 @@ use crate::error::{Error, ErrorKind};
 use crate::message::NetMessage;
 use crate::stream::{Stream, WriteStream};
 
-/// One run of bits on the wire that belongs to one field (or to the padding after it).
+/// One primitive on the wire (a value, a byte run or alignment padding) and the field
+/// that wrote it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WireField {
-    /// Dotted path of the field (`"pos.x"`, `"state"` for an enum's variant index);
-    /// empty for bits written outside any field.
+    /// Dotted path of the field (`"pos.x"`; `"state"` for the variant index of an enum
+    /// field); empty for bits written outside any field (a top-level enum's variant
+    /// index, shown as `(variant)`).
     pub path: String,
     /// First bit, counted from the start of the message.
     pub offset: usize,
@@ -66,11 +68,20 @@ impl WireView {
             fields: Vec::new(),
         };
         message.serialize(&mut tracer)?;
-        let bits = tracer.inner.bits_processed();
-        let fields = tracer.fields;
-        bytes.truncate(bits.div_ceil(8));
-        let name = core::any::type_name::<T>().rsplit("::").next().unwrap_or("message");
-        Ok(Self { name, bytes, bits, fields })
+        let Tracer { inner, fields, .. } = tracer;
+        let bits = inner.bits_processed();
+        let len = inner.finish();
+        bytes.truncate(len);
+        let name = core::any::type_name::<T>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("message");
+        Ok(Self {
+            name,
+            bytes,
+            bits,
+            fields,
+        })
     }
 
     /// The encoded bytes.
@@ -102,7 +113,10 @@ impl WireView {
             return String::new();
         };
         if field.width <= 64 {
-            let value = bits.iter().rev().fold(0u64, |acc, b| acc << 1 | u64::from(*b));
+            let value = bits
+                .iter()
+                .rev()
+                .fold(0u64, |acc, b| acc << 1 | u64::from(*b));
             value.to_string()
         } else if field.offset % 8 == 0 && field.width % 8 == 0 {
             let start = field.offset / 8;
@@ -142,17 +156,25 @@ impl fmt::Display for WireView {
                 let label = match (field.padding, field.path.is_empty()) {
                     (true, true) => "(pad)".to_owned(),
                     (true, false) => format!("{} (pad)", field.path),
-                    (false, true) => "(root)".to_owned(),
+                    (false, true) => "(variant)".to_owned(),
                     (false, false) => field.path.clone(),
                 };
                 let bits = self.row_bits(field);
-                let bits = if bits.len() > 64 { format!("{}…", &bits[..64]) } else { bits };
+                let bits = if bits.len() > 64 {
+                    format!("{}…", &bits[..64])
+                } else {
+                    bits
+                };
                 [
                     field.offset.to_string(),
                     field.width.to_string(),
                     label,
                     bits,
-                    if field.padding { String::new() } else { self.row_value(field) },
+                    if field.padding {
+                        String::new()
+                    } else {
+                        self.row_value(field)
+                    },
                 ]
             })
             .collect();
@@ -200,13 +222,12 @@ impl Tracer<'_> {
             return;
         }
         let path = self.path.join(".");
-        if let Some(last) = self.fields.last_mut() {
-            if last.path == path && last.padding == padding && last.offset + last.width == start {
-                last.width += end - start;
-                return;
-            }
-        }
-        self.fields.push(WireField { path, offset: start, width: end - start, padding });
+        self.fields.push(WireField {
+            path,
+            offset: start,
+            width: end - start,
+            padding,
+        });
     }
 
     /// Runs an aligning primitive: records its padding and its data separately.

@@ -1,0 +1,194 @@
+//! The messages of a small arena shooter, annotated for netproto.
+
+use netproto::NetMessage;
+
+/// Button bit flags of [`PlayerInput::buttons`].
+pub mod buttons {
+    /// Primary fire.
+    pub const FIRE: u8 = 1 << 0;
+    /// Jump.
+    pub const JUMP: u8 = 1 << 1;
+    /// Crouch.
+    pub const CROUCH: u8 = 1 << 2;
+    /// Reload.
+    pub const RELOAD: u8 = 1 << 3;
+    /// Use / interact.
+    pub const USE: u8 = 1 << 4;
+    /// Sprint.
+    pub const SPRINT: u8 = 1 << 5;
+}
+
+/// One tick of a player's input: 6 + 8 + 13 + 12 + 4 + 4 = 47 bits.
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+pub struct PlayerInput {
+    /// Client tick, wrapping at 64.
+    #[net(bits = 6)]
+    pub tick: u8,
+    /// Held buttons, see [`buttons`].
+    #[net(bits = 8)]
+    pub buttons: u8,
+    /// Aim yaw in radians.
+    #[net(quantize(min = -3.1416, max = 3.1416, res = 0.001))]
+    pub aim_yaw: f32,
+    /// Aim pitch in radians.
+    #[net(quantize(min = -1.5708, max = 1.5708, res = 0.001))]
+    pub aim_pitch: f32,
+    /// Stick x, -7 (left) to 7 (right).
+    #[net(range = -7..=7)]
+    pub move_x: i8,
+    /// Stick y, -7 (back) to 7 (forward).
+    #[net(range = -7..=7)]
+    pub move_y: i8,
+}
+
+/// A position in the 2 km arena, to 1 cm: 18 + 18 + 16 = 52 bits.
+#[derive(NetMessage, Debug, Clone, Copy, PartialEq)]
+pub struct Position {
+    /// East, metres.
+    #[net(quantize(min = -1024.0, max = 1024.0, res = 0.01))]
+    pub x: f32,
+    /// North, metres.
+    #[net(quantize(min = -1024.0, max = 1024.0, res = 0.01))]
+    pub y: f32,
+    /// Up, metres.
+    #[net(quantize(min = -64.0, max = 448.0, res = 0.01))]
+    pub z: f32,
+}
+
+/// What an entity is doing.
+#[derive(NetMessage, Debug, Clone, Copy, PartialEq)]
+pub enum EntityState {
+    /// Standing still.
+    Idle,
+    /// Moving at `speed` (0..=15 m/s).
+    Moving {
+        /// Metres per second.
+        #[net(range = 0..=15)]
+        speed: u8,
+    },
+    /// Attacking another entity.
+    Attacking {
+        /// The target's id.
+        target: EntityId,
+    },
+    /// Dead, respawning in `respawn_ticks`.
+    Dead {
+        /// Ticks until respawn.
+        #[net(range = 0..=300)]
+        respawn_ticks: u16,
+    },
+}
+
+/// An entity id: at most 4096 entities in an arena.
+#[derive(NetMessage, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EntityId(#[net(range = 0..=4095)] pub u16);
+
+/// The server's update of one entity.
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+pub struct EntityUpdate {
+    /// Which entity.
+    pub entity: EntityId,
+    /// Where it is.
+    pub position: Position,
+    /// Heading, radians.
+    #[net(quantize(min = -3.1416, max = 3.1416, res = 0.01))]
+    pub heading: f32,
+    /// Health points.
+    #[net(range = 0..=100)]
+    pub health: u8,
+    /// What it is doing.
+    pub state: EntityState,
+}
+
+/// A chat line from a player.
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+pub struct ChatMessage {
+    /// Sender's player slot (64 players).
+    #[net(range = 0..=63)]
+    pub from: u8,
+    /// UTF-8 text, at most 140 bytes.
+    #[net(max_len = 140)]
+    pub text: String,
+}
+
+/// Entities that left the player's view this tick.
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+pub struct EntityBatch {
+    /// At most 64 ids.
+    #[net(max_len = 64)]
+    pub ids: Vec<EntityId>,
+}
+
+/// The phase of the match.
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+pub enum MatchPhase {
+    /// Waiting for players.
+    Warmup {
+        /// Players connected.
+        #[net(range = 0..=64)]
+        players: u8,
+    },
+    /// Countdown before the round.
+    Countdown {
+        /// Seconds left.
+        #[net(range = 0..=10)]
+        seconds: u8,
+    },
+    /// Round in progress.
+    Playing {
+        /// Round number.
+        #[net(range = 1..=30)]
+        round: u8,
+        /// Score of team red.
+        #[net(range = 0..=999)]
+        red: u16,
+        /// Score of team blue.
+        #[net(range = 0..=999)]
+        blue: u16,
+    },
+    /// Round over.
+    RoundOver {
+        /// Winning team: None for a draw.
+        winner: Option<bool>,
+    },
+}
+
+/// Size of a naive byte encoding: every field at its in-memory width (what a memcpy of
+/// the struct, or a fixed-width encoder, sends), strings and sequences with a 4-byte
+/// length. The baseline the examples compare against.
+pub trait NaiveSize {
+    /// Bytes of the naive encoding.
+    fn naive_size(&self) -> usize;
+}
+
+impl NaiveSize for PlayerInput {
+    fn naive_size(&self) -> usize {
+        1 + 1 + 4 + 4 + 1 + 1
+    }
+}
+
+impl NaiveSize for EntityUpdate {
+    fn naive_size(&self) -> usize {
+        // id, 3 floats, heading, health, state tag + largest payload (u16).
+        2 + 12 + 4 + 1 + 1 + 2
+    }
+}
+
+impl NaiveSize for ChatMessage {
+    fn naive_size(&self) -> usize {
+        1 + 4 + self.text.len()
+    }
+}
+
+impl NaiveSize for EntityBatch {
+    fn naive_size(&self) -> usize {
+        4 + 2 * self.ids.len()
+    }
+}
+
+impl NaiveSize for MatchPhase {
+    fn naive_size(&self) -> usize {
+        // tag + largest payload (u8 + 2 x u16).
+        1 + 5
+    }
+}

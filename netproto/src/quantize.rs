@@ -26,6 +26,9 @@ pub struct Quantization {
     max: f32,
     res: f32,
     delta: f32,
+    /// The largest value the writer accepts: `max`, or the top quantum if `f32`
+    /// rounding puts it a hair above `max` (see [`Quantization::contains`]).
+    upper: f32,
     max_int: u32,
     bits: u32,
 }
@@ -44,11 +47,15 @@ impl Quantization {
             values = MAX_STEPS;
         }
         let max_int = ceil_to_u32(values);
+        // What the reader returns for `max_int`: `(max_int / max_int) * delta + min`.
+        let top = delta + min;
+        let upper = if top > max { top } else { max };
         Self {
             min,
             max,
             res,
             delta,
+            upper,
             max_int,
             bits: bits_required(0, max_int as u64),
         }
@@ -95,10 +102,26 @@ impl Quantization {
         self.bits
     }
 
-    /// Whether `value` lies in `[min, max]` (false for NaN).
+    /// Whether the writer accepts `value`: it lies in `[min, max]`, or is the top
+    /// quantum (false for NaN).
+    ///
+    /// The top quantum is what a reader returns for `max_int`, `delta + min` in `f32`,
+    /// and for some ranges that rounds a hair above `max` (e.g. `-623.2..=187.6` gives
+    /// `187.60004`). Every value a reader returns must be accepted by the writer, so that
+    /// a decoded message can be sent on unchanged; it quantizes back to `max_int`.
+    ///
+    /// ```
+    /// use netproto::Quantization;
+    ///
+    /// let q = Quantization::new(-623.2, 187.6, 0.5);
+    /// let top = q.dequantize(q.max_int());
+    /// assert!(top > q.max() && q.contains(top));
+    /// assert_eq!(q.quantize(top), q.max_int());
+    /// assert!(!q.contains(f32::from_bits(top.to_bits() + 1)));
+    /// ```
     #[inline]
     pub fn contains(&self, value: f32) -> bool {
-        value >= self.min && value <= self.max
+        value >= self.min && value <= self.upper
     }
 
     /// The integer the writer sends for `value`, clamped into `[min, max]` like the
@@ -164,6 +187,29 @@ mod tests {
         let q = Quantization::new(0.0, 9_000_001.0, 1.0);
         assert_eq!(q.max_int() % 2, 1);
         assert_eq!(q.quantize(9_000_001.0), q.max_int());
+    }
+
+    #[test]
+    fn every_decoded_value_is_accepted_back() {
+        // Ranges where `delta + min` rounds above `max` (the first two), and not.
+        let mut above = 0;
+        for (min, max, res) in [
+            (-623.2f32, 187.6f32, 0.5f32),
+            (-41.76, 97.68, 0.0001),
+            (-388.6, 747.6, 0.01),
+            (-100.0, 100.0, 0.01),
+        ] {
+            let q = Quantization::new(min, max, res);
+            above += usize::from(q.dequantize(q.max_int()) > max);
+            for i in [0, 1, q.max_int() / 2, q.max_int() - 1, q.max_int()] {
+                let v = q.dequantize(i);
+                assert!(q.contains(v), "{min}..={max}: q {i} -> {v}");
+                assert_eq!(q.dequantize(q.quantize(v)), v);
+            }
+            assert!(q.contains(min) && q.contains(max));
+            assert!(!q.contains(f32::NAN));
+        }
+        assert_eq!(above, 2);
     }
 
     #[test]

@@ -295,6 +295,27 @@ proptest! {
     }
 
     #[test]
+    fn every_decoded_quantized_value_can_be_sent_again(
+        min in -1.0e6f32..1.0e6,
+        span in 1.0e-3f32..1.0e6,
+        steps_log2 in 0u32..32,
+        pick in any::<u32>(),
+    ) {
+        let max = min + span;
+        prop_assume!(max > min);
+        let q = Quantization::new(min, max, span / (1u64 << steps_log2) as f32);
+        for i in [0, 1, pick % (q.max_int() + 1), q.max_int() - 1, q.max_int()] {
+            let v = q.dequantize(i);
+            prop_assert!(q.contains(v), "q {} -> {} outside {}..={}", i, v, min, max);
+            let mut buf = [0u8; 4];
+            let mut w = WriteStream::new(&mut buf);
+            w.serialize_quantized(&mut { v }, &q).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+            prop_assert_eq!(w.bits_processed(), q.bits() as usize);
+        }
+        prop_assert!(q.quantize(max) <= q.max_int());
+    }
+
+    #[test]
     fn relative_costs_the_ladder(op in relative()) {
         let Op::Relative { prev, mut cur } = op else { unreachable!() };
         let d = cur - prev;

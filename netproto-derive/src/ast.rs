@@ -55,8 +55,13 @@ pub(crate) struct Field<'a> {
 pub(crate) enum Kind<'a> {
     /// `#[net(skip)]`: not sent, `Default::default()` in a blank value.
     Skip,
-    /// `#[net(range = MIN..=MAX)]` (bounds inclusive here).
-    Ranged { int: IntTy, min: Bound, max: Bound },
+    /// `#[net(range = MIN..=MAX)]` (bounds inclusive here); `spans` cover the range.
+    Ranged {
+        int: IntTy,
+        min: Bound,
+        max: Bound,
+        spans: Spans,
+    },
     /// `#[net(bits = N)]`: the range `0..=2^N - 1`.
     Bits { int: IntTy, bits: Bound },
     /// `#[net(quantize(min = A, max = B, res = R))]` on an `f32`.
@@ -90,7 +95,7 @@ pub(crate) struct ConstExpr {
     /// The value as an `i128` expression (e.g. `(LIMIT) as i128 - 1` for `0..LIMIT`).
     pub(crate) value: TokenStream,
     /// Where assertion failures point.
-    pub(crate) span: Span,
+    pub(crate) spans: Spans,
     /// As written, for assertion messages.
     pub(crate) text: String,
 }
@@ -108,8 +113,28 @@ pub(crate) enum Quant {
         min: TokenStream,
         max: TokenStream,
         res: TokenStream,
-        span: Span,
+        spans: Spans,
     },
+}
+
+/// The first and last token of something the user wrote: an error raised by generated
+/// code whose first token has `lo` and last token `hi` is shown under all of it.
+#[derive(Clone, Copy)]
+pub(crate) struct Spans {
+    pub(crate) lo: Span,
+    pub(crate) hi: Span,
+}
+
+impl Spans {
+    pub(crate) fn of<T: quote::ToTokens>(tokens: &T) -> Self {
+        let mut iter = tokens.to_token_stream().into_iter();
+        let lo = iter.next().map_or_else(Span::call_site, |t| t.span());
+        let hi = iter.last().map_or(lo, |t| match t {
+            proc_macro2::TokenTree::Group(g) => g.span_close(),
+            other => other.span(),
+        });
+        Spans { lo, hi }
+    }
 }
 
 impl Kind<'_> {

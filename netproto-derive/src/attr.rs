@@ -32,6 +32,8 @@ pub(crate) struct Quantize {
     pub(crate) min: Option<Keyed<Expr>>,
     pub(crate) max: Option<Keyed<Expr>>,
     pub(crate) res: Option<Keyed<Expr>>,
+    /// A parameter was misspelt or malformed (already reported): a missing one is not news.
+    pub(crate) malformed: bool,
 }
 
 /// Everything `#[net(...)]` says about one field.
@@ -137,6 +139,7 @@ fn quantize(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Quan
         min: None,
         max: None,
         res: None,
+        malformed: false,
     };
     if !meta.input.peek(syn::token::Paren) {
         errors.spanned(
@@ -144,6 +147,7 @@ fn quantize(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Quan
             "quantize takes parameters: write `quantize(min = -1.0, max = 1.0, res = 0.01)`",
         );
         skip_value(meta)?;
+        out.malformed = true;
         return Ok(out);
     }
     meta.parse_nested_meta(|inner| {
@@ -152,6 +156,7 @@ fn quantize(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Quan
                 &inner.path,
                 "unknown quantize parameter; expected min, max or res",
             );
+            out.malformed = true;
             return skip_value(&inner);
         };
         let slot = match key.to_string().as_str() {
@@ -163,6 +168,7 @@ fn quantize(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Quan
                     &key,
                     format_args!("unknown quantize parameter `{other}`; expected min, max or res"),
                 );
+                out.malformed = true;
                 return skip_value(&inner);
             }
         };

@@ -6,10 +6,9 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
-use syn::spanned::Spanned;
 use syn::{Expr, ExprRange, Ident, RangeLimits, Type};
 
-use crate::ast::{Bound, ConstExpr, Kind, Prim, Quant};
+use crate::ast::{Bound, ConstExpr, Kind, Prim, Quant, Spans};
 use crate::attr::{FieldAttrs, Keyed, Quantize};
 use crate::errors::Errors;
 use crate::value::{self, IntTy, Shape};
@@ -78,6 +77,7 @@ fn hint_for(shape: Shape<'_>) -> &'static str {
         Shape::F32 => "; for an f32 use quantize(min = .., max = .., res = ..)",
         Shape::Bool => "; a bool is sent as 1 bit already: remove the attribute",
         Shape::String | Shape::Vec(_) => "; for a length bound use max_len = N",
+        Shape::Size(_) => "; its width differs between 32- and 64-bit peers: use u32 or u64",
         _ => "",
     }
 }
@@ -124,7 +124,12 @@ fn ranged<'a>(
     if let (Bound::Known(lo), Bound::Known(hi)) = (&min, &max) {
         empty_range(range, *lo, *hi, inclusive, errors)?;
     }
-    Some(Kind::Ranged { int, min, max })
+    Some(Kind::Ranged {
+        int,
+        min,
+        max,
+        spans: Spans::of(range),
+    })
 }
 
 /// Checks that a known range is not empty, given its inclusive `hi`.
@@ -217,7 +222,7 @@ fn int_bound(
             };
             Some(Bound::Const(ConstExpr {
                 value: quote!(((#expr) as i128 #adjust)),
-                span: expr.span(),
+                spans: Spans::of(expr),
                 text: value::render(expr),
             }))
         }
@@ -247,11 +252,18 @@ fn bits_kind<'a>(
     let int = match shape {
         Shape::Int(int) if !int.signed() => int,
         Shape::Int(int) => {
+            let example = match value::int(&attr.value) {
+                Ok(Some(lit)) if lit.value >= 1 && lit.value <= i128::from(int.bits()) => {
+                    let half = 1i128 << (lit.value - 1);
+                    format!("range = {}..={}", -half, half - 1)
+                }
+                _ => "range = -100..=100".to_owned(),
+            };
             errors.spanned(
                 &attr.key,
                 format_args!(
-                    "`bits` needs an unsigned integer; for an {} field write `range = MIN..=MAX`, \
-                     e.g. `range = -100..=100`",
+                    "`bits` needs an unsigned integer; for an {} field write a range instead, \
+                     e.g. `{example}`",
                     int.name()
                 ),
             );
@@ -318,7 +330,7 @@ fn bits_kind<'a>(
                 int,
                 bits: Bound::Const(ConstExpr {
                     value: quote!(((#expr) as i128)),
-                    span: expr.span(),
+                    spans: Spans::of(expr),
                     text: value::render(expr),
                 }),
             })
@@ -349,6 +361,9 @@ fn quantized<'a>(
     }
     let q = &attr.value;
     let (Some(min), Some(max), Some(res)) = (&q.min, &q.max, &q.res) else {
+        if q.malformed {
+            return None;
+        }
         let missing: Vec<&str> = [("min", &q.min), ("max", &q.max), ("res", &q.res)]
             .into_iter()
             .filter(|(_, v)| v.is_none())
@@ -395,7 +410,7 @@ fn quantized<'a>(
                 quote!(#min #max),
                 format_args!(
                     "quantize needs min < max, found min = {lo:?} and max = {hi:?}; write e.g. \
-                     `min = {}, max = {}`",
+                     `min = {:?}, max = {:?}`",
                     lo.min(hi),
                     if lo == hi { lo + 1.0 } else { lo.max(hi) }
                 ),
@@ -444,7 +459,10 @@ fn quantized<'a>(
         min: as_f32(min, evaluated[0]),
         max: as_f32(max, evaluated[1]),
         res: as_f32(res, evaluated[2]),
-        span: attr.key.span(),
+        spans: Spans {
+            lo: attr.key.span(),
+            hi: Spans::of(&res.value).hi,
+        },
     }))
 }
 
@@ -478,14 +496,14 @@ fn length<'a>(
         }
         _ => {
             let hint = match (shape, value::strip_type(ty)) {
-                (_, Type::Array(_)) => " (an array has a fixed length already): remove it",
+                (_, Type::Array(_)) => " (an array's length is fixed and not sent): remove max_len",
                 (Shape::Int(_), _) => ": remove it; to bound a number write `range = 0..=N`",
                 _ => ": remove it",
             };
             errors.spanned(
                 &attr.key,
                 format_args!(
-                    "`max_len` bounds the length of a String or Vec<T>; `{}` has no length{hint}",
+                    "`max_len` bounds the length of a String or Vec<T>, not of `{}`{hint}",
                     shape.describe(ty)
                 ),
             );
@@ -520,7 +538,7 @@ fn length<'a>(
             let expr = &attr.value;
             Bound::Const(ConstExpr {
                 value: quote!(((#expr) as i128)),
-                span: expr.span(),
+                spans: Spans::of(expr),
                 text: value::render(expr),
             })
         }
@@ -545,6 +563,16 @@ fn unannotated<'a>(ty: &'a Type, shape: Shape<'a>, errors: &mut Errors) -> Optio
         Shape::Int(int) => Some(Kind::Prim(Prim::Int(int))),
         Shape::F32 => Some(Kind::Prim(Prim::F32)),
         Shape::F64 => Some(Kind::Prim(Prim::F64)),
+        Shape::Size(name) => {
+            errors.spanned(
+                ty,
+                format_args!(
+                    "`{name}` has no fixed width on the wire (it differs between 32- and 64-bit \
+                     peers): use u32 or u64, bounded with e.g. #[net(range = 0..=1000)]"
+                ),
+            );
+            None
+        }
         Shape::String | Shape::Vec(_) => {
             let what = if matches!(shape, Shape::String) {
                 "a String"

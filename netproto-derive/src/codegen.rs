@@ -11,7 +11,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::{Ident, Type};
 
 use crate::ast::{
-    Body, Bound, ConstExpr, Field, Fields, Input, Kind, Prim, Quant, Style, bits_required,
+    Body, Bound, ConstExpr, Field, Fields, Input, Kind, Prim, Quant, Spans, Style, bits_required,
 };
 use crate::fused::{self, Part, Step};
 use crate::value::IntTy;
@@ -331,7 +331,12 @@ impl Cx {
                 Sum::known(0),
                 Sum::known(0),
             ),
-            Kind::Ranged { int, min, max } => self.int_consts(*int, min, max, id, None),
+            Kind::Ranged {
+                int,
+                min,
+                max,
+                spans,
+            } => self.int_consts(*int, min, max, id, None, *spans),
             Kind::Bits { int, bits } => {
                 let (min, max) = match bits {
                     Bound::Known(n) => (Bound::Known(0), Bound::Known((1i128 << n) - 1)),
@@ -342,7 +347,7 @@ impl Cx {
                                 let n = &c.value;
                                 quote!((1u128.wrapping_shl(#n as u32).wrapping_sub(1) as i128))
                             },
-                            span: c.span,
+                            spans: c.spans,
                             text: c.text.clone(),
                         }),
                     ),
@@ -351,7 +356,11 @@ impl Cx {
                     Bound::Known(_) => None,
                     Bound::Const(c) => Some(c),
                 };
-                self.int_consts(*int, &min, &max, id, bits_check)
+                let spans = match bits {
+                    Bound::Known(_) => Spans::of(&field.member),
+                    Bound::Const(c) => c.spans,
+                };
+                self.int_consts(*int, &min, &max, id, bits_check, spans)
             }
             Kind::Quantized(quant) => {
                 let q = format_ident!("__NET_{}_Q", id);
@@ -382,18 +391,17 @@ impl Cx {
                         min,
                         max,
                         res,
-                        span,
-                        ..
+                        spans,
                     } => {
                         // A const panic can only print one `&str`: the span shows which field.
+                        let panic =
+                            spanned_macro(*spans, quote!(::core::panic), quote!("{}", problem));
                         self.items.extend(quote! {
                             const #q: ::netproto::Quantization = ::netproto::Quantization::new(#min, #max, #res);
-                        });
-                        self.items.extend(quote_spanned! {*span=>
                             const _: () = if let ::core::option::Option::Some(problem) =
                                 ::netproto::Quantization::check(#min, #max, #res)
                             {
-                                ::core::panic!("{}", problem)
+                                #panic
                             };
                         });
                         let bits = quote!((#q.bits() as usize));
@@ -469,6 +477,7 @@ impl Cx {
         max: &Bound,
         id: usize,
         bits_check: Option<&ConstExpr>,
+        spans: Spans,
     ) -> (TokenStream, Sum, Sum) {
         if let (Bound::Known(lo), Bound::Known(hi)) = (min, max) {
             let w = bits_required(*lo, *hi) as usize;
@@ -486,9 +495,11 @@ impl Cx {
                 int.name()
             );
             let width = Literal::i128_unsuffixed(i128::from(int.bits()));
-            self.items.extend(quote_spanned! {bits.span=>
-                const _: () = ::core::assert!(#n >= 1 && #n <= #width, #message);
-            });
+            self.items.extend(assertion(
+                bits.spans,
+                quote!(#n >= 1 && #n <= #width),
+                &message,
+            ));
         } else {
             for bound in [min, max] {
                 if let Bound::Const(c) = bound {
@@ -499,27 +510,21 @@ impl Cx {
                         c.text,
                         int.name()
                     );
-                    self.items.extend(quote_spanned! {c.span=>
-                        const _: () = ::core::assert!(
-                            #v >= (#t::MIN as i128) && #v <= (#t::MAX as i128),
-                            #message
-                        );
-                    });
+                    self.items.extend(assertion(
+                        c.spans,
+                        quote!(#v >= (#t::MIN as i128) && #v <= (#t::MAX as i128)),
+                        &message,
+                    ));
                 }
             }
             let (lo, hi) = (bound_i128(min), bound_i128(max));
-            let span = match (min, max) {
-                (Bound::Const(c), _) | (_, Bound::Const(c)) => c.span,
-                _ => Span::call_site(),
-            };
             let message = format!(
                 "range {}..={} is empty: MIN must be <= MAX",
                 bound_text(min),
                 bound_text(max)
             );
-            self.items.extend(quote_spanned! {span=>
-                const _: () = ::core::assert!(#lo <= #hi, #message);
-            });
+            self.items
+                .extend(assertion(spans, quote!(#lo <= #hi), &message));
         }
         let cmin = format_ident!("__NET_{}_MIN", id);
         let cmax = format_ident!("__NET_{}_MAX", id);
@@ -543,9 +548,11 @@ impl Cx {
                 let name = format_ident!("__NET_{}_LEN", id);
                 let v = &c.value;
                 let message = format!("max_len = {} must be between 0 and 4294967295", c.text);
-                self.items.extend(quote_spanned! {c.span=>
-                    const _: () = ::core::assert!(#v >= 0 && #v <= 4294967295, #message);
-                });
+                self.items.extend(assertion(
+                    c.spans,
+                    quote!(#v >= 0 && #v <= 4294967295),
+                    &message,
+                ));
                 self.items.extend(quote!(const #name: usize = #v as usize;));
                 quote!(#name)
             }
@@ -561,7 +568,7 @@ impl Cx {
                 single: TokenStream::new(),
                 part: None,
             },
-            Kind::Ranged { int, min, max } => self.int_code(field, *int, min, max, id, b),
+            Kind::Ranged { int, min, max, .. } => self.int_code(field, *int, min, max, id, b),
             Kind::Bits { int, bits } => {
                 let (min, max) = match bits {
                     Bound::Known(n) => (Bound::Known(0), Bound::Known((1i128 << n) - 1)),
@@ -597,10 +604,13 @@ impl Cx {
                     part: None,
                 }
             }
-            Kind::Vec { max_len, .. } => {
+            Kind::Vec { max_len, elem } => {
                 let len = self.len_ref(max_len, id);
+                // Spanned on the element type: a missing `NetMessage` impl points there.
+                let b = Ident::new(&b.to_string(), span_of(elem));
+                let call = quote_spanned!(span_of(elem)=> stream.serialize_vec(#b, #len));
                 FieldGen {
-                    single: quote!(stream.serialize_vec(#b, #len) #attribute;),
+                    single: quote!(#call #attribute;),
                     part: None,
                 }
             }
@@ -719,10 +729,38 @@ impl Cx {
     }
 }
 
+/// `const _: () = ::core::assert!(cond, "message");`, reported under `spans`.
+fn assertion(spans: Spans, cond: TokenStream, message: &str) -> TokenStream {
+    let assert = spanned_macro(spans, quote!(::core::assert), quote!(#cond, #message));
+    quote!(const _: () = #assert;)
+}
+
+/// A macro call whose path carries `spans.lo` and whose parentheses carry `spans.hi`:
+/// the compiler shows a failure inside it under everything from `lo` to `hi`.
+fn spanned_macro(spans: Spans, path: TokenStream, args: TokenStream) -> TokenStream {
+    let path = respan(path, spans.lo);
+    let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
+    group.set_span(spans.hi);
+    quote!(#path ! #group)
+}
+
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}
+
 fn dummy_const() -> ConstExpr {
     ConstExpr {
         value: TokenStream::new(),
-        span: Span::call_site(),
+        spans: Spans {
+            lo: Span::call_site(),
+            hi: Span::call_site(),
+        },
         text: String::new(),
     }
 }

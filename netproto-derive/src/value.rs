@@ -112,6 +112,8 @@ pub(crate) enum Shape<'a> {
     Bool,
     F32,
     F64,
+    /// `usize` / `isize`: no fixed width on the wire.
+    Size(&'static str),
     String,
     /// `Vec<T>`, with `T`.
     Vec(&'a Type),
@@ -127,6 +129,7 @@ impl Shape<'_> {
             Shape::Bool => "bool".to_owned(),
             Shape::F32 => "f32".to_owned(),
             Shape::F64 => "f64".to_owned(),
+            Shape::Size(name) => (*name).to_owned(),
             Shape::String => "String".to_owned(),
             Shape::Vec(_) | Shape::Other => quote::ToTokens::to_token_stream(ty)
                 .to_string()
@@ -164,6 +167,8 @@ pub(crate) fn shape(ty: &Type) -> Shape<'_> {
             "bool" => return Shape::Bool,
             "f32" => return Shape::F32,
             "f64" => return Shape::F64,
+            "usize" => return Shape::Size("usize"),
+            "isize" => return Shape::Size("isize"),
             _ => {}
         }
     }
@@ -261,9 +266,13 @@ pub(crate) fn int(expr: &Expr) -> syn::Result<Option<IntLit>> {
             }
             Lit::Float(_) => Err(syn::Error::new(
                 lit.span(),
-                "expected an integer, found a float",
+                "expected an integer, found a float: integer fields take integer bounds (for fractions \
+                 use an f32 field with quantize)",
             )),
-            other => Err(syn::Error::new(other.span(), "expected an integer")),
+            other => Err(syn::Error::new(
+                other.span(),
+                "expected an integer or a constant",
+            )),
         },
         Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => {
             Ok(int(&unary.expr)?.map(|lit| IntLit {

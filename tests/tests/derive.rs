@@ -792,7 +792,8 @@ fn fused_and_per_field_paths_write_identical_bytes() {
 fn both_paths_reject_the_same_field() {
     let mut rng = Lcg(11);
     let base = random_wide(&mut rng);
-    let cases: [(fn(&mut Wide), &str); 6] = [
+    type Break = fn(&mut Wide);
+    let cases: [(Break, &str); 6] = [
         (|w| w.a = 101, "Wide.a"),
         (|w| w.c = 1 << 30, "Wide.c"),
         (|w| w.d = 70_001, "Wide.d"),

@@ -1,0 +1,9 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+struct Packet {
+    #[net(bits = 16)]
+    speed: f32,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+struct Player {
+    #[net(skip = true)]
+    predicted: bool,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+struct Chat {
+    nickname: Option<String>,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+struct Chat {
+    text: String,
+}
+
+fn main() {}

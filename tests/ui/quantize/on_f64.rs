@@ -1,0 +1,9 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+struct Position {
+    #[net(quantize(min = -1.0, max = 1.0, res = 0.01))]
+    x: f64,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+struct Aim {
+    #[net(quantize(min = -1.0, max = 1.0, res = 0.0))]
+    yaw: f32,
+}
+
+fn main() {}

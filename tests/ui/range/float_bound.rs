@@ -1,0 +1,9 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+struct Player {
+    #[net(range = 0..=2.5)]
+    speed: u8,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+enum Never {}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+struct Inventory {
+    count: usize,
+}
+
+fn main() {}

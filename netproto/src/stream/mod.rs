@@ -267,6 +267,10 @@ pub trait Stream: Sized {
     /// the bytes are there before it allocates; the writer refuses a NUL byte too, so it
     /// never writes what a reader would reject.
     fn serialize_string(&mut self, value: &mut String, max_len: usize) -> Result<(), Self::Error> {
+        if !Self::IS_READING {
+            // Before anything goes on the wire: a failed write leaves nothing half-written.
+            self.check(!value.as_bytes().contains(&0), ErrorKind::InvalidString)?;
+        }
         let mut len = value.len();
         self.serialize_len(&mut len, max_len)?;
         if Self::IS_READING {
@@ -280,14 +284,16 @@ pub trait Stream: Sized {
                 Err(_) => self.check(false, ErrorKind::InvalidString)?,
             }
         } else {
-            self.check(!value.as_bytes().contains(&0), ErrorKind::InvalidString)?;
             self.write_bytes(value.as_bytes())?;
         }
         Ok(())
     }
 
     /// A sequence of at most `max_len` elements: the length in `[0, max_len]`, then each
-    /// element. The reader reserves no more elements than the remaining bits can hold.
+    /// element. The reader rejects a length the remaining bits cannot hold (at
+    /// `T::MIN_BITS` each) before reserving anything, and reserves up front no more
+    /// memory than the remaining input has bytes; beyond that the vector grows only as
+    /// elements are actually read.
     fn serialize_vec<T: NetMessage>(
         &mut self,
         value: &mut Vec<T>,
@@ -302,7 +308,10 @@ pub trait Stream: Sized {
                 ErrorKind::PastEnd,
             )?;
             value.clear();
-            value.reserve(len.min(self.bits_remaining() / per_item));
+            // A 1-bit `Option<[u64; 1000]>` must not turn a 1 KB packet into a 64 MB
+            // reservation that the attacker never has to fill.
+            let by_memory = (self.bits_remaining() / 8).max(64) / size_of::<T>().max(1);
+            value.reserve(len.min(self.bits_remaining() / per_item).min(by_memory));
             for _ in 0..len {
                 let mut item = T::blank();
                 item.serialize(self)?;
@@ -388,5 +397,34 @@ mod tests {
         r.serialize_string(&mut s, 0).unwrap();
         assert_eq!(s, "");
         assert_eq!(r.bits_processed(), 0);
+    }
+
+    #[test]
+    fn a_rejected_string_writes_nothing() {
+        let mut buf = [0u8; 16];
+        let mut w = WriteStream::new(&mut buf);
+        let e = w.serialize_string(&mut "a\0b".into(), 10).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidString);
+        let e = w.serialize_string(&mut "too long".into(), 3).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::TooLong);
+        assert_eq!(w.bits_processed(), 0);
+    }
+
+    #[test]
+    fn vec_reservation_is_bounded_by_the_input_bytes() {
+        // 1000 bytes: a 13-bit length of 7999 (each `None` costs 1 bit, so it passes the
+        // length check), then a `Some` whose 64000 bits are not there.
+        let mut buf = [0u8; 1000];
+        let mut w = WriteStream::new(&mut buf);
+        w.serialize_len(&mut 7999, 8000).unwrap();
+        w.serialize_bool(&mut true).unwrap();
+        w.finish();
+        let mut v: Vec<Option<[u64; 1000]>> = Vec::new();
+        let e = ReadStream::new(&buf)
+            .serialize_vec(&mut v, 8000)
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::PastEnd);
+        // 8000 elements of 8008 bytes would be 64 MB; the input justifies 1 KB.
+        assert!(v.capacity() * size_of::<Option<[u64; 1000]>>() <= 1000);
     }
 }

@@ -1,0 +1,556 @@
+//! Hostile input for the packet endpoint: every malformed datagram is dropped whole,
+//! counted in the right counter, never panics, and memory stays bounded by the
+//! configuration. Ends with more than 100,000 random and mutated datagrams.
+
+use netproto::packet::{
+    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, PacketHeader,
+    ReceiveError, Received, Sequence,
+};
+use netproto::sim::Rng;
+use proptest::prelude::*;
+
+fn endpoint(config: EndpointConfig) -> Endpoint {
+    Endpoint::new(config, 0.0).expect("valid config")
+}
+
+fn default_endpoint() -> Endpoint {
+    endpoint(EndpointConfig::default())
+}
+
+/// A small configuration so random fragments often complete packets.
+fn small_config() -> EndpointConfig {
+    EndpointConfig {
+        max_packet_size: 64,
+        fragment_above: 16,
+        fragment_size: 16,
+        max_fragments: 4,
+        fragment_reassembly_buffer_size: 8,
+        ..EndpointConfig::default()
+    }
+}
+
+/// The sum of every counter a dropped datagram can land in.
+fn drops(c: &Counters) -> u64 {
+    c.packets_invalid
+        + c.packets_stale
+        + c.packets_duplicate
+        + c.packets_rejected
+        + c.packets_too_large_to_receive
+        + c.fragments_invalid
+        + c.fragments_duplicate
+}
+
+/// Feeds `datagram` and checks the drop accounting: an error bumps exactly one drop
+/// counter, success none; the payload handed up is never larger than allowed; the
+/// reassembly table stays within its bounds.
+fn feed(e: &mut Endpoint, now: f64, datagram: &[u8]) -> Result<Received, ReceiveError> {
+    let before = *e.counters();
+    let max_payload = e.config().max_packet_size;
+    let result = e.receive(now, datagram, |_, payload| {
+        assert!(payload.len() <= max_payload);
+        true
+    });
+    let after = *e.counters();
+    let dropped = drops(&after) - drops(&before);
+    assert_eq!(
+        dropped,
+        u64::from(result.is_err()),
+        "{result:?} for {datagram:02x?}"
+    );
+    let c = e.config();
+    assert!(e.pending_reassemblies() <= c.fragment_reassembly_buffer_size);
+    assert!(
+        e.reassembly_memory()
+            <= c.fragment_reassembly_buffer_size * c.max_fragments * c.fragment_size
+    );
+    result
+}
+
+fn header(sequence: u16, ack: u16, ack_bits: u32) -> PacketHeader {
+    PacketHeader {
+        sequence: Sequence(sequence),
+        ack: Sequence(ack),
+        ack_bits,
+    }
+}
+
+/// A fragment datagram; fragment 0 gets a canonical packet header with no acks.
+fn fragment(sequence: u16, id: u8, count: u16, payload: &[u8]) -> Vec<u8> {
+    let mut d = FragmentHeader {
+        sequence: Sequence(sequence),
+        fragment_id: id,
+        fragment_count: count,
+    }
+    .encode()
+    .to_vec();
+    if id == 0 {
+        d.extend_from_slice(&header(sequence, 65535, 0).encode());
+    }
+    d.extend_from_slice(payload);
+    d
+}
+
+#[test]
+fn empty_and_one_byte_datagrams() {
+    let mut e = default_endpoint();
+    assert_eq!(
+        feed(&mut e, 0.0, &[]),
+        Err(ReceiveError::InvalidHeader(HeaderError::Truncated {
+            needed: 3,
+            got: 0
+        }))
+    );
+    for b in 0..=255u8 {
+        let r = feed(&mut e, 0.0, &[b]);
+        if b & 1 == 0 {
+            assert!(matches!(
+                r,
+                Err(ReceiveError::InvalidHeader(HeaderError::Truncated { .. }))
+            ));
+        } else {
+            assert!(matches!(r, Err(ReceiveError::InvalidFragment(_))));
+        }
+    }
+    let c = e.counters();
+    assert_eq!((c.packets_invalid, c.fragments_invalid), (129, 128));
+    assert_eq!(e.next_header().ack_bits, 0, "nothing was recorded");
+}
+
+#[test]
+fn truncated_headers_and_missing_flagged_bytes() {
+    let mut e = default_endpoint();
+    for h in [
+        header(10000, 100, 0),
+        header(200, 100, 0xFFFE_FFFF),
+        header(5, 65535, 0),
+    ] {
+        let bytes = h.encode();
+        for len in 1..bytes.len() {
+            assert!(matches!(
+                feed(&mut e, 0.0, &bytes[..len]),
+                Err(ReceiveError::InvalidHeader(HeaderError::Truncated { .. }))
+            ));
+        }
+    }
+    // Prefix flags a 16-bit ack and four ack-bits bytes (9 bytes), 7 given.
+    assert_eq!(
+        feed(&mut e, 0.0, &[0x1e, 1, 0, 0, 0, 0xAA, 0xBB]),
+        Err(ReceiveError::InvalidHeader(HeaderError::Truncated {
+            needed: 9,
+            got: 7
+        }))
+    );
+    assert_eq!(e.counters().packets_invalid, 8 + 4 + 7 + 1);
+    assert_eq!(e.next_header().ack_bits, 0);
+}
+
+#[test]
+fn non_canonical_header_in_fragment_zero() {
+    let mut e = default_endpoint();
+    // Sequence 3, ack 2 (all acked) written with a 16-bit ack: legal in a regular
+    // packet, refused inside fragment 0.
+    let mut d = vec![1u8, 3, 0, 0, 1, 0x00, 3, 0, 2, 0];
+    d.extend_from_slice(&[0x55; 1024]);
+    assert_eq!(
+        feed(&mut e, 0.0, &d),
+        Err(ReceiveError::InvalidFragment(FragmentError::InvalidHeader(
+            HeaderError::NonCanonical
+        )))
+    );
+    // Explicit 0xFF ack-bits byte.
+    let mut d = vec![1u8, 3, 0, 0, 1, 0x22, 3, 0, 1, 0xFF];
+    d.extend_from_slice(&[0x55; 1024]);
+    assert!(matches!(
+        feed(&mut e, 0.0, &d),
+        Err(ReceiveError::InvalidFragment(FragmentError::InvalidHeader(
+            HeaderError::NonCanonical
+        )))
+    ));
+    // The embedded header names another packet.
+    let mut d = fragment(3, 0, 2, &[0x55; 1024]);
+    d[1] = 4;
+    assert!(matches!(
+        feed(&mut e, 0.0, &d),
+        Err(ReceiveError::InvalidFragment(
+            FragmentError::SequenceMismatch { .. }
+        ))
+    ));
+    assert_eq!(e.counters().fragments_invalid, 3);
+    assert_eq!(e.pending_reassemblies(), 0);
+}
+
+#[test]
+fn fragment_fields_out_of_range() {
+    let mut e = default_endpoint();
+    let fs = 1024;
+    // Id >= count.
+    assert!(matches!(
+        feed(&mut e, 0.0, &fragment(1, 2, 2, &[0; 10])),
+        Err(ReceiveError::InvalidFragment(FragmentError::IdOutOfRange {
+            id: 2,
+            count: 2
+        }))
+    ));
+    // Count above the configured 16 (up to the 256 the byte allows).
+    for count in [17u16, 100, 256] {
+        assert!(matches!(
+            feed(&mut e, 0.0, &fragment(1, 1, count, &[0; 1024])),
+            Err(ReceiveError::InvalidFragment(
+                FragmentError::TooManyFragments { .. }
+            ))
+        ));
+    }
+    // A non-last fragment shorter or longer than the fragment size; a last one
+    // longer; an empty last one.
+    for (id, count, len) in [
+        (0u8, 2u16, fs - 1),
+        (1, 3, fs + 1),
+        (1, 2, fs + 1),
+        (1, 2, 0),
+    ] {
+        let r = feed(&mut e, 0.0, &fragment(1, id, count, &vec![0; len]));
+        assert!(
+            matches!(
+                r,
+                Err(ReceiveError::InvalidFragment(
+                    FragmentError::WrongSize { .. } | FragmentError::TooLong { .. }
+                ))
+            ),
+            "{id}/{count} with {len} bytes: {r:?}"
+        );
+    }
+    assert_eq!(e.counters().fragments_invalid, 1 + 3 + 4);
+    assert_eq!(
+        e.pending_reassemblies(),
+        0,
+        "nothing stored from a refused fragment"
+    );
+}
+
+#[test]
+fn sizes_beyond_the_packet_maximum() {
+    // 11 fragments of 1500 bytes could carry 16500 > 16384 bytes.
+    let config = EndpointConfig {
+        fragment_above: 1000,
+        fragment_size: 1500,
+        max_fragments: 11,
+        ..EndpointConfig::default()
+    };
+    let mut e = endpoint(config);
+    let last_len = 16384 - 10 * 1500 + 1; // one byte too many
+    assert_eq!(
+        feed(&mut e, 0.0, &fragment(1, 10, 11, &vec![0; last_len])),
+        Err(ReceiveError::InvalidFragment(
+            FragmentError::PacketTooLarge {
+                size: 16385,
+                max: 16384
+            }
+        ))
+    );
+    // Exactly at the maximum is fine.
+    assert!(feed(&mut e, 0.0, &fragment(1, 10, 11, &vec![0; last_len - 1])).is_ok());
+    // A datagram larger than any valid datagram is refused before parsing.
+    let mut e = default_endpoint();
+    let huge = vec![0x3e; 16384 + 9 + 5 + 1];
+    assert!(matches!(
+        feed(&mut e, 0.0, &huge),
+        Err(ReceiveError::TooLarge { .. })
+    ));
+    // A regular packet whose payload exceeds the maximum.
+    let mut d = header(0, 65535, 0).encode().to_vec();
+    d.extend_from_slice(&vec![0; 16384 + 1]);
+    assert!(matches!(
+        feed(&mut e, 0.0, &d),
+        Err(ReceiveError::TooLarge { .. })
+    ));
+    assert_eq!(e.counters().packets_too_large_to_receive, 2);
+}
+
+#[test]
+fn count_changing_between_fragments_and_duplicates() {
+    let mut e = default_endpoint();
+    let part = vec![7u8; 1024];
+    assert!(matches!(
+        feed(&mut e, 0.0, &fragment(5, 0, 3, &part)),
+        Ok(Received::Fragment { .. })
+    ));
+    assert_eq!(
+        feed(&mut e, 0.0, &fragment(5, 1, 2, &part)),
+        Err(ReceiveError::FragmentCountMismatch {
+            sequence: Sequence(5),
+            expected: 3,
+            got: 2
+        })
+    );
+    assert_eq!(
+        feed(&mut e, 0.0, &fragment(5, 0, 3, &part)),
+        Err(ReceiveError::DuplicateFragment {
+            sequence: Sequence(5),
+            fragment_id: 0
+        })
+    );
+    assert!(feed(&mut e, 0.0, &fragment(5, 1, 3, &part)).is_ok());
+    let mut got = None;
+    let r = e.receive(0.0, &fragment(5, 2, 3, &[9; 10]), |s, p| {
+        got = Some((s, p.len()));
+        true
+    });
+    assert!(matches!(r, Ok(Received::Packet { .. })));
+    assert_eq!(got, Some((Sequence(5), 2048 + 10)));
+    // Any fragment of a packet already received is a duplicate.
+    assert_eq!(
+        feed(&mut e, 0.0, &fragment(5, 1, 3, &part)),
+        Err(ReceiveError::DuplicateFragment {
+            sequence: Sequence(5),
+            fragment_id: 1
+        })
+    );
+    let c = e.counters();
+    assert_eq!(
+        (
+            c.fragments_invalid,
+            c.fragments_duplicate,
+            c.packets_received
+        ),
+        (1, 2, 1)
+    );
+}
+
+#[test]
+fn thousands_of_unfinished_reassemblies_stay_bounded() {
+    let mut e = default_endpoint();
+    let part = vec![1u8; 1024];
+    let bound = 64 * 16 * 1024;
+    for i in 0..20_000u32 {
+        // Fragment 0 of a 16-fragment packet, never completed, with sequences
+        // walking forward and jumping around the whole ring.
+        let seq = (i.wrapping_mul(7919)) as u16;
+        let _ = feed(&mut e, 0.0, &fragment(seq, 0, 16, &part));
+        assert!(e.pending_reassemblies() <= 64);
+        assert!(e.reassembly_memory() <= bound);
+    }
+    println!(
+        "20000 unfinished reassemblies: {} pending, {} bytes held (bound {bound})",
+        e.pending_reassemblies(),
+        e.reassembly_memory()
+    );
+    // The endpoint still works.
+    let mut sender = default_endpoint();
+    let mut datagrams = Vec::new();
+    sender
+        .send(0.0, &[3; 3000], |d| datagrams.push(d.to_vec()))
+        .expect("fits");
+    let mut fresh = default_endpoint();
+    let mut done = false;
+    for d in &datagrams {
+        done = matches!(feed(&mut fresh, 0.0, d), Ok(Received::Packet { .. }));
+    }
+    assert!(done);
+}
+
+#[test]
+fn forged_acks() {
+    let mut a = default_endpoint();
+    for _ in 0..10 {
+        a.send(0.0, b"x", |_| {}).expect("fits");
+    }
+    // Ack 500: we only sent 0..=9. Dropped whole, nothing handed up.
+    let mut d = header(0, 500, u32::MAX).encode().to_vec();
+    d.extend_from_slice(b"payload");
+    let mut handed_up = false;
+    let r = a.receive(0.0, &d, |_, _| {
+        handed_up = true;
+        true
+    });
+    assert_eq!(
+        r,
+        Err(ReceiveError::ForgedAck {
+            ack: Sequence(500),
+            next: Sequence(10)
+        })
+    );
+    assert!(!handed_up);
+    assert_eq!(a.counters().packets_invalid, 1);
+    assert_eq!(a.next_header().ack_bits, 0, "not recorded as received");
+    // Ack exactly our next sequence is also impossible.
+    let d = header(1, 10, 1).encode();
+    assert!(matches!(
+        feed(&mut a, 0.0, &d),
+        Err(ReceiveError::ForgedAck { .. })
+    ));
+    // Acks behind our first packet (65535 and below: never sent) acknowledge nothing.
+    let d = header(2, 65500, u32::MAX).encode();
+    assert_eq!(feed(&mut a, 0.0, &d).map(|r| r.acks().len()), Ok(0));
+    assert_eq!(a.counters().packets_acked, 0);
+    for s in 0..10 {
+        assert_eq!(a.is_acked(Sequence(s)), Some(false));
+    }
+    // A fresh peer's header (ack 65535, no bits) is fine whatever our sequence.
+    let d = header(3, 65535, 0).encode();
+    assert!(feed(&mut a, 0.0, &d).is_ok());
+}
+
+#[test]
+fn stale_and_duplicate_packets_are_counted() {
+    let mut e = default_endpoint();
+    let packet = |seq: u16| header(seq, 65535, 0).encode().to_vec();
+    assert!(feed(&mut e, 0.0, &packet(1000)).is_ok());
+    assert_eq!(
+        feed(&mut e, 0.0, &packet(1000)),
+        Err(ReceiveError::Duplicate(Sequence(1000)))
+    );
+    assert_eq!(
+        feed(&mut e, 0.0, &packet(1000 - 256)),
+        Err(ReceiveError::Stale(Sequence(744)))
+    );
+    assert!(feed(&mut e, 0.0, &packet(1000 - 255)).is_ok());
+    assert!(matches!(
+        feed(&mut e, 0.0, &fragment(700, 0, 2, &[0; 1024])),
+        Err(ReceiveError::StaleFragment(_))
+    ));
+    let c = e.counters();
+    assert_eq!(
+        (c.packets_duplicate, c.packets_stale, c.fragments_invalid),
+        (1, 1, 1)
+    );
+}
+
+/// Valid traffic from a real sender: regular packets and fragments, with acks.
+fn valid_datagrams(config: &EndpointConfig, rng: &mut Rng, count: usize) -> Vec<Vec<u8>> {
+    let mut sender = endpoint(config.clone());
+    let mut peer = endpoint(config.clone());
+    let mut out = Vec::new();
+    while out.len() < count {
+        let len = if rng.chance(0.3) {
+            rng.below(config.max_packet_size as u64 + 1) as usize
+        } else {
+            rng.below(64) as usize
+        };
+        let mut payload = vec![0u8; len];
+        rng.fill_bytes(&mut payload);
+        let _ = sender.send(0.0, &payload, |d| out.push(d.to_vec()));
+        // Let the sender's headers carry acks too.
+        let mut back = Vec::new();
+        let _ = peer.send(0.0, b"ack", |d| back.push(d.to_vec()));
+        for d in back {
+            let _ = sender.receive(0.0, &d, |_, _| true);
+        }
+    }
+    out
+}
+
+fn mutate(rng: &mut Rng, datagram: &mut Vec<u8>) {
+    match rng.below(6) {
+        0 if !datagram.is_empty() => {
+            let i = rng.below(datagram.len() as u64) as usize;
+            datagram[i] ^= 1 << rng.below(8);
+        }
+        1 if !datagram.is_empty() => {
+            let i = rng.below(datagram.len().min(12) as u64) as usize;
+            datagram[i] = rng.next_u64() as u8;
+        }
+        2 => {
+            let keep = rng.below(datagram.len() as u64 + 1) as usize;
+            datagram.truncate(keep);
+        }
+        3 => {
+            let extra = rng.below(40) as usize;
+            datagram.extend((0..extra).map(|_| rng.next_u64() as u8));
+        }
+        4 if datagram.len() > 5 => {
+            // Fragment header fields: id and count.
+            datagram[3] = rng.next_u64() as u8;
+            datagram[4] = rng.next_u64() as u8;
+        }
+        _ => {
+            let i = rng.below(datagram.len() as u64 + 1) as usize;
+            datagram.insert(i, rng.next_u64() as u8);
+        }
+    }
+}
+
+#[test]
+fn seeded_mutations_of_valid_traffic() {
+    let mut total = 0usize;
+    for (config, seed) in [(EndpointConfig::default(), 1u64), (small_config(), 2)] {
+        let mut rng = Rng::new(seed);
+        let valid = valid_datagrams(&config, &mut rng, 2000);
+        let mut e = endpoint(config);
+        // Send as much as the peer acks in the valid traffic, so its acks are
+        // plausible (otherwise they are all dropped as forged).
+        for _ in 0..valid.len() {
+            e.send(0.0, b"x", |_| {}).expect("fits");
+        }
+        let mut accepted = 0usize;
+        for i in 0..60_000usize {
+            let mut d = valid[rng.below(valid.len() as u64) as usize].clone();
+            for _ in 0..=rng.below(3) {
+                mutate(&mut rng, &mut d);
+            }
+            accepted += usize::from(feed(&mut e, i as f64 * 0.001, &d).is_ok());
+            total += 1;
+        }
+        println!(
+            "mutations: {accepted} of 60000 accepted, counters {:?}",
+            e.counters()
+        );
+    }
+    assert!(total >= 100_000);
+}
+
+/// `len` bytes from a seed: far cheaper for proptest than a vector of `any::<u8>()`.
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    Rng::new(seed).fill_bytes(&mut v);
+    v
+}
+
+fn datagram_strategy() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        // Short noise: exercises every header path.
+        prop::collection::vec(any::<u8>(), 0..16),
+        // Regular-looking: an even prefix.
+        (any::<u64>(), 1usize..80).prop_map(|(seed, len)| {
+            let mut v = noise(seed, len);
+            v[0] &= !1;
+            v
+        }),
+        // Fragment-looking for the small config: prefix 1, small id and count.
+        (any::<u16>(), 0u8..6, 0u8..6, 0usize..40).prop_map(|(seq, id, c, len)| {
+            let mut v = vec![1u8];
+            v.extend_from_slice(&seq.to_le_bytes());
+            v.extend_from_slice(&[id, c]);
+            v.extend(std::iter::repeat_n(0xA5, len));
+            v
+        }),
+        // Well-formed fragments of the small config, so packets do complete.
+        (0u16..8, 0u8..4, 1u16..5, 1usize..=16).prop_map(|(seq, id, count, len)| {
+            let id = id % count as u8;
+            let len = if u16::from(id) + 1 < count { 16 } else { len };
+            fragment(seq, id, count, &vec![0x5A; len])
+        }),
+        // Long noise.
+        (any::<u64>(), 0usize..1200).prop_map(|(seed, len)| noise(seed, len)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 1024,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// 1024 cases x 100 datagrams = 102,400 random datagrams, each fed to an endpoint
+    /// with the default and one with the small configuration.
+    #[test]
+    fn random_datagrams_never_panic(datagrams in prop::collection::vec(datagram_strategy(), 100)) {
+        let mut big = default_endpoint();
+        let mut small = endpoint(small_config());
+        for (i, d) in datagrams.iter().enumerate() {
+            let now = i as f64 * 0.01;
+            let _ = feed(&mut big, now, d);
+            let _ = feed(&mut small, now, d);
+        }
+    }
+}

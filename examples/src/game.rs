@@ -20,6 +20,17 @@ pub mod buttons {
 
 /// One tick of a player's input: 6 + 8 + 13 + 12 + 4 + 4 = 47 bits.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "compare",
+    derive(
+        bitcode::Encode,
+        bitcode::Decode,
+        bincode::Encode,
+        bincode::Decode,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
 pub struct PlayerInput {
     /// Client tick, wrapping at 64.
     #[net(bits = 6)]
@@ -43,6 +54,17 @@ pub struct PlayerInput {
 
 /// A position in the 2 km arena, to 1 cm: 18 + 18 + 16 = 52 bits.
 #[derive(NetMessage, Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "compare",
+    derive(
+        bitcode::Encode,
+        bitcode::Decode,
+        bincode::Encode,
+        bincode::Decode,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
 pub struct Position {
     /// East, metres.
     #[net(quantize(min = -1024.0, max = 1024.0, res = 0.01))]
@@ -57,6 +79,17 @@ pub struct Position {
 
 /// What an entity is doing.
 #[derive(NetMessage, Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "compare",
+    derive(
+        bitcode::Encode,
+        bitcode::Decode,
+        bincode::Encode,
+        bincode::Decode,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
 pub enum EntityState {
     /// Standing still.
     Idle,
@@ -81,10 +114,32 @@ pub enum EntityState {
 
 /// An entity id: at most 4096 entities in an arena.
 #[derive(NetMessage, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "compare",
+    derive(
+        bitcode::Encode,
+        bitcode::Decode,
+        bincode::Encode,
+        bincode::Decode,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
 pub struct EntityId(#[net(range = 0..=4095)] pub u16);
 
 /// The server's update of one entity.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "compare",
+    derive(
+        bitcode::Encode,
+        bitcode::Decode,
+        bincode::Encode,
+        bincode::Decode,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
 pub struct EntityUpdate {
     /// Which entity.
     pub entity: EntityId,
@@ -102,6 +157,17 @@ pub struct EntityUpdate {
 
 /// A chat line from a player.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "compare",
+    derive(
+        bitcode::Encode,
+        bitcode::Decode,
+        bincode::Encode,
+        bincode::Decode,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
 pub struct ChatMessage {
     /// Sender's player slot (64 players).
     #[net(range = 0..=63)]
@@ -113,6 +179,17 @@ pub struct ChatMessage {
 
 /// Entities that left the player's view this tick.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "compare",
+    derive(
+        bitcode::Encode,
+        bitcode::Decode,
+        bincode::Encode,
+        bincode::Decode,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
 pub struct EntityBatch {
     /// At most 64 ids.
     #[net(max_len = 64)]
@@ -121,6 +198,17 @@ pub struct EntityBatch {
 
 /// The phase of the match.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "compare",
+    derive(
+        bitcode::Encode,
+        bitcode::Decode,
+        bincode::Encode,
+        bincode::Decode,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
 pub enum MatchPhase {
     /// Waiting for players.
     Warmup {
@@ -190,5 +278,149 @@ impl NaiveSize for MatchPhase {
     fn naive_size(&self) -> usize {
         // tag + largest payload (u8 + 2 x u16).
         1 + 5
+    }
+}
+
+/// Every message the arena sends, as one enum: 3 bits of type, then the message.
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "compare",
+    derive(
+        bitcode::Encode,
+        bitcode::Decode,
+        bincode::Encode,
+        bincode::Decode,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
+pub enum GameMessage {
+    /// A player's input.
+    Input(PlayerInput),
+    /// An entity update.
+    Update(EntityUpdate),
+    /// A chat line.
+    Chat(ChatMessage),
+    /// Entities that left the view.
+    Batch(EntityBatch),
+    /// A match-phase change.
+    Phase(MatchPhase),
+}
+
+/// A seeded, realistic mix of `count` messages: 50% inputs, 30% entity updates, 10%
+/// batches of ids, 5% chat, 5% match-phase changes, every value drawn within its
+/// declared range.
+pub fn workload(count: usize, seed: u64) -> Vec<GameMessage> {
+    let mut rng = SplitMix(seed);
+    (0..count).map(|_| random_message(&mut rng)).collect()
+}
+
+/// splitmix64: small, seedable and good enough to draw test values.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[lo, hi]`.
+    fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % (hi - lo + 1) as u64) as i64
+    }
+
+    /// Uniform in `[lo, hi]`.
+    fn float(&mut self, lo: f32, hi: f32) -> f32 {
+        let unit = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
+        (lo + unit * (hi - lo)).clamp(lo, hi)
+    }
+}
+
+fn random_id(rng: &mut SplitMix) -> EntityId {
+    EntityId(rng.int(0, 4095) as u16)
+}
+
+fn random_message(rng: &mut SplitMix) -> GameMessage {
+    const WORDS: [&str; 8] = [
+        "gg",
+        "nice shot",
+        "rematch?",
+        "on my way",
+        "lol",
+        "help B",
+        "été",
+        "✌",
+    ];
+    match rng.int(0, 99) {
+        0..=49 => GameMessage::Input(PlayerInput {
+            tick: rng.int(0, 63) as u8,
+            buttons: rng.int(0, 255) as u8,
+            aim_yaw: rng.float(-3.1416, 3.1416),
+            aim_pitch: rng.float(-1.5708, 1.5708),
+            move_x: rng.int(-7, 7) as i8,
+            move_y: rng.int(-7, 7) as i8,
+        }),
+        50..=79 => GameMessage::Update(EntityUpdate {
+            entity: random_id(rng),
+            position: Position {
+                x: rng.float(-1024.0, 1024.0),
+                y: rng.float(-1024.0, 1024.0),
+                z: rng.float(-64.0, 448.0),
+            },
+            heading: rng.float(-3.1416, 3.1416),
+            health: rng.int(0, 100) as u8,
+            state: match rng.int(0, 3) {
+                0 => EntityState::Idle,
+                1 => EntityState::Moving {
+                    speed: rng.int(0, 15) as u8,
+                },
+                2 => EntityState::Attacking {
+                    target: random_id(rng),
+                },
+                _ => EntityState::Dead {
+                    respawn_ticks: rng.int(0, 300) as u16,
+                },
+            },
+        }),
+        80..=89 => {
+            let len = rng.int(0, 8) as usize;
+            GameMessage::Batch(EntityBatch {
+                ids: (0..len).map(|_| random_id(rng)).collect(),
+            })
+        }
+        90..=94 => {
+            let words = rng.int(1, 4);
+            let text = (0..words)
+                .map(|_| WORDS[rng.int(0, WORDS.len() as i64 - 1) as usize])
+                .collect::<Vec<_>>()
+                .join(" ");
+            GameMessage::Chat(ChatMessage {
+                from: rng.int(0, 63) as u8,
+                text,
+            })
+        }
+        _ => GameMessage::Phase(match rng.int(0, 3) {
+            0 => MatchPhase::Warmup {
+                players: rng.int(0, 64) as u8,
+            },
+            1 => MatchPhase::Countdown {
+                seconds: rng.int(0, 10) as u8,
+            },
+            2 => MatchPhase::Playing {
+                round: rng.int(1, 30) as u8,
+                red: rng.int(0, 999) as u16,
+                blue: rng.int(0, 999) as u16,
+            },
+            _ => MatchPhase::RoundOver {
+                winner: match rng.int(0, 2) {
+                    0 => None,
+                    1 => Some(false),
+                    _ => Some(true),
+                },
+            },
+        }),
     }
 }

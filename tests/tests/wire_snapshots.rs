@@ -34,7 +34,11 @@ fn player_input() {
 fn entity_update_with_quantized_position() {
     insta::assert_snapshot!(view(EntityUpdate {
         entity: EntityId(4095),
-        position: Position { x: -1024.0, y: 1023.99, z: 0.01 },
+        position: Position {
+            x: -1024.0,
+            y: 1023.99,
+            z: 0.01
+        },
         heading: 3.1416,
         health: 100,
         state: EntityState::Moving { speed: 15 },
@@ -45,7 +49,11 @@ fn entity_update_with_quantized_position() {
 fn entity_update_dead() {
     insta::assert_snapshot!(view(EntityUpdate {
         entity: EntityId(0),
-        position: Position { x: 0.0, y: 0.0, z: 448.0 },
+        position: Position {
+            x: 0.0,
+            y: 0.0,
+            z: 448.0
+        },
         heading: 0.0,
         health: 0,
         state: EntityState::Dead { respawn_ticks: 300 },
@@ -54,13 +62,22 @@ fn entity_update_dead() {
 
 #[test]
 fn chat_with_multibyte_utf8() {
-    insta::assert_snapshot!(view(ChatMessage { from: 63, text: "gg ✌ été".to_owned() }));
+    insta::assert_snapshot!(view(ChatMessage {
+        from: 63,
+        text: "gg ✌ été".to_owned()
+    }));
 }
 
 #[test]
 fn batch_of_entity_ids() {
     insta::assert_snapshot!(view(EntityBatch {
-        ids: vec![EntityId(0), EntityId(1), EntityId(2047), EntityId(2048), EntityId(4095)],
+        ids: vec![
+            EntityId(0),
+            EntityId(1),
+            EntityId(2047),
+            EntityId(2048),
+            EntityId(4095)
+        ],
     }));
 }
 
@@ -72,5 +89,9 @@ fn empty_batch() {
 #[test]
 fn enum_state_message() {
     insta::assert_snapshot!(view(MatchPhase::RoundOver { winner: Some(true) }));
-    insta::assert_snapshot!(view(MatchPhase::Playing { round: 30, red: 999, blue: 0 }));
+    insta::assert_snapshot!(view(MatchPhase::Playing {
+        round: 30,
+        red: 999,
+        blue: 0
+    }));
 }

@@ -12,7 +12,11 @@
 /// assert_eq!(netproto::bits_required(0, 256), 9);
 /// ```
 pub const fn bits_required(min: u64, max: u64) -> u32 {
-    if max <= min { 0 } else { 64 - (max - min).leading_zeros() }
+    if max <= min {
+        0
+    } else {
+        64 - (max - min).leading_zeros()
+    }
 }
 
 /// `bits_required(0, n - 1)`: the bits of an index into `n` choices (0 for one choice).

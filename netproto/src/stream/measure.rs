@@ -76,3 +76,35 @@ impl Stream for MeasureStream {
         usize::MAX - self.bits
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligns_cost_7_bits_wherever_they_start() {
+        let mut m = MeasureStream::new();
+        m.serialize_align().unwrap();
+        assert_eq!(m.bits_processed(), 7, "even at bit 0");
+        m.write_bytes(&[]).unwrap();
+        assert_eq!(m.bits_processed(), 14, "an empty byte run still aligns");
+        m.write_bytes(&[1, 2, 3]).unwrap();
+        assert_eq!(m.bits_processed(), 14 + 7 + 24);
+        m.serialize_bytes(&mut [0; 2]).unwrap();
+        assert_eq!(m.bits_processed(), 45 + 7 + 16);
+    }
+
+    #[test]
+    fn everything_else_is_exact() {
+        let mut m = MeasureStream::new();
+        m.serialize_bits(&mut 0, 64).unwrap();
+        m.serialize_int(&mut 5i32, 5, 5).unwrap(); // degenerate: 0 bits
+        m.serialize_int(&mut 0u16, 0, 1000).unwrap(); // 10 bits
+        m.serialize_relative(10, &mut 11).unwrap(); // 1 bit
+        m.serialize_relative(10, &mut 100_000).unwrap(); // 6 + 32 bits
+        m.serialize_string(&mut "héllo".into(), 1).unwrap(); // 1 + 7 + 48: not validated
+        assert_eq!(m.bits_processed(), 64 + 10 + 1 + 38 + 1 + 7 + 48);
+        assert_eq!(m.bits_remaining(), usize::MAX - m.bits_processed());
+    }
+}

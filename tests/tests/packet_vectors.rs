@@ -211,7 +211,10 @@ fn every_reference_fragmentation_is_reproduced_and_reassembles() {
         backwards.reverse();
         assert_eq!(deliver(reversed, &backwards), vec![(seq, payload)]);
     }
-    assert_eq!(too_large_seen, 3, "5000 and 16000 with max 4096, 16000 with max 14522");
+    assert_eq!(
+        too_large_seen, 3,
+        "5000 and 16000 with max 4096, 16000 with max 14522"
+    );
     assert!(single_fragment_seen >= 2, "FS > FA single-fragment packets");
 }
 

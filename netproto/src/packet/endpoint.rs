@@ -1,5 +1,6 @@
 //! The sans-IO packet endpoint: sequence numbers, acks, fragmentation, statistics.
 
+use super::ack_state::{ProcessedAcks, ReceivedBits};
 use super::config::{ConfigError, EndpointConfig};
 use super::fragment::{FRAGMENT_HEADER_BYTES, FragmentHeader, FragmentLimits, parse_fragment};
 use super::header::{HeaderError, MAX_HEADER_BYTES, PacketHeader};
@@ -60,6 +61,10 @@ pub struct Endpoint {
     sequence: Sequence,
     sent: SequenceBuffer<SentPacket>,
     received: SequenceBuffer<ReceivedPacket>,
+    /// `received.ack_bits()`, maintained incrementally when that is exact.
+    received_bits: Option<ReceivedBits>,
+    /// The peer's ack fields already processed.
+    processed: ProcessedAcks,
     reassembly: Reassembly,
     estimator: Estimator,
     counters: Counters,
@@ -84,6 +89,9 @@ impl Endpoint {
             sequence: Sequence(0),
             sent: SequenceBuffer::new(config.sent_packets_buffer_size),
             received: SequenceBuffer::new(config.received_packets_buffer_size),
+            received_bits: ReceivedBits::exact_for(config.received_packets_buffer_size)
+                .then(ReceivedBits::new),
+            processed: ProcessedAcks::default(),
             reassembly: Reassembly::new(
                 config.fragment_reassembly_buffer_size,
                 config.fragment_size,
@@ -112,8 +120,12 @@ impl Endpoint {
 
     /// The header our next packet would carry: the next sequence and the acks of
     /// what we have received and accepted.
+    #[inline]
     pub fn next_header(&self) -> PacketHeader {
-        let (ack, ack_bits) = self.received.ack_bits();
+        let (ack, ack_bits) = match &self.received_bits {
+            Some(bits) => bits.get(),
+            None => self.received.ack_bits(),
+        };
         PacketHeader {
             sequence: self.sequence,
             ack,
@@ -396,11 +408,21 @@ impl Endpoint {
         };
         if let Ok(slot) = self.received.insert_in_place(sequence) {
             *slot = record;
+            if let Some(bits) = &mut self.received_bits {
+                bits.insert(sequence);
+            }
         }
         self.reassembly.advance(sequence);
 
+        // Walk the ack bits from bit 0 (ack) to bit 31 (ack - 31), skipping those an
+        // earlier header already covered (they cannot ack anything new).
         let mut acks = Acks::EMPTY;
-        let mut bits = header.ack_bits;
+        let sent_total = self.counters.packets_sent;
+        let mut bits = self
+            .processed
+            .unseen(header.ack, header.ack_bits, sent_total);
+        self.processed
+            .record(header.ack, header.ack_bits, sent_total);
         let mut acked = header.ack;
         while bits != 0 {
             let skip = bits.trailing_zeros();

@@ -27,6 +27,7 @@
 //!   ([`Sent::lost`]); the reference only counts them in its loss estimate.
 //! * Duplicate fragments are counted (`fragments_duplicate`).
 
+mod ack_state;
 mod config;
 mod endpoint;
 mod fragment;

@@ -28,7 +28,9 @@ pub const MAX_ACKS_PER_PACKET: usize = 32;
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Acks {
     list: [Sequence; MAX_ACKS_PER_PACKET],
-    len: u8,
+    // u16 rather than u8: the struct is copied out as whole words, and a byte store
+    // followed by a word load would stall store forwarding on the hot path.
+    len: u16,
 }
 
 impl Acks {

@@ -61,29 +61,44 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 .iter()
                 .map(|(ident, fg)| fg.blank(quote!(Self::#ident)))
                 .collect();
-            let read_arms = blanks.iter().enumerate().map(|(i, blank)| {
-                if i + 1 == count {
-                    quote!(_ => #blank,)
-                } else {
-                    let i = Literal::u32_unsuffixed(i as u32);
-                    quote!(#i => #blank,)
-                }
-            });
+            // Reading dispatches once: build the blank variant, then fill it in place
+            // (the pattern is then known to match, so no second dispatch is made).
+            let read_arms = fgs
+                .iter()
+                .zip(&blanks)
+                .enumerate()
+                .map(|(i, ((ident, fg), blank))| {
+                    let index = if i + 1 == count {
+                        quote!(_)
+                    } else {
+                        let i = Literal::u32_unsuffixed(i as u32);
+                        quote!(#i)
+                    };
+                    let fill = if fg.bound {
+                        let pattern = fg.pattern(quote!(Self::#ident));
+                        let body = &fg.body;
+                        quote!(if let #pattern = self { #body })
+                    } else {
+                        TokenStream::new()
+                    };
+                    quote!(#index => { *self = #blank; #fill })
+                });
             let arms = fgs.iter().map(|(ident, fg)| {
                 let pattern = fg.pattern(quote!(Self::#ident));
                 let body = &fg.body;
                 quote!(#pattern => { #body })
             });
             let serialize = quote! {
-                let mut __index: u32 = match self { #(#tags)* };
+                let mut __index: u32 = if __S::IS_READING { 0 } else { match self { #(#tags)* } };
                 // The index belongs to the enclosing field: no begin_field of its own.
                 stream
                     .serialize_index(&mut __index, #count_lit)
                     .map_err(|e| __S::in_field(e, #type_name))?;
                 if __S::IS_READING {
-                    *self = match __index { #(#read_arms)* };
+                    match __index { #(#read_arms)* }
+                } else {
+                    match self { #(#arms)* }
                 }
-                match self { #(#arms)* }
                 ::core::result::Result::Ok(())
             };
             let first_blank = blanks
@@ -110,7 +125,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let items = &cx.items;
     quote! {
-        #[allow(non_upper_case_globals, clippy::all)]
+        #[allow(irrefutable_let_patterns, clippy::all)]
         const _: () = {
             #items
 
@@ -123,6 +138,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     #blank
                 }
 
+                #[inline]
                 fn serialize<__S: ::netproto::Stream>(
                     &mut self,
                     stream: &mut __S,

@@ -84,7 +84,9 @@ use syn::{DeriveInput, parse_macro_input};
 /// floats, full-width integers) are packed into one `serialize_bits` call of up to 64
 /// bits: checked one by one, written at once; read at once, validated one by one. The
 /// bytes are the same as field-by-field serialization, which tracing streams
-/// (`Stream::TRACING`) still get, with `begin_field` / `end_field` around each field.
+/// (`Stream::TRACING`) still get, with `begin_field(name)` / `end_field()` around each
+/// field (`name` is the field's own name, or its index in a tuple; an enum's variant
+/// index belongs to the enclosing field and gets no call of its own).
 #[proc_macro_derive(NetMessage, attributes(net))]
 pub fn derive_net_message(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

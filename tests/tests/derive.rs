@@ -979,3 +979,59 @@ fn the_documented_example() {
         }
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Hygiene: names the generated code must not trip over
+// ---------------------------------------------------------------------------------------
+
+/// A type parameter named like the stream's, a `where` clause, a raw identifier.
+#[derive(NetMessage, Debug, PartialEq)]
+struct Hygiene<S, E>
+where
+    S: Copy,
+{
+    stream: S,
+    e: Option<E>,
+    #[net(range = 0..=9)]
+    r#type: u8,
+}
+
+#[derive(NetMessage, Debug, PartialEq)]
+enum GenericEnum<T> {
+    Nothing,
+    One(T),
+    Two { first: T, second: T },
+}
+
+#[test]
+fn hygiene() {
+    roundtrip(Hygiene {
+        stream: 3u16,
+        e: Some(true),
+        r#type: 9,
+    });
+    let e = encode_err(Hygiene {
+        stream: 3u16,
+        e: None::<bool>,
+        r#type: 10,
+    });
+    assert_eq!(e.field(), Some("Hygiene.type"));
+    assert_eq!(GenericEnum::<u8>::MAX_BITS, 2 + 16);
+    roundtrip(GenericEnum::Two {
+        first: 1u8,
+        second: 2,
+    });
+    roundtrip(GenericEnum::One(Vec2 { x: 1.0, y: 1.0 }));
+    roundtrip(GenericEnum::<u8>::Nothing);
+
+    // A message declared in a function, with a bound from a local constant.
+    const LOCAL: u8 = 20;
+    #[derive(NetMessage, Debug, PartialEq)]
+    struct Local {
+        #[net(range = 10..=LOCAL)]
+        level: u8,
+    }
+    assert_eq!(Local::MAX_BITS, 4);
+    roundtrip(Local { level: 20 });
+    assert_eq!(encode_err(Local { level: 9 }).field(), Some("Local.level"));
+}

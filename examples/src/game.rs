@@ -1,6 +1,15 @@
 //! The messages of a small arena shooter, annotated for netproto.
 
+// Angle ranges are written as 3.1416 and 1.5708 on purpose: rounded up from pi and pi/2
+// so that the whole circle fits the declared range.
+#![allow(clippy::approx_constant)]
+
 use netproto::NetMessage;
+
+/// Aim and heading ranges: pi rounded up, so the whole circle fits.
+pub const HALF_TURN: f32 = 3.1416;
+/// Pitch range: pi/2 rounded up.
+pub const QUARTER_TURN: f32 = 1.5708;
 
 /// Button bit flags of [`PlayerInput::buttons`].
 pub mod buttons {
@@ -358,8 +367,8 @@ fn random_message(rng: &mut SplitMix) -> GameMessage {
         0..=49 => GameMessage::Input(PlayerInput {
             tick: rng.int(0, 63) as u8,
             buttons: rng.int(0, 255) as u8,
-            aim_yaw: rng.float(-3.1416, 3.1416),
-            aim_pitch: rng.float(-1.5708, 1.5708),
+            aim_yaw: rng.float(-HALF_TURN, HALF_TURN),
+            aim_pitch: rng.float(-QUARTER_TURN, QUARTER_TURN),
             move_x: rng.int(-7, 7) as i8,
             move_y: rng.int(-7, 7) as i8,
         }),
@@ -370,7 +379,7 @@ fn random_message(rng: &mut SplitMix) -> GameMessage {
                 y: rng.float(-1024.0, 1024.0),
                 z: rng.float(-64.0, 448.0),
             },
-            heading: rng.float(-3.1416, 3.1416),
+            heading: rng.float(-HALF_TURN, HALF_TURN),
             health: rng.int(0, 100) as u8,
             state: match rng.int(0, 3) {
                 0 => EntityState::Idle,

@@ -134,6 +134,7 @@ macro_rules! tuple {
         impl<$($name: NetMessage),*> NetMessage for ($($name,)*) {
             const MAX_BITS: usize = 0 $(+ $name::MAX_BITS)*;
             const MIN_BITS: usize = 0 $(+ $name::MIN_BITS)*;
+            #[allow(clippy::unused_unit)]
             fn blank() -> Self {
                 ($($name::blank(),)*)
             }

@@ -3,8 +3,8 @@
 
 use netproto::{ErrorKind, NetMessage, ReadStream, Stream};
 use netproto_examples::game::{
-    ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, GameMessage, MatchPhase,
-    PlayerInput, Position, workload,
+    ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, GameMessage, HALF_TURN,
+    MatchPhase, PlayerInput, Position, QUARTER_TURN, workload,
 };
 use proptest::prelude::*;
 
@@ -16,8 +16,8 @@ fn input() -> impl Strategy<Value = PlayerInput> {
     (
         0u8..64,
         any::<u8>(),
-        -3.1416f32..=3.1416,
-        -1.5708f32..=1.5708,
+        -HALF_TURN..=HALF_TURN,
+        -QUARTER_TURN..=QUARTER_TURN,
         -7i8..=7,
         -7i8..=7,
     )
@@ -46,7 +46,7 @@ fn update() -> impl Strategy<Value = EntityUpdate> {
     (
         id(),
         (-1024f32..=1024.0, -1024f32..=1024.0, -64f32..=448.0),
-        -3.1416f32..=3.1416,
+        -HALF_TURN..=HALF_TURN,
         0u8..=100,
         state(),
     )

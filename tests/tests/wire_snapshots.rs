@@ -7,8 +7,8 @@
 
 use netproto::{NetMessage, WireView};
 use netproto_examples::game::{
-    ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, MatchPhase, PlayerInput,
-    Position, buttons,
+    ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, HALF_TURN, MatchPhase,
+    PlayerInput, Position, buttons,
 };
 
 fn view<T: NetMessage>(mut message: T) -> String {
@@ -23,7 +23,7 @@ fn player_input() {
     insta::assert_snapshot!(view(PlayerInput {
         tick: 63,
         buttons: buttons::FIRE | buttons::JUMP | buttons::SPRINT,
-        aim_yaw: -3.1416,
+        aim_yaw: -HALF_TURN,
         aim_pitch: 0.7854,
         move_x: 7,
         move_y: -7,
@@ -39,7 +39,7 @@ fn entity_update_with_quantized_position() {
             y: 1023.99,
             z: 0.01
         },
-        heading: 3.1416,
+        heading: HALF_TURN,
         health: 100,
         state: EntityState::Moving { speed: 15 },
     }));

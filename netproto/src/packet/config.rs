@@ -89,6 +89,9 @@ impl Default for EndpointConfig {
 /// from overflow on 32-bit targets.
 pub const MAX_PACKET_SIZE_LIMIT: usize = 1 << 24;
 
+/// Largest supported `packet_header_size` (bytes of IP/UDP overhead to account for).
+pub const MAX_PACKET_HEADER_SIZE: usize = 65535;
+
 /// An invalid [`EndpointConfig`].
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -160,6 +163,13 @@ impl EndpointConfig {
             ),
             ("rtt_history_size", self.rtt_history_size, 65536),
         ];
+        if self.packet_header_size > MAX_PACKET_HEADER_SIZE {
+            return Err(ConfigError::TooLarge {
+                field: "packet_header_size",
+                value: self.packet_header_size,
+                max: MAX_PACKET_HEADER_SIZE,
+            });
+        }
         for (field, value, max) in sizes {
             if value == 0 {
                 return Err(ConfigError::Zero { field });
@@ -244,6 +254,10 @@ mod tests {
             },
             EndpointConfig {
                 fragment_size: usize::MAX,
+                ..base.clone()
+            },
+            EndpointConfig {
+                packet_header_size: usize::MAX,
                 ..base.clone()
             },
         ];

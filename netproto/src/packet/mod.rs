@@ -38,7 +38,7 @@ mod sequence;
 mod sequence_buffer;
 mod stats;
 
-pub use config::{ConfigError, EndpointConfig, MAX_PACKET_SIZE_LIMIT};
+pub use config::{ConfigError, EndpointConfig, MAX_PACKET_HEADER_SIZE, MAX_PACKET_SIZE_LIMIT};
 pub use endpoint::Endpoint;
 pub use fragment::{
     FRAGMENT_HEADER_BYTES, FRAGMENT_PREFIX, Fragment, FragmentError, FragmentHeader,

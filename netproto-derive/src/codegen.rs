@@ -32,7 +32,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
             } else {
                 TokenStream::new()
             };
-            let body = &fg.body;
+            let body = fg.body(None);
             let serialize = quote! {
                 #bind
                 #body
@@ -53,16 +53,13 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 .iter()
                 .map(|v| (v.ident, cx.fields(&v.fields)))
                 .collect();
-            let tags = fgs.iter().enumerate().map(|(i, (ident, _))| {
-                let i = Literal::u32_unsuffixed(i as u32);
-                quote!(Self::#ident { .. } => #i,)
-            });
             let blanks: Vec<_> = fgs
                 .iter()
                 .map(|(ident, fg)| fg.blank(quote!(Self::#ident)))
                 .collect();
             // Reading dispatches once: build the blank variant, then fill it in place
-            // (the pattern is then known to match, so no second dispatch is made).
+            // (the pattern is then known to match, so no second dispatch is made). Filling
+            // a local and storing it once measured slower.
             let read_arms = fgs
                 .iter()
                 .zip(&blanks)
@@ -76,25 +73,41 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     };
                     let fill = if fg.bound {
                         let pattern = fg.pattern(quote!(Self::#ident));
-                        let body = &fg.body;
+                        let body = fg.body(None);
                         quote!(if let #pattern = self { #body })
                     } else {
                         TokenStream::new()
                     };
                     quote!(#index => { *self = #blank; #fill })
                 });
-            let arms = fgs.iter().map(|(ident, fg)| {
+            // Writing and measuring dispatch once too: each arm sends its own index, fused
+            // with the variant's first fields when they are fixed-width.
+            let attribute = quote!(.map_err(|e| __S::in_field(e, #type_name))?);
+            let arms = fgs.iter().enumerate().map(|(i, (ident, fg))| {
                 let pattern = fg.pattern(quote!(Self::#ident));
-                let body = &fg.body;
+                let i = Literal::u32_unsuffixed(i as u32);
+                let single = quote! {{
+                    let mut __index: u32 = #i;
+                    stream.serialize_index(&mut __index, #count_lit) #attribute;
+                }};
+                let tag = Part {
+                    width: index_bits,
+                    path: type_name.clone(),
+                    write: quote!(#i as u64),
+                    // Never run: this arm is not taken when reading.
+                    read: quote!(let _ = __raw;),
+                };
+                let body = fg.body(Some((tag, single)));
                 quote!(#pattern => { #body })
             });
+            let read_index = quote! {
+                let mut __index: u32 = 0;
+                stream.serialize_index(&mut __index, #count_lit) #attribute;
+            };
             let serialize = quote! {
-                let mut __index: u32 = if __S::IS_READING { 0 } else { match self { #(#tags)* } };
                 // The index belongs to the enclosing field: no begin_field of its own.
-                stream
-                    .serialize_index(&mut __index, #count_lit)
-                    .map_err(|e| __S::in_field(e, #type_name))?;
                 if __S::IS_READING {
+                    #read_index
                     match __index { #(#read_arms)* }
                 } else {
                     match self { #(#arms)* }
@@ -251,8 +264,10 @@ struct FieldsGen {
     bindings: Vec<TokenStream>,
     /// `member: blank` for every field.
     blanks: Vec<TokenStream>,
-    /// Statements serializing the fields (tracing path and fast path).
-    body: TokenStream,
+    /// Per-field statements with `begin_field` / `end_field` (the tracing path).
+    traced: Vec<TokenStream>,
+    /// Per-field statements and fused parts, in wire order (the fast path).
+    items: Vec<(Option<Part>, TokenStream)>,
     max_bits: Sum,
     min_bits: Sum,
     /// Whether any field is bound (a pattern is needed).
@@ -260,6 +275,37 @@ struct FieldsGen {
 }
 
 impl FieldsGen {
+    /// Statements serializing the fields, after `prefix` (an enum's variant index, which
+    /// the fast path fuses with the first fields when they are fixed-width).
+    fn body(&self, prefix: Option<(Part, TokenStream)>) -> TokenStream {
+        let mut traced = Vec::new();
+        let mut items = Vec::new();
+        if let Some((part, single)) = prefix {
+            traced.push(single.clone());
+            items.push((Some(part), single));
+        }
+        traced.extend(self.traced.iter().cloned());
+        items.extend(self.items.iter().cloned());
+        if items.is_empty() {
+            return TokenStream::new();
+        }
+        let fast = fused::plan(items).into_iter().map(|step| match step {
+            Step::Single(single) => single,
+            Step::Run(run) => {
+                let parts: Vec<&Part> = run.iter().map(|(p, _)| p).collect();
+                let singles: Vec<&TokenStream> = run.iter().map(|(_, s)| s).collect();
+                fused::run_code(&parts, &singles)
+            }
+        });
+        quote! {
+            if __S::TRACING {
+                #(#traced)*
+            } else {
+                #(#fast)*
+            }
+        }
+    }
+
     fn pattern(&self, path: TokenStream) -> TokenStream {
         let bindings = &self.bindings;
         match self.style {
@@ -286,7 +332,8 @@ impl Cx {
             style: fields.style,
             bindings: Vec::new(),
             blanks: Vec::new(),
-            body: TokenStream::new(),
+            traced: Vec::new(),
+            items: Vec::new(),
             max_bits: Sum::default(),
             min_bits: Sum::default(),
             bound: false,
@@ -317,24 +364,8 @@ impl Cx {
             });
             items.push((part, single));
         }
-        if traced.is_empty() {
-            return fg;
-        }
-        let fast = fused::plan(items).into_iter().map(|step| match step {
-            Step::Single(single) => single,
-            Step::Run(run) => {
-                let parts: Vec<&Part> = run.iter().map(|(p, _)| p).collect();
-                let singles: Vec<&TokenStream> = run.iter().map(|(_, s)| s).collect();
-                fused::run_code(&parts, &singles)
-            }
-        });
-        fg.body = quote! {
-            if __S::TRACING {
-                #(#traced)*
-            } else {
-                #(#fast)*
-            }
-        };
+        fg.traced = traced;
+        fg.items = items;
         fg
     }
 

@@ -14,6 +14,7 @@ use quote::quote;
 const MAX_RUN_BITS: u32 = 64;
 
 /// One fixed-width field, as the fused code sees it.
+#[derive(Clone)]
 pub(crate) struct Part {
     pub(crate) width: u32,
     /// `"Type.field"`.

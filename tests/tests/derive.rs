@@ -1035,3 +1035,36 @@ fn hygiene() {
     roundtrip(Local { level: 20 });
     assert_eq!(encode_err(Local { level: 9 }).field(), Some("Local.level"));
 }
+
+#[test]
+fn a_full_buffer_fails_the_same_way_on_both_paths() {
+    let mut rng = Lcg(5);
+    let mut messages: Vec<Command> = vec![
+        Command::Stop,
+        Command::Move { dx: -8, dy: 7 },
+        Command::Say("hello".to_owned()),
+        Command::Aim(1.0, false),
+    ];
+    let mut wide = random_wide(&mut rng);
+    for message in &mut messages {
+        let len = netproto::encode(message).expect("encodes").len();
+        for size in 0..len {
+            let mut a = vec![0u8; size];
+            let fast = netproto::encode_into(message, &mut a).expect_err("too small");
+            let mut b = vec![0u8; size];
+            let mut stream = Tracing::new(WriteStream::new(&mut b));
+            let traced = message.serialize(&mut stream).expect_err("too small");
+            assert_eq!((fast.kind(), fast.field()), (traced.kind(), traced.field()));
+            assert_eq!(fast.kind(), ErrorKind::BufferFull);
+        }
+    }
+    let len = netproto::encode(&mut wide).expect("encodes").len();
+    for size in 0..len {
+        let mut a = vec![0u8; size];
+        let fast = netproto::encode_into(&mut wide, &mut a).expect_err("too small");
+        let mut b = vec![0u8; size];
+        let mut stream = Tracing::new(WriteStream::new(&mut b));
+        let traced = wide.serialize(&mut stream).expect_err("too small");
+        assert_eq!(fast, traced, "buffer of {size} bytes");
+    }
+}

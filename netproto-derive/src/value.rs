@@ -197,21 +197,32 @@ pub(crate) fn shape(ty: &Type) -> Shape<'_> {
     Shape::Other
 }
 
-/// A `String` or `Vec` somewhere inside `ty` (in `Option<..>`, an array, a tuple, ...),
-/// where no `max_len` can reach it.
+/// A `String` or `Vec` inside an `Option`, an array or a tuple (the composite types the
+/// runtime implements `NetMessage` for), where no `max_len` can reach it. Other generic
+/// types are left alone: a user's own wrapper may bound its contents itself.
 pub(crate) fn nested_unbounded(ty: &Type) -> Option<&Type> {
     match strip_type(ty) {
         Type::Array(a) => unbounded_here_or_below(&a.elem),
-        Type::Slice(s) => unbounded_here_or_below(&s.elem),
-        Type::Reference(r) => unbounded_here_or_below(&r.elem),
         Type::Tuple(t) => t.elems.iter().find_map(unbounded_here_or_below),
-        Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
-            PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
-                GenericArgument::Type(t) => unbounded_here_or_below(t),
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let std_option = p.path.segments.len() == 1
+                || p.path
+                    .segments
+                    .iter()
+                    .next()
+                    .is_some_and(|s| s.ident == "core" || s.ident == "std");
+            if last.ident != "Option" || !std_option {
+                return None;
+            }
+            match &last.arguments {
+                PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+                    GenericArgument::Type(t) => unbounded_here_or_below(t),
+                    _ => None,
+                }),
                 _ => None,
-            }),
-            _ => None,
-        }),
+            }
+        }
         _ => None,
     }
 }

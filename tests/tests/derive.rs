@@ -1071,3 +1071,41 @@ fn a_full_buffer_fails_the_same_way_on_both_paths() {
         assert_eq!(fast, traced, "buffer of {size} bytes");
     }
 }
+
+/// A hand-written `NetMessage` that bounds a `Vec` itself.
+#[derive(Debug, PartialEq)]
+struct Capped<T>(T);
+
+impl NetMessage for Capped<Vec<u8>> {
+    const MAX_BITS: usize = 3 + 4 * 8;
+    const MIN_BITS: usize = 3;
+    fn blank() -> Self {
+        Capped(Vec::new())
+    }
+    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_vec(&mut self.0, 4)
+    }
+}
+
+#[derive(NetMessage, Debug, PartialEq)]
+struct UsesCapped {
+    flag: bool,
+    bytes: Capped<Vec<u8>>,
+}
+
+#[test]
+fn hand_written_impls_compose() {
+    assert_eq!(UsesCapped::MAX_BITS, 1 + 3 + 32);
+    roundtrip(UsesCapped {
+        flag: true,
+        bytes: Capped(vec![1, 2, 3]),
+    });
+    let e = encode_err(UsesCapped {
+        flag: true,
+        bytes: Capped(vec![0; 5]),
+    });
+    assert_eq!(
+        (e.kind(), e.field()),
+        (ErrorKind::TooLong, Some("UsesCapped.bytes"))
+    );
+}

@@ -374,7 +374,8 @@ impl Cx {
         let ty = field.ty;
         match &field.kind {
             Kind::Skip => (
-                quote!(::core::default::Default::default()),
+                // Spanned on the type: a missing `Default` impl points at the field.
+                quote_spanned!(span_of(ty)=> <#ty as ::core::default::Default>::default()),
                 Sum::known(0),
                 Sum::known(0),
             ),

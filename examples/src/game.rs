@@ -5,6 +5,7 @@
 #![allow(clippy::approx_constant)]
 
 use netproto::NetMessage;
+use netproto::sim::Rng;
 
 /// Aim and heading ranges: pi rounded up, so the whole circle fits.
 pub const HALF_TURN: f32 = 3.1416;
@@ -320,39 +321,30 @@ pub enum GameMessage {
 /// batches of ids, 5% chat, 5% match-phase changes, every value drawn within its
 /// declared range.
 pub fn workload(count: usize, seed: u64) -> Vec<GameMessage> {
-    let mut rng = SplitMix(seed);
+    let mut rng = Draw(Rng::new(seed));
     (0..count).map(|_| random_message(&mut rng)).collect()
 }
 
-/// splitmix64: small, seedable and good enough to draw test values.
-struct SplitMix(u64);
+/// Draws values within declared ranges from the simulator's seeded generator.
+struct Draw(Rng);
 
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
+impl Draw {
     /// Uniform in `[lo, hi]`.
     fn int(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i64
+        lo + self.0.below((hi - lo + 1) as u64) as i64
     }
 
     /// Uniform in `[lo, hi]`.
     fn float(&mut self, lo: f32, hi: f32) -> f32 {
-        let unit = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        (lo + unit * (hi - lo)).clamp(lo, hi)
+        (lo + self.0.next_f64() as f32 * (hi - lo)).clamp(lo, hi)
     }
 }
 
-fn random_id(rng: &mut SplitMix) -> EntityId {
+fn random_id(rng: &mut Draw) -> EntityId {
     EntityId(rng.int(0, 4095) as u16)
 }
 
-fn random_message(rng: &mut SplitMix) -> GameMessage {
+fn random_message(rng: &mut Draw) -> GameMessage {
     const WORDS: [&str; 8] = [
         "gg",
         "nice shot",

@@ -1,1 +1,42 @@
-//! Integration tests, trybuild cases, wire snapshots and benchmarks for netproto live in `tests/` and `benches/`.
+//! Shared helpers of netproto's integration tests; the tests themselves are in `tests/`,
+//! the benchmarks in `benches/`, the compile-fail cases in `ui/`.
+
+pub mod fixtures {
+    //! The reference vectors in `tests/fixtures/` (JSON Lines produced by the reference C
+    //! libraries `serialize` and `reliable`).
+
+    use std::fs;
+    use std::path::PathBuf;
+
+    use serde_json::Value;
+
+    /// Every line of `tests/fixtures/<name>` as JSON. Panics with the file and line on a
+    /// read or parse failure (these are the tests' own fixtures).
+    pub fn load(name: &str) -> Vec<Value> {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+            .map(|(i, l)| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}:{}: {e}", i + 1))
+            })
+            .collect()
+    }
+
+    /// Bytes of a lowercase hex string.
+    pub fn hex(s: &str) -> Vec<u8> {
+        assert!(s.len().is_multiple_of(2), "odd hex length");
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap_or_else(|e| panic!("{s}: {e}")))
+            .collect()
+    }
+
+    /// Lowercase hex of bytes.
+    pub fn to_hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}

@@ -158,14 +158,8 @@ fn decode_all(bytes: &[u8]) -> (usize, Option<ErrorKind>) {
 /// and each error is one of the documented kinds.
 #[test]
 fn hostile_buffers_never_panic() {
-    let mut rng = 0x5EED_u64;
-    let mut next = move || {
-        rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = netproto::sim::Rng::new(0x5EED);
+    let mut next = move || rng.next_u64();
     let mut valid = Vec::new();
     for mut message in workload(256, 7) {
         valid.push(netproto::encode(&mut message).unwrap_or_default());

@@ -5,37 +5,11 @@
 //! too-large packets without consuming a sequence; and a 300-step two-endpoint session
 //! with 30% loss reproduces the reference header bytes and acks, in order.
 
-use std::fs;
-use std::path::PathBuf;
-
 use netproto::packet::{
     Endpoint, EndpointConfig, HeaderError, PacketHeader, Received, SendError, Sequence,
 };
+use netproto_tests::fixtures::{hex, load as fixture, to_hex};
 use serde_json::Value;
-
-fn fixture(name: &str) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name);
-    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}:{}: {e}", i + 1)))
-        .collect()
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
-
-fn to_hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
 
 fn num(v: &Value, key: &str) -> u64 {
     v[key]

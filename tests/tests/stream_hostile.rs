@@ -402,20 +402,16 @@ fn relative_ints_must_increase_and_not_overflow() {
     );
 }
 
-/// splitmix64, so the fuzz loop is reproducible.
-struct Rng(u64);
+/// The simulator's seeded generator, so the fuzz loop is reproducible.
+struct Rng(netproto::sim::Rng);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n as u64) as usize
     }
 }
 
@@ -456,7 +452,7 @@ fn mutate(rng: &mut Rng, valid: &[u8]) -> Vec<u8> {
 fn a_hundred_thousand_hostile_buffers_never_panic() {
     let ops = sample();
     let (valid, _) = write(&ops);
-    let mut rng = Rng(0x5EED);
+    let mut rng = Rng(netproto::sim::Rng::new(0x5EED));
     let (mut accepted, mut rejected) = (0usize, std::collections::BTreeMap::new());
     for _ in 0..100_000 {
         let bytes = mutate(&mut rng, &valid);

@@ -8,7 +8,7 @@
 use netproto::{NetMessage, WireView};
 use netproto_examples::game::{
     ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, HALF_TURN, MatchPhase,
-    PlayerInput, Position, buttons,
+    PlayerInput, Position, QUARTER_TURN, buttons,
 };
 
 fn view<T: NetMessage>(mut message: T) -> String {
@@ -24,7 +24,7 @@ fn player_input() {
         tick: 63,
         buttons: buttons::FIRE | buttons::JUMP | buttons::SPRINT,
         aim_yaw: -HALF_TURN,
-        aim_pitch: 0.7854,
+        aim_pitch: QUARTER_TURN / 2.0,
         move_x: 7,
         move_y: -7,
     }));

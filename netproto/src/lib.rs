@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 mod bits;
+pub mod channel;
 mod codec;
 mod error;
 mod message;

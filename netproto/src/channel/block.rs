@@ -1,0 +1,125 @@
+//! Blocks: a message too large for one packet, split into fragments that are each
+//! acked and resent on their own, and reassembled before delivery.
+
+/// A block being sent: its encoded bytes and the state of each fragment.
+#[derive(Debug)]
+pub(crate) struct OutgoingBlock {
+    pub(crate) bytes: Box<[u8]>,
+    pub(crate) fragment_size: usize,
+    /// When each fragment last went into a packet (`-inf`: never).
+    pub(crate) last_sent: Box<[f64]>,
+    pub(crate) acked: Box<[bool]>,
+    /// Fragments not acked yet.
+    pub(crate) remaining: usize,
+}
+
+impl OutgoingBlock {
+    pub(crate) fn new(bytes: Box<[u8]>, fragment_size: usize) -> Self {
+        let count = bytes.len().div_ceil(fragment_size).max(1);
+        Self {
+            bytes,
+            fragment_size,
+            last_sent: vec![f64::NEG_INFINITY; count].into_boxed_slice(),
+            acked: vec![false; count].into_boxed_slice(),
+            remaining: count,
+        }
+    }
+
+    pub(crate) fn fragments(&self) -> usize {
+        self.acked.len()
+    }
+
+    /// The bytes of fragment `index`.
+    pub(crate) fn fragment(&self, index: usize) -> &[u8] {
+        fragment_range(self.bytes.len(), self.fragment_size, index)
+            .and_then(|r| self.bytes.get(r))
+            .unwrap_or_default()
+    }
+
+    /// Marks a fragment acked; returns `true` when that completes the block.
+    pub(crate) fn ack(&mut self, index: usize) -> bool {
+        if let Some(acked) = self.acked.get_mut(index) {
+            if !*acked {
+                *acked = true;
+                self.remaining -= 1;
+            }
+        }
+        self.remaining == 0
+    }
+}
+
+/// The byte range of fragment `index` of a block of `size` bytes.
+pub(crate) fn fragment_range(
+    size: usize,
+    fragment_size: usize,
+    index: usize,
+) -> Option<core::ops::Range<usize>> {
+    let start = index.checked_mul(fragment_size)?;
+    if start >= size {
+        return None;
+    }
+    Some(start..(start + fragment_size).min(size))
+}
+
+/// A block being reassembled.
+#[derive(Debug)]
+pub(crate) struct PartialBlock {
+    pub(crate) id: u16,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) received: Vec<bool>,
+    pub(crate) remaining: usize,
+}
+
+impl PartialBlock {
+    pub(crate) fn new(id: u16, size: usize, fragment_size: usize) -> Self {
+        let count = size.div_ceil(fragment_size);
+        Self {
+            id,
+            bytes: vec![0; size],
+            received: vec![false; count],
+            remaining: count,
+        }
+    }
+
+    /// Stores a fragment (already validated); returns `true` when it was new.
+    pub(crate) fn store(&mut self, index: usize, fragment_size: usize, data: &[u8]) -> bool {
+        let Some(range) = fragment_range(self.bytes.len(), fragment_size, index) else {
+            return false;
+        };
+        match (self.received.get_mut(index), self.bytes.get_mut(range)) {
+            (Some(seen), Some(dst)) if !*seen && dst.len() == data.len() => {
+                dst.copy_from_slice(data);
+                *seen = true;
+                self.remaining -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fragments_cover_the_block_and_reassemble() {
+        let data: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        let mut out = OutgoingBlock::new(data.clone().into_boxed_slice(), 300);
+        assert_eq!(out.fragments(), 4);
+        assert_eq!(out.fragment(3).len(), 100);
+        assert!(out.fragment(4).is_empty());
+        let mut partial = PartialBlock::new(7, 1000, 300);
+        for i in [3, 1, 0, 2] {
+            assert!(partial.store(i, 300, out.fragment(i)));
+            assert!(!partial.store(i, 300, out.fragment(i)));
+        }
+        assert_eq!(partial.remaining, 0);
+        assert_eq!(partial.bytes, data);
+        assert!(!out.ack(0));
+        assert!(!out.ack(0));
+        assert!(!out.ack(1));
+        assert!(!out.ack(2));
+        assert!(out.ack(3));
+    }
+}

@@ -1,0 +1,497 @@
+//! Configuration of the message layer and its channels, validated up front.
+
+use crate::bits::bits_required;
+
+/// Most channels one layer can have.
+pub const MAX_CHANNELS: usize = 64;
+
+/// Largest send or receive queue: half the 16-bit message id space, so that "older
+/// than the window" stays unambiguous.
+pub const MAX_QUEUE_SIZE: usize = 32768;
+
+/// Bits of a message id written in full (the first of an entry, and a block's).
+pub const MESSAGE_ID_BITS: usize = 16;
+
+/// What a channel guarantees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ChannelKind {
+    /// Every message is delivered exactly once and in send order, resent until acked;
+    /// messages larger than a packet travel as blocks (see [`BlockConfig`]).
+    ReliableOrdered,
+    /// Every message is sent at most once, best effort; what arrives is delivered in
+    /// arrival order.
+    UnreliableUnordered,
+}
+
+/// Blocks: messages larger than one packet, sent over a reliable channel as fragments
+/// that are each acked and resent on their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlockConfig {
+    /// Largest block, in bytes of the encoded message (type id + body).
+    pub max_block_size: usize,
+    /// Bytes per fragment (the last fragment of a block holds the rest).
+    pub fragment_size: usize,
+    /// Most fragments in one packet: the throughput knob of large blocks.
+    pub max_fragments_per_packet: usize,
+}
+
+impl Default for BlockConfig {
+    /// 64 KiB blocks in 256-byte fragments, up to 3 per packet.
+    fn default() -> Self {
+        Self {
+            max_block_size: 64 * 1024,
+            fragment_size: 256,
+            max_fragments_per_packet: 3,
+        }
+    }
+}
+
+impl BlockConfig {
+    /// Fragments of the largest block: `ceil(max_block_size / fragment_size)`.
+    pub fn max_fragments(&self) -> usize {
+        self.max_block_size.div_ceil(self.fragment_size.max(1))
+    }
+
+    /// Bits of a fragment group's header: block id, block size, fragment count.
+    pub(crate) fn group_header_bits(&self) -> usize {
+        MESSAGE_ID_BITS
+            + bits_required(1, self.max_block_size as u64) as usize
+            + bits_required(1, self.max_fragments_per_packet as u64) as usize
+    }
+
+    /// Bits of a fragment's index.
+    pub(crate) fn index_bits(&self) -> usize {
+        bits_required(0, self.max_fragments().saturating_sub(1) as u64) as usize
+    }
+}
+
+/// One channel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChannelConfig {
+    /// Reliable-ordered or unreliable.
+    pub kind: ChannelKind,
+    /// Messages queued for sending (reliable: sent and not yet acked, too). A power of
+    /// two in `1..=32768`, so that it divides 65536 and the id ring wraps cleanly.
+    pub send_queue_size: usize,
+    /// Messages buffered on receipt and not yet taken by [`receive`]. A power of two
+    /// in `1..=32768`. For a reliable channel it is also the window: the sender never
+    /// sends an id at or beyond `oldest unacked + receive_queue_size`. Both ends must
+    /// use the same value.
+    ///
+    /// [`receive`]: super::MessageLayer::receive
+    pub receive_queue_size: usize,
+    /// Seconds before an unacked reliable message (or fragment) is sent again.
+    pub resend_interval: f64,
+    /// Most messages of this channel in one packet, 1 to 1024.
+    pub max_messages_per_packet: usize,
+    /// Most bits this channel's entry may take in one packet (header included). It must
+    /// hold at least one maximal message, or one fragment when blocks are enabled.
+    pub max_bits_per_packet: usize,
+    /// The largest message this channel carries inline, in bits; `None` for the
+    /// message set's [`NetMessage::MAX_BITS`](crate::NetMessage::MAX_BITS). The budget
+    /// must hold one such message; `send` refuses a larger one (or, with blocks, sends
+    /// it as a block). Lets a channel for small messages share a message set with
+    /// large ones.
+    pub max_message_bits: Option<usize>,
+    /// Blocks (reliable channels only): `None` disables them.
+    pub blocks: Option<BlockConfig>,
+}
+
+impl ChannelConfig {
+    /// A reliable-ordered channel: queues of 1024, resend every 0.1 s, at most 64
+    /// messages and 7936 bits per packet, no blocks.
+    pub fn reliable() -> Self {
+        Self {
+            kind: ChannelKind::ReliableOrdered,
+            send_queue_size: 1024,
+            receive_queue_size: 1024,
+            resend_interval: 0.1,
+            max_messages_per_packet: 64,
+            max_bits_per_packet: 7936,
+            max_message_bits: None,
+            blocks: None,
+        }
+    }
+
+    /// An unreliable channel: queues of 256, at most 64 messages and 7936 bits per
+    /// packet.
+    pub fn unreliable() -> Self {
+        Self {
+            kind: ChannelKind::UnreliableUnordered,
+            send_queue_size: 256,
+            receive_queue_size: 256,
+            resend_interval: 0.0,
+            max_messages_per_packet: 64,
+            max_bits_per_packet: 7936,
+            max_message_bits: None,
+            blocks: None,
+        }
+    }
+
+    /// This channel with blocks enabled.
+    #[must_use]
+    pub fn with_blocks(mut self, blocks: BlockConfig) -> Self {
+        self.blocks = Some(blocks);
+        self
+    }
+
+    /// This channel with a per-packet bit budget.
+    #[must_use]
+    pub fn with_max_bits_per_packet(mut self, bits: usize) -> Self {
+        self.max_bits_per_packet = bits;
+        self
+    }
+
+    /// This channel with queue sizes.
+    #[must_use]
+    pub fn with_queues(mut self, send: usize, receive: usize) -> Self {
+        self.send_queue_size = send;
+        self.receive_queue_size = receive;
+        self
+    }
+
+    /// This channel with a resend interval.
+    #[must_use]
+    pub fn with_resend_interval(mut self, seconds: f64) -> Self {
+        self.resend_interval = seconds;
+        self
+    }
+
+    /// This channel with a largest inline message of `bits` bits.
+    #[must_use]
+    pub fn with_max_message_bits(mut self, bits: usize) -> Self {
+        self.max_message_bits = Some(bits);
+        self
+    }
+
+    /// This channel with a per-packet message limit.
+    #[must_use]
+    pub fn with_max_messages_per_packet(mut self, n: usize) -> Self {
+        self.max_messages_per_packet = n;
+        self
+    }
+}
+
+/// The message layer: its channels and the packet budget they share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerConfig {
+    /// The channels, by index (at most [`MAX_CHANNELS`]).
+    pub channels: Vec<ChannelConfig>,
+    /// Most bits of one packet payload. The default, 8192 bits (1024 bytes), is the
+    /// packet endpoint's default fragmentation threshold: a packet is never split.
+    pub max_packet_bits: usize,
+    /// Packets remembered for acks: which messages each one carried. Match the packet
+    /// endpoint's `sent_packets_buffer_size` (acks come only from that window).
+    pub sent_packets_buffer_size: usize,
+}
+
+impl Default for LayerConfig {
+    /// One reliable-ordered channel (index 0) and one unreliable channel (index 1).
+    fn default() -> Self {
+        Self {
+            channels: vec![ChannelConfig::reliable(), ChannelConfig::unreliable()],
+            max_packet_bits: 8192,
+            sent_packets_buffer_size: 256,
+        }
+    }
+}
+
+/// An invalid [`LayerConfig`], naming the channel and field at fault.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// No channels, or more than [`MAX_CHANNELS`].
+    #[error("a layer needs 1 to {MAX_CHANNELS} channels, got {0}")]
+    ChannelCount(usize),
+    /// A queue size is not a power of two in `1..=32768` (it must divide 65536).
+    #[error("channel {channel}: {field} is {value}, it must be a power of two in 1..=32768")]
+    QueueSize {
+        /// The channel.
+        channel: usize,
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: usize,
+    },
+    /// A count or size that must be positive is zero, or one above its limit.
+    #[error("channel {channel}: {field} is {value}, it must be in 1..={max}")]
+    OutOfRange {
+        /// The channel.
+        channel: usize,
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: usize,
+        /// The largest accepted value.
+        max: usize,
+    },
+    /// The resend interval is negative or not finite.
+    #[error("channel {channel}: resend_interval {value} must be finite and >= 0")]
+    ResendInterval {
+        /// The channel.
+        channel: usize,
+        /// Its value.
+        value: f64,
+    },
+    /// The channel's budget cannot hold one maximal message (or one fragment).
+    #[error(
+        "channel {channel}: max_bits_per_packet {budget} cannot hold {what} ({needed} bits needed)"
+    )]
+    BudgetTooSmall {
+        /// The channel.
+        channel: usize,
+        /// Its budget.
+        budget: usize,
+        /// Bits needed.
+        needed: usize,
+        /// What must fit.
+        what: &'static str,
+    },
+    /// The channel's budget is above the packet's.
+    #[error("channel {channel}: max_bits_per_packet {budget} exceeds the packet budget {packet}")]
+    BudgetAbovePacket {
+        /// The channel.
+        channel: usize,
+        /// Its budget.
+        budget: usize,
+        /// Bits left for channel entries in a packet.
+        packet: usize,
+    },
+    /// Blocks are configured on an unreliable channel.
+    #[error("channel {channel}: blocks need a reliable channel")]
+    BlocksOnUnreliable {
+        /// The channel.
+        channel: usize,
+    },
+    /// The ack window could outlive a wrap of the message ids: a late ack could then
+    /// release a newer message that reused the id.
+    #[error(
+        "channel {channel}: sent_packets_buffer_size {packets} x max_messages_per_packet {messages} must stay below {limit}"
+    )]
+    AckWindowTooLarge {
+        /// The channel.
+        channel: usize,
+        /// Packets remembered.
+        packets: usize,
+        /// Messages (and fragments) per packet.
+        messages: usize,
+        /// 65536 - send queue - receive queue.
+        limit: usize,
+    },
+}
+
+/// Bits of a channel entry's header (channel index, message count, fragments flag).
+pub(crate) fn entry_header_bits(channels: usize, channel: &ChannelConfig) -> usize {
+    bits_required(0, channels.saturating_sub(1) as u64) as usize
+        + bits_required(0, channel.max_messages_per_packet as u64) as usize
+        + 1
+}
+
+/// Bits of the packet's entry count.
+pub(crate) fn entry_count_bits(channels: usize) -> usize {
+    bits_required(0, channels as u64) as usize
+}
+
+impl LayerConfig {
+    /// A layer with these channels and the default budgets.
+    pub fn with_channels(channels: Vec<ChannelConfig>) -> Self {
+        Self {
+            channels,
+            ..Self::default()
+        }
+    }
+
+    /// Checks every field against a message set whose largest message is `max_bits`
+    /// bits ([`NetMessage::MAX_BITS`](crate::NetMessage::MAX_BITS));
+    /// [`MessageLayer::new`](super::MessageLayer::new) calls this.
+    pub fn validate(&self, max_bits: usize) -> Result<(), ConfigError> {
+        let n = self.channels.len();
+        if n == 0 || n > MAX_CHANNELS {
+            return Err(ConfigError::ChannelCount(n));
+        }
+        if self.sent_packets_buffer_size == 0 || self.sent_packets_buffer_size > MAX_QUEUE_SIZE {
+            return Err(ConfigError::OutOfRange {
+                channel: 0,
+                field: "sent_packets_buffer_size",
+                value: self.sent_packets_buffer_size,
+                max: MAX_QUEUE_SIZE,
+            });
+        }
+        let packet = self.max_packet_bits.saturating_sub(entry_count_bits(n) + 7);
+        for (i, c) in self.channels.iter().enumerate() {
+            for (field, value) in [
+                ("send_queue_size", c.send_queue_size),
+                ("receive_queue_size", c.receive_queue_size),
+            ] {
+                if !value.is_power_of_two() || value > MAX_QUEUE_SIZE {
+                    return Err(ConfigError::QueueSize {
+                        channel: i,
+                        field,
+                        value,
+                    });
+                }
+            }
+            if c.max_messages_per_packet == 0 || c.max_messages_per_packet > 1024 {
+                return Err(ConfigError::OutOfRange {
+                    channel: i,
+                    field: "max_messages_per_packet",
+                    value: c.max_messages_per_packet,
+                    max: 1024,
+                });
+            }
+            if !(c.resend_interval.is_finite() && c.resend_interval >= 0.0) {
+                return Err(ConfigError::ResendInterval {
+                    channel: i,
+                    value: c.resend_interval,
+                });
+            }
+            if c.max_bits_per_packet > packet {
+                return Err(ConfigError::BudgetAbovePacket {
+                    channel: i,
+                    budget: c.max_bits_per_packet,
+                    packet,
+                });
+            }
+            let reliable = c.kind == ChannelKind::ReliableOrdered;
+            let header = entry_header_bits(n, c) + if reliable { MESSAGE_ID_BITS } else { 0 };
+            match (&c.blocks, reliable) {
+                (Some(_), false) => return Err(ConfigError::BlocksOnUnreliable { channel: i }),
+                (Some(b), true) => {
+                    for (field, value, max) in [
+                        ("max_block_size", b.max_block_size, 1 << 24),
+                        ("fragment_size", b.fragment_size, 1 << 16),
+                        ("max_fragments_per_packet", b.max_fragments_per_packet, 256),
+                    ] {
+                        if value == 0 || value > max {
+                            return Err(ConfigError::OutOfRange {
+                                channel: i,
+                                field,
+                                value,
+                                max,
+                            });
+                        }
+                    }
+                    if b.max_fragments() > 65536 {
+                        return Err(ConfigError::OutOfRange {
+                            channel: i,
+                            field: "max_block_size / fragment_size",
+                            value: b.max_fragments(),
+                            max: 65536,
+                        });
+                    }
+                    let needed = entry_header_bits(n, c)
+                        + b.group_header_bits()
+                        + b.index_bits()
+                        + 7
+                        + 8 * b.fragment_size;
+                    if c.max_bits_per_packet < needed {
+                        return Err(ConfigError::BudgetTooSmall {
+                            channel: i,
+                            budget: c.max_bits_per_packet,
+                            needed,
+                            what: "one block fragment",
+                        });
+                    }
+                }
+                (None, _) => {
+                    let needed = header + c.max_message_bits.unwrap_or(max_bits);
+                    if c.max_bits_per_packet < needed {
+                        return Err(ConfigError::BudgetTooSmall {
+                            channel: i,
+                            budget: c.max_bits_per_packet,
+                            needed,
+                            what: "one maximal message",
+                        });
+                    }
+                }
+            }
+            if reliable {
+                let per_packet =
+                    c.max_messages_per_packet + c.blocks.map_or(0, |b| b.max_fragments_per_packet);
+                let limit = 65536 - c.send_queue_size.min(32768) - c.receive_queue_size.min(32768);
+                if self.sent_packets_buffer_size.saturating_mul(per_packet) >= limit {
+                    return Err(ConfigError::AckWindowTooLarge {
+                        channel: i,
+                        packets: self.sent_packets_buffer_size,
+                        messages: per_packet,
+                        limit,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid_for_small_messages() {
+        assert_eq!(LayerConfig::default().validate(1000), Ok(()));
+    }
+
+    #[test]
+    fn each_rule_has_an_error() {
+        let base = LayerConfig::default();
+        let with = |f: &dyn Fn(&mut ChannelConfig)| {
+            let mut c = base.clone();
+            f(&mut c.channels[0]);
+            c.validate(100)
+        };
+        assert!(matches!(
+            with(&|c| c.send_queue_size = 1000),
+            Err(ConfigError::QueueSize { .. })
+        ));
+        assert!(matches!(
+            with(&|c| c.receive_queue_size = 65536),
+            Err(ConfigError::QueueSize { .. })
+        ));
+        assert!(matches!(
+            with(&|c| c.max_messages_per_packet = 0),
+            Err(ConfigError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            with(&|c| c.resend_interval = f64::NAN),
+            Err(ConfigError::ResendInterval { .. })
+        ));
+        assert!(matches!(
+            with(&|c| c.max_bits_per_packet = 50),
+            Err(ConfigError::BudgetTooSmall { .. })
+        ));
+        assert!(matches!(
+            with(&|c| c.max_bits_per_packet = 9000),
+            Err(ConfigError::BudgetAbovePacket { .. })
+        ));
+        assert!(matches!(
+            with(&|c| c.max_messages_per_packet = 1024),
+            Err(ConfigError::AckWindowTooLarge { .. })
+        ));
+        assert!(matches!(
+            with(&|c| c.blocks = Some(BlockConfig {
+                fragment_size: 2000,
+                ..BlockConfig::default()
+            })),
+            Err(ConfigError::BudgetTooSmall { .. })
+        ));
+        let mut c = base.clone();
+        c.channels[1].blocks = Some(BlockConfig::default());
+        assert_eq!(
+            c.validate(100),
+            Err(ConfigError::BlocksOnUnreliable { channel: 1 })
+        );
+        assert_eq!(
+            LayerConfig::with_channels(vec![]).validate(1),
+            Err(ConfigError::ChannelCount(0))
+        );
+        // A message set with a message larger than the budget needs blocks.
+        assert!(matches!(
+            base.validate(8000),
+            Err(ConfigError::BudgetTooSmall { .. })
+        ));
+        let e = with(&|c| c.send_queue_size = 3).expect_err("not a power of two");
+        assert!(e.to_string().contains("power of two"));
+    }
+}

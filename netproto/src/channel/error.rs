@@ -1,0 +1,131 @@
+//! What the message layer reports: send refusals, rejected packets, counters.
+
+/// Why [`MessageLayer::send`](super::MessageLayer::send) refused a message. The layer
+/// keeps nothing of a refused message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SendError {
+    /// No channel has this index.
+    #[error("no channel {0}")]
+    NoSuchChannel(usize),
+    /// The message can never be sent on this channel: larger than its inline limit
+    /// (and blocks are disabled) or than its largest block. Retrying will not help.
+    #[error("message of {size} bits can never fit channel {channel} (at most {max} bits)")]
+    TooLarge {
+        /// The channel.
+        channel: usize,
+        /// Measured size, bits.
+        size: usize,
+        /// The channel's limit, bits.
+        max: usize,
+    },
+    /// The send queue is full: back-pressure. Retry after acks have freed room (see
+    /// [`MessageLayer::can_send`](super::MessageLayer::can_send)).
+    #[error("send queue of channel {channel} is full ({size} messages)")]
+    QueueFull {
+        /// The channel.
+        channel: usize,
+        /// The queue size.
+        size: usize,
+    },
+    /// A field is outside its declared range: the message cannot be written as it is.
+    #[error("message cannot be encoded: {0}")]
+    Invalid(crate::Error),
+}
+
+/// Why [`MessageLayer::read_packet`](super::MessageLayer::read_packet) dropped a packet
+/// payload. Nothing of a dropped payload is delivered or applied, and it must not be
+/// acked (the [`MessageStack`](super::MessageStack) refuses it to the endpoint).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The bits do not decode (truncated, out-of-range count or type id, bad padding,
+    /// trailing bytes...).
+    #[error("malformed payload: {0}")]
+    Malformed(crate::Error),
+    /// A channel index is out of range or not above the previous entry's.
+    #[error("bad channel index {0}")]
+    BadChannel(u32),
+    /// An entry carries neither messages nor fragments.
+    #[error("channel {0}: empty entry")]
+    EmptyEntry(usize),
+    /// Message ids in one entry span more than the receive window.
+    #[error("channel {channel}: message ids span more than the receive window")]
+    IdSpan {
+        /// The channel.
+        channel: usize,
+    },
+    /// A message id beyond the receive window: a protocol error for the connection
+    /// (see [`MessageLayer::protocol_error`](super::MessageLayer::protocol_error)).
+    #[error("channel {channel}: message id {id} outside the receive window")]
+    OutsideWindow {
+        /// The channel.
+        channel: usize,
+        /// The id.
+        id: u16,
+    },
+    /// Block fragments on a channel without blocks, or inconsistent fragment fields
+    /// (index beyond the block, indexes not increasing, a size or block id that
+    /// disagrees with the block being reassembled).
+    #[error("channel {channel}: bad block fragment ({reason})")]
+    BadFragment {
+        /// The channel.
+        channel: usize,
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// A reassembled block does not decode as a message.
+    #[error("channel {channel}: block {id} does not decode: {error}")]
+    BadBlock {
+        /// The channel.
+        channel: usize,
+        /// The block's message id.
+        id: u16,
+        /// The decoding error.
+        error: crate::Error,
+    },
+    /// Flow control, not an attack: the receive queue holds messages the application
+    /// has not taken yet, and this packet carries ids beyond them. Unacked, so the
+    /// sender will resend once [`receive`](super::MessageLayer::receive) makes room.
+    #[error("channel {channel}: receive queue full")]
+    ReceiveQueueFull {
+        /// The channel.
+        channel: usize,
+    },
+}
+
+impl ReadError {
+    /// `true` for a violation no conforming peer commits (everything but
+    /// [`ReadError::ReceiveQueueFull`]).
+    pub fn is_malformed(&self) -> bool {
+        !matches!(self, Self::ReceiveQueueFull { .. })
+    }
+}
+
+/// Event counters of a [`MessageLayer`](super::MessageLayer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LayerCounters {
+    /// Messages accepted by `send` (blocks included).
+    pub messages_sent: u64,
+    /// Times a message or fragment went into a packet (first sends and resends).
+    pub transmissions: u64,
+    /// Reliable messages (and fragments) released by acks.
+    pub messages_acked: u64,
+    /// Messages delivered by `receive`.
+    pub messages_received: u64,
+    /// Reliable messages or fragments received again and ignored.
+    pub duplicates: u64,
+    /// `send` refusals because the queue was full.
+    pub send_queue_full: u64,
+    /// Unreliable messages dropped on arrival because the receive queue was full.
+    pub receive_queue_overflow: u64,
+    /// Packet payloads written.
+    pub packets_written: u64,
+    /// Packet payloads read and applied.
+    pub packets_read: u64,
+    /// Packet payloads dropped as malformed or hostile.
+    pub packets_malformed: u64,
+    /// Packet payloads refused for flow control (receive queue full).
+    pub packets_refused: u64,
+}

@@ -1,0 +1,392 @@
+//! Message channels and the packet packer: reliable-ordered, unreliable, blocks.
+//!
+//! [`MessageLayer`] is sans-IO and generic over a message set `M: NetMessage` (a
+//! derived enum: its serialize function writes the type id, then the body). It keeps
+//! a list of configured channels ([`LayerConfig`], [`ChannelConfig`]):
+//!
+//! * [`send`](MessageLayer::send) measures a message and queues it, or refuses it at
+//!   once: [`SendError::TooLarge`] if it can never fit, [`SendError::QueueFull`] for
+//!   back-pressure (never a silent drop);
+//! * [`write_packet`](MessageLayer::write_packet) fills one packet payload up to its
+//!   bit budget, measuring before writing, and remembers which reliable messages (and
+//!   block fragments) went into which packet sequence;
+//! * [`read_packet`](MessageLayer::read_packet) validates a whole payload before it
+//!   applies any of it: a payload that fails is dropped whole;
+//! * [`on_packet_acked`](MessageLayer::on_packet_acked) releases what an acked packet
+//!   carried;
+//! * [`receive`](MessageLayer::receive) hands messages to the application.
+//!
+//! [`MessageStack`] glues a layer to a [`packet::Endpoint`](crate::packet::Endpoint).
+//!
+//! # Reliable-ordered channel
+//!
+//! Message ids are `u16` and wrap. The sender walks ids from the oldest unacked one,
+//! never includes an id at or beyond `oldest unacked + receive_queue_size`, includes
+//! each message not sent within the last `resend_interval` that still fits the
+//! remaining bits, and stops at `max_messages_per_packet`: a burst of hundreds of
+//! messages never makes a large packet, the rest waits in the queue. Acks release
+//! messages. The receiver buffers by id and delivers strictly in order, drops
+//! duplicates, refuses (does not ack) a packet carrying ids it has no room for yet
+//! because the application has not taken earlier messages ([`ReadError::ReceiveQueueFull`]:
+//! the sender resends later), and treats an id no conforming sender could send
+//! ([`ReadError::OutsideWindow`]) as a protocol error for the connection.
+//!
+//! A message larger than the channel's inline limit, on a channel with
+//! [`BlockConfig`], is encoded once and sent as a block: fragments of
+//! `fragment_size` bytes, up to `max_fragments_per_packet` per packet, each acked and
+//! resent on its own. A block takes one message id, so it is delivered in order with
+//! the channel's other messages. One block per channel is in flight at a time (the
+//! oldest unacked one), which bounds reassembly memory to one `max_block_size` buffer
+//! per channel; messages before and after it keep flowing around it.
+//!
+//! # Unreliable channel
+//!
+//! Each message is written into at most one packet, oldest first; a full send queue
+//! refuses new messages ([`SendError::QueueFull`]), a full receive queue drops new
+//! arrivals (counted in [`LayerCounters::receive_queue_overflow`]).
+//!
+//! # Packet layout
+//!
+//! Written with the bit streams (least significant bit first). `n` is the number of
+//! channels; `[a, b]` is a ranged integer of `bits_required(a, b)` bits.
+//!
+//! ```text
+//! payload   = entries:[0, n]  entry*  zero padding to a byte
+//! entry     = channel:[0, n-1]            strictly increasing within a payload
+//!             count:[0, max_messages_per_packet]
+//!             has_fragments:1
+//!             messages                    `count` of them
+//!             fragments?                  if has_fragments (reliable + blocks only)
+//! messages  = reliable:   first_id:16 message, then (relative_id message)*
+//!             unreliable: message*
+//! relative_id = serialize_relative(previous id, id): 1 bit for +1, tiers beyond
+//!             (ids of one entry increase and span less than receive_queue_size)
+//! message   = type id and body: the message set's serialize function
+//! fragments = block_id:16  block_size:[1, max_block_size]
+//!             fragment_count:[1, max_fragments_per_packet]
+//!             (index:[0, max_fragments-1]  align  bytes)*   indexes increasing;
+//!             every fragment is fragment_size bytes but the block's last
+//! ```
+//!
+//! An entry with no messages and no fragments is malformed. A block's bytes are the
+//! message encoded by itself (type id, body, zero padding).
+//!
+//! ```
+//! use netproto::NetMessage;
+//! use netproto::channel::{LayerConfig, MessageLayer};
+//! use netproto::packet::Sequence;
+//!
+//! #[derive(NetMessage, Debug, PartialEq)]
+//! enum Msg {
+//!     Hello(#[net(range = 0..=100)] u8),
+//!     Bye,
+//! }
+//!
+//! let config = LayerConfig::default(); // channel 0 reliable, channel 1 unreliable
+//! let mut a = MessageLayer::<Msg>::new(config.clone())?;
+//! let mut b = MessageLayer::<Msg>::new(config)?;
+//! a.send(0, Msg::Hello(42))?;
+//! a.send(0, Msg::Bye)?;
+//!
+//! let mut payload = Vec::new();
+//! a.write_packet(0.0, Sequence(0), &mut payload);
+//! b.read_packet(&payload)?;
+//! assert_eq!(b.receive(0), Some(Msg::Hello(42)));
+//! assert_eq!(b.receive(0), Some(Msg::Bye));
+//!
+//! // The packet endpoint tells `a` that packet 0 was acked: the messages are released.
+//! assert_eq!(a.send_queue_len(0), 2);
+//! a.on_packet_acked(Sequence(0));
+//! assert_eq!(a.send_queue_len(0), 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod block;
+mod config;
+mod error;
+mod packer;
+mod reliable;
+mod stack;
+mod unreliable;
+
+pub use config::{
+    BlockConfig, ChannelConfig, ChannelKind, ConfigError, LayerConfig, MAX_CHANNELS,
+    MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
+};
+pub use error::{LayerCounters, ReadError, SendError};
+pub use stack::{MessageStack, StackConfigError, StackReceiveError};
+
+use crate::message::NetMessage;
+use crate::packet::{Sequence, SequenceBuffer};
+use crate::stream::WriteStream;
+use block::OutgoingBlock;
+use config::entry_header_bits;
+use packer::Staged;
+use reliable::{Outgoing, ReliableReceiver, ReliableSender};
+use unreliable::{UnreliableReceiver, UnreliableSender};
+
+/// What one sent packet carried on a reliable channel: a message, or a fragment.
+#[derive(Clone, Copy, Debug, Default)]
+struct SentItem {
+    channel: u16,
+    id: u16,
+    /// `u32::MAX` for a whole message.
+    fragment: u32,
+}
+
+const WHOLE: u32 = u32::MAX;
+
+#[derive(Debug)]
+enum State<M> {
+    Reliable {
+        send: ReliableSender<M>,
+        recv: ReliableReceiver<M>,
+    },
+    Unreliable {
+        send: UnreliableSender<M>,
+        recv: UnreliableReceiver<M>,
+    },
+}
+
+#[derive(Debug)]
+struct Channel<M> {
+    config: ChannelConfig,
+    /// Largest message sent inline, bits.
+    inline_max: usize,
+    state: State<M>,
+}
+
+/// The sans-IO message layer: channels, packing, acks, delivery. See the
+/// [module documentation](self) for the algorithms and the packet layout.
+#[derive(Debug)]
+pub struct MessageLayer<M> {
+    config: LayerConfig,
+    channels: Vec<Channel<M>>,
+    sent_packets: SequenceBuffer<Vec<SentItem>>,
+    /// Encoding scratch (send-time validation).
+    scratch: Vec<u8>,
+    packer: packer::Scratch,
+    staged: Staged<M>,
+    counters: LayerCounters,
+    protocol_error: Option<ReadError>,
+}
+
+impl<M: NetMessage> MessageLayer<M> {
+    /// A layer with `config`, validated against the message set's `M::MAX_BITS`.
+    pub fn new(config: LayerConfig) -> Result<Self, ConfigError> {
+        config.validate(M::MAX_BITS)?;
+        let n = config.channels.len();
+        let channels = config
+            .channels
+            .iter()
+            .map(|c| {
+                let state = match c.kind {
+                    ChannelKind::ReliableOrdered => State::Reliable {
+                        send: ReliableSender::new(c.send_queue_size),
+                        recv: ReliableReceiver::new(c.receive_queue_size),
+                    },
+                    ChannelKind::UnreliableUnordered => State::Unreliable {
+                        send: UnreliableSender::new(c.send_queue_size),
+                        recv: UnreliableReceiver::new(c.receive_queue_size),
+                    },
+                };
+                let id_bits = if matches!(state, State::Reliable { .. }) {
+                    MESSAGE_ID_BITS
+                } else {
+                    0
+                };
+                let fits = c
+                    .max_bits_per_packet
+                    .saturating_sub(entry_header_bits(n, c) + id_bits);
+                Channel {
+                    inline_max: c.max_message_bits.map_or(fits, |m| m.min(fits)),
+                    config: c.clone(),
+                    state,
+                }
+            })
+            .collect();
+        Ok(Self {
+            sent_packets: SequenceBuffer::new(config.sent_packets_buffer_size),
+            config,
+            channels,
+            scratch: Vec::new(),
+            packer: packer::Scratch::default(),
+            staged: Staged::default(),
+            counters: LayerCounters::default(),
+            protocol_error: None,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LayerConfig {
+        &self.config
+    }
+
+    /// The event counters.
+    pub fn counters(&self) -> &LayerCounters {
+        &self.counters
+    }
+
+    /// The first protocol error the peer committed (an id outside the receive
+    /// window), if any: the connection should be closed.
+    pub fn protocol_error(&self) -> Option<ReadError> {
+        self.protocol_error
+    }
+
+    /// Queues `message` on `channel`.
+    ///
+    /// The message is measured and written once into a scratch buffer (so a field
+    /// outside its declared range is caught here, naming the field, and never goes on
+    /// the wire). On a reliable channel with blocks, a message above the inline limit
+    /// is encoded as a block.
+    ///
+    /// Errors: [`SendError::NoSuchChannel`]; [`SendError::TooLarge`] when it can never
+    /// be sent on this channel; [`SendError::QueueFull`] when the send queue is full
+    /// (back-pressure: retry later); [`SendError::Invalid`] when a value is out of its
+    /// declared range.
+    pub fn send(&mut self, channel: usize, mut message: M) -> Result<(), SendError> {
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return Err(SendError::NoSuchChannel(channel));
+        };
+        let bits = crate::codec::measure(&mut message);
+        let full = match &ch.state {
+            State::Reliable { send, .. } => send.len() >= send.capacity(),
+            State::Unreliable { send, .. } => send.queue.len() >= send.capacity,
+        };
+        let block = bits > ch.inline_max;
+        if block {
+            let max = ch
+                .config
+                .blocks
+                .map_or(ch.inline_max, |b| b.max_block_size * 8);
+            if ch.config.blocks.is_none() || bits > max + 7 {
+                return Err(SendError::TooLarge {
+                    channel,
+                    size: bits,
+                    max,
+                });
+            }
+        }
+        if full {
+            self.counters.send_queue_full += 1;
+            return Err(SendError::QueueFull {
+                channel,
+                size: ch.config.send_queue_size,
+            });
+        }
+        // Validate by writing once.
+        self.scratch.clear();
+        self.scratch.resize(bits.div_ceil(8) + 8, 0);
+        let mut w = WriteStream::new(&mut self.scratch);
+        message.serialize(&mut w).map_err(SendError::Invalid)?;
+        let written = w.finish();
+        match &mut ch.state {
+            State::Reliable { send, .. } => {
+                let item = match ch.config.blocks {
+                    Some(b) if block => {
+                        if written > b.max_block_size {
+                            return Err(SendError::TooLarge {
+                                channel,
+                                size: written * 8,
+                                max: b.max_block_size * 8,
+                            });
+                        }
+                        let bytes = self.scratch[..written].to_vec().into_boxed_slice();
+                        Outgoing::Block(OutgoingBlock::new(bytes, b.fragment_size))
+                    }
+                    _ => Outgoing::Message {
+                        message,
+                        bits,
+                        last_sent: f64::NEG_INFINITY,
+                    },
+                };
+                send.push(item);
+            }
+            State::Unreliable { send, .. } => send.queue.push_back((message, bits)),
+        }
+        self.counters.messages_sent += 1;
+        Ok(())
+    }
+
+    /// `true` when `channel` has room for one more message right now.
+    pub fn can_send(&self, channel: usize) -> bool {
+        self.send_queue_len(channel)
+            < self
+                .channels
+                .get(channel)
+                .map_or(0, |c| c.config.send_queue_size)
+    }
+
+    /// Messages queued on `channel` and not released: for a reliable channel, sent or
+    /// not and not acked; for an unreliable one, not sent yet.
+    pub fn send_queue_len(&self, channel: usize) -> usize {
+        match self.channels.get(channel).map(|c| &c.state) {
+            Some(State::Reliable { send, .. }) => send.len(),
+            Some(State::Unreliable { send, .. }) => send.queue.len(),
+            None => 0,
+        }
+    }
+
+    /// Messages received on `channel` and buffered, not taken by
+    /// [`receive`](Self::receive) (reliable: including those waiting for an earlier
+    /// one).
+    pub fn receive_queue_len(&self, channel: usize) -> usize {
+        match self.channels.get(channel).map(|c| &c.state) {
+            Some(State::Reliable { recv, .. }) => recv.buffered(),
+            Some(State::Unreliable { recv, .. }) => recv.queue.len(),
+            None => 0,
+        }
+    }
+
+    /// The next message of `channel`: in send order on a reliable channel, in arrival
+    /// order on an unreliable one.
+    pub fn receive(&mut self, channel: usize) -> Option<M> {
+        let message = match &mut self.channels.get_mut(channel)?.state {
+            State::Reliable { recv, .. } => recv.pop(),
+            State::Unreliable { recv, .. } => recv.queue.pop_front(),
+        };
+        if message.is_some() {
+            self.counters.messages_received += 1;
+        }
+        message
+    }
+
+    /// The packet `sequence` was acked by the peer: release the reliable messages and
+    /// fragments it carried. Unknown or already processed sequences are ignored.
+    pub fn on_packet_acked(&mut self, sequence: Sequence) {
+        let Some(items) = self.sent_packets.get_mut(sequence) else {
+            return;
+        };
+        for item in items.drain(..) {
+            let Some(Channel {
+                state: State::Reliable { send, .. },
+                ..
+            }) = self.channels.get_mut(usize::from(item.channel))
+            else {
+                continue;
+            };
+            if item.fragment == WHOLE {
+                if send.release(item.id) {
+                    self.counters.messages_acked += 1;
+                }
+                continue;
+            }
+            if let Some(Outgoing::Block(block)) = send.get_mut(item.id) {
+                let index = item.fragment as usize;
+                let fresh = block.acked.get(index).is_some_and(|a| !a);
+                if block.ack(index) {
+                    send.release(item.id);
+                }
+                if fresh {
+                    self.counters.messages_acked += 1;
+                }
+            }
+        }
+        self.sent_packets.invalidate(sequence);
+        for ch in &mut self.channels {
+            if let State::Reliable { send, .. } = &mut ch.state {
+                send.advance();
+            }
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! The reliable-ordered channel's send and receive state (DESIGN.md section 4).
+
+use super::block::{OutgoingBlock, PartialBlock};
+
+/// A queued reliable message: a small message written inline, or a block.
+#[derive(Debug)]
+pub(crate) enum Outgoing<M> {
+    /// A message that fits one packet.
+    Message {
+        message: M,
+        /// Measured size (an upper bound on the written size).
+        bits: usize,
+        /// When it last went into a packet (`-inf`: never).
+        last_sent: f64,
+    },
+    /// A message sent as fragments.
+    Block(OutgoingBlock),
+}
+
+/// A send-queue slot: the id it holds and the message.
+type SendSlot<M> = Option<(u16, Outgoing<M>)>;
+
+/// The send queue: a ring of `send_queue_size` slots indexed by `id % size`, holding
+/// the ids `oldest..next` that are not acked yet.
+#[derive(Debug)]
+pub(crate) struct ReliableSender<M> {
+    slots: Box<[SendSlot<M>]>,
+    /// The oldest unacked id (== `next` when nothing is in flight).
+    pub(crate) oldest: u16,
+    /// The id the next message gets.
+    pub(crate) next: u16,
+}
+
+impl<M> ReliableSender<M> {
+    pub(crate) fn new(size: usize) -> Self {
+        Self {
+            slots: (0..size).map(|_| None).collect(),
+            oldest: 0,
+            next: 0,
+        }
+    }
+
+    /// Ids queued (sent or not) and not acked.
+    pub(crate) fn len(&self) -> usize {
+        usize::from(self.next.wrapping_sub(self.oldest))
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn index(&self, id: u16) -> usize {
+        // The size is a power of two that divides 65536.
+        usize::from(id) & (self.slots.len() - 1)
+    }
+
+    /// Queues `item` under the next id (the caller checked there is room).
+    pub(crate) fn push(&mut self, item: Outgoing<M>) -> u16 {
+        let id = self.next;
+        let index = self.index(id);
+        self.slots[index] = Some((id, item));
+        self.next = id.wrapping_add(1);
+        id
+    }
+
+    pub(crate) fn get_mut(&mut self, id: u16) -> Option<&mut Outgoing<M>> {
+        let index = self.index(id);
+        match &mut self.slots[index] {
+            Some((stored, item)) if *stored == id => Some(item),
+            _ => None,
+        }
+    }
+
+    /// Releases `id` (acked); returns whether it was still queued.
+    pub(crate) fn release(&mut self, id: u16) -> bool {
+        let index = self.index(id);
+        let hit = matches!(&self.slots[index], Some((stored, _)) if *stored == id);
+        if hit {
+            self.slots[index] = None;
+        }
+        hit
+    }
+
+    /// Moves `oldest` past every released id.
+    pub(crate) fn advance(&mut self) {
+        while self.oldest != self.next {
+            let index = self.index(self.oldest);
+            if matches!(&self.slots[index], Some((stored, _)) if *stored == self.oldest) {
+                break;
+            }
+            self.oldest = self.oldest.wrapping_add(1);
+        }
+    }
+}
+
+/// Where a received id falls relative to the receive window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// Not received yet, and there is room to buffer it.
+    New,
+    /// Received already (buffered or delivered): a duplicate.
+    Old,
+    /// In the sender's window but beyond what the receive queue can hold until the
+    /// application takes messages: refuse the packet, the sender will resend.
+    Full,
+    /// No conforming sender can send it: a protocol error.
+    Outside,
+}
+
+/// The receive queue: a ring of `receive_queue_size` slots indexed by `id % size`.
+///
+/// `next` is the next id to deliver; `frontier` the first id not received (every id
+/// in `next..frontier` is buffered). A conforming sender's oldest unacked id is at most
+/// `frontier` (it cannot have acks beyond the first gap), and it never sends an id at
+/// or beyond `oldest + size`: so any id at or beyond `frontier + size` is a protocol
+/// error, and an id in `next + size..frontier + size` is merely early.
+#[derive(Debug)]
+pub(crate) struct ReliableReceiver<M> {
+    slots: Box<[Option<(u16, M)>]>,
+    pub(crate) next: u16,
+    pub(crate) frontier: u16,
+    /// The one block being reassembled (a conforming sender has one block in flight).
+    pub(crate) partial: Option<PartialBlock>,
+}
+
+impl<M> ReliableReceiver<M> {
+    pub(crate) fn new(size: usize) -> Self {
+        Self {
+            slots: (0..size).map(|_| None).collect(),
+            next: 0,
+            frontier: 0,
+            partial: None,
+        }
+    }
+
+    pub(crate) fn window(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn index(&self, id: u16) -> usize {
+        usize::from(id) & (self.slots.len() - 1)
+    }
+
+    fn has(&self, id: u16) -> bool {
+        matches!(&self.slots[self.index(id)], Some((stored, _)) if *stored == id)
+    }
+
+    pub(crate) fn classify(&self, id: u16) -> Class {
+        let w = self.window();
+        let d = usize::from(id.wrapping_sub(self.frontier));
+        if d < w {
+            if usize::from(id.wrapping_sub(self.next)) >= w {
+                Class::Full
+            } else if self.has(id) {
+                Class::Old
+            } else {
+                Class::New
+            }
+        } else if d >= 65536 - w {
+            Class::Old
+        } else {
+            Class::Outside
+        }
+    }
+
+    /// Buffers a message classified [`Class::New`].
+    pub(crate) fn insert(&mut self, id: u16, message: M) {
+        let index = self.index(id);
+        self.slots[index] = Some((id, message));
+        while self.has(self.frontier) {
+            self.frontier = self.frontier.wrapping_add(1);
+        }
+    }
+
+    /// The next message in order, if it has arrived.
+    pub(crate) fn pop(&mut self) -> Option<M> {
+        let index = self.index(self.next);
+        match self.slots[index].take() {
+            Some((id, message)) if id == self.next => {
+                self.next = self.next.wrapping_add(1);
+                Some(message)
+            }
+            other => {
+                self.slots[index] = other;
+                None
+            }
+        }
+    }
+
+    /// Messages buffered and not delivered.
+    pub(crate) fn buffered(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receiver_classifies_by_window_and_wraps() {
+        let mut r: ReliableReceiver<u32> = ReliableReceiver::new(4);
+        r.next = 65534;
+        r.frontier = 65534;
+        assert_eq!(r.classify(65534), Class::New);
+        assert_eq!(r.classify(1), Class::New);
+        assert_eq!(r.classify(2), Class::Outside);
+        assert_eq!(r.classify(65533), Class::Old);
+        for id in [65534u16, 65535, 0, 1] {
+            r.insert(id, u32::from(id));
+        }
+        assert_eq!(r.frontier, 2);
+        // Nothing taken: ids 2..6 are early, not hostile.
+        assert_eq!(r.classify(2), Class::Full);
+        assert_eq!(r.classify(5), Class::Full);
+        assert_eq!(r.classify(6), Class::Outside);
+        assert_eq!(r.pop(), Some(65534));
+        assert_eq!(r.classify(2), Class::New);
+        assert_eq!(r.classify(0), Class::Old);
+        assert_eq!(r.buffered(), 3);
+    }
+
+    #[test]
+    fn sender_releases_and_advances() {
+        let mut s: ReliableSender<u8> = ReliableSender::new(4);
+        for _ in 0..4 {
+            s.push(Outgoing::Message {
+                message: 0,
+                bits: 8,
+                last_sent: f64::NEG_INFINITY,
+            });
+        }
+        assert_eq!(s.len(), 4);
+        assert!(s.release(1));
+        assert!(!s.release(1));
+        s.advance();
+        assert_eq!(s.oldest, 0);
+        assert!(s.release(0));
+        s.advance();
+        assert_eq!(s.oldest, 2);
+        assert_eq!(s.len(), 2);
+    }
+}

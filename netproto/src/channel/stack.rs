@@ -1,0 +1,170 @@
+//! [`MessageStack`]: a message layer on top of a packet endpoint.
+
+use super::{ConfigError, LayerConfig, MessageLayer, ReadError, SendError};
+use crate::message::NetMessage;
+use crate::packet::{self, Endpoint, EndpointConfig, ReceiveError, Received, Sent};
+
+/// Why a [`MessageStack`] could not be built.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StackConfigError {
+    /// The endpoint configuration is invalid.
+    #[error("endpoint: {0}")]
+    Endpoint(packet::ConfigError),
+    /// The layer configuration is invalid.
+    #[error("message layer: {0}")]
+    Layer(ConfigError),
+    /// The layer's packet budget is larger than the endpoint's `max_packet_size`.
+    #[error("max_packet_bits {bits} exceeds the endpoint's max_packet_size of {bytes} bytes")]
+    PacketTooLarge {
+        /// The layer's budget.
+        bits: usize,
+        /// The endpoint's limit.
+        bytes: usize,
+    },
+}
+
+/// Why [`MessageStack::receive_datagram`] dropped a datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StackReceiveError {
+    /// The packet endpoint dropped it (malformed header, stale, duplicate...).
+    #[error(transparent)]
+    Packet(ReceiveError),
+    /// The message layer refused its payload; the packet is not acked.
+    #[error(transparent)]
+    Messages(ReadError),
+}
+
+/// A [`MessageLayer`] glued to a packet [`Endpoint`]: the two full layers of one end
+/// of a connection, sans-IO.
+///
+/// Each [`send_packet`](Self::send_packet) writes one payload under the endpoint's
+/// next sequence and sends it; each [`receive_datagram`](Self::receive_datagram)
+/// hands the payload to the layer (the packet is acked only if the layer accepted it)
+/// and forwards the endpoint's acks to the layer. Lost packets need nothing: the
+/// resend interval covers them.
+///
+/// ```
+/// use netproto::NetMessage;
+/// use netproto::channel::{LayerConfig, MessageStack};
+/// use netproto::packet::EndpointConfig;
+///
+/// #[derive(NetMessage, Debug, PartialEq)]
+/// struct Chat(#[net(range = 0..=9)] u8);
+///
+/// let new = || MessageStack::<Chat>::new(EndpointConfig::default(), LayerConfig::default(), 0.0);
+/// let (mut a, mut b) = (new()?, new()?);
+/// a.send(0, Chat(7))?;
+/// let mut wire = Vec::new();
+/// a.send_packet(0.0, |d| wire.push(d.to_vec()))?;
+/// for d in &wire {
+///     b.receive_datagram(0.05, d)?;
+/// }
+/// assert_eq!(b.receive(0), Some(Chat(7)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct MessageStack<M> {
+    endpoint: Endpoint,
+    layer: MessageLayer<M>,
+    payload: Vec<u8>,
+}
+
+impl<M: NetMessage> MessageStack<M> {
+    /// Both layers, created at `now`.
+    pub fn new(
+        endpoint: EndpointConfig,
+        layer: LayerConfig,
+        now: f64,
+    ) -> Result<Self, StackConfigError> {
+        if layer.max_packet_bits.div_ceil(8) > endpoint.max_packet_size {
+            return Err(StackConfigError::PacketTooLarge {
+                bits: layer.max_packet_bits,
+                bytes: endpoint.max_packet_size,
+            });
+        }
+        let endpoint = Endpoint::new(endpoint, now).map_err(StackConfigError::Endpoint)?;
+        let layer = MessageLayer::new(layer).map_err(StackConfigError::Layer)?;
+        Ok(Self {
+            endpoint,
+            layer,
+            payload: Vec::new(),
+        })
+    }
+
+    /// The packet endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The packet endpoint, mutably (for [`Endpoint::update`]).
+    pub fn endpoint_mut(&mut self) -> &mut Endpoint {
+        &mut self.endpoint
+    }
+
+    /// The message layer.
+    pub fn layer(&self) -> &MessageLayer<M> {
+        &self.layer
+    }
+
+    /// The message layer, mutably.
+    pub fn layer_mut(&mut self) -> &mut MessageLayer<M> {
+        &mut self.layer
+    }
+
+    /// Queues a message: see [`MessageLayer::send`].
+    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+        self.layer.send(channel, message)
+    }
+
+    /// The next received message of `channel`: see [`MessageLayer::receive`].
+    pub fn receive(&mut self, channel: usize) -> Option<M> {
+        self.layer.receive(channel)
+    }
+
+    /// Writes the next packet and sends it through the endpoint, calling `transmit`
+    /// once per datagram. Call it once per tick, even with nothing queued: the packet
+    /// carries acks.
+    pub fn send_packet(
+        &mut self,
+        now: f64,
+        transmit: impl FnMut(&[u8]),
+    ) -> Result<Sent, packet::SendError> {
+        let sequence = self.endpoint.next_sequence();
+        self.layer.write_packet(now, sequence, &mut self.payload);
+        self.endpoint.send(now, &self.payload, transmit)
+    }
+
+    /// Receives one datagram: the endpoint validates it, the layer reads the payload
+    /// (all or nothing), and the acks it carries release our messages.
+    pub fn receive_datagram(
+        &mut self,
+        now: f64,
+        datagram: &[u8],
+    ) -> Result<Received, StackReceiveError> {
+        let layer = &mut self.layer;
+        let mut refused = None;
+        let result = self.endpoint.receive(now, datagram, |_, payload| {
+            match layer.read_packet(payload) {
+                Ok(()) => true,
+                Err(e) => {
+                    refused = Some(e);
+                    false
+                }
+            }
+        });
+        match result {
+            Ok(received) => {
+                for sequence in &received.acks() {
+                    self.layer.on_packet_acked(sequence);
+                }
+                Ok(received)
+            }
+            Err(e) => Err(match refused {
+                Some(r) => StackReceiveError::Messages(r),
+                None => StackReceiveError::Packet(e),
+            }),
+        }
+    }
+}

@@ -225,6 +225,8 @@ struct Run {
     traffic: Traffic,
     /// Ticks (from start) during which side 1 does not drain.
     stall: Option<(u64, u64)>,
+    /// Reliable messages side 0 queues at tick 0.
+    initial_burst: usize,
 }
 
 #[derive(Debug, Default)]
@@ -237,6 +239,10 @@ struct Outcome {
     id_wraps: f64,
     failures: usize,
     drain_seconds: f64,
+    /// Seconds from start to the last reliable message delivered.
+    last_delivery: f64,
+    refused_packets: u64,
+    max_receive_queue: usize,
     queue_full: u64,
     unreliable: (u64, u64),
     max_datagram: usize,
@@ -250,27 +256,41 @@ fn run(r: &Run) -> Outcome {
     let mut sides = [Side::new(na, r.seed * 2 + 1), Side::new(nb, r.seed * 2 + 2)];
     let mut buf = vec![0u8; max_block_size() + 8];
     let mut tick = 0u64;
+    let mut last_delivery = 0.0;
+    let mut refused_packets = 0;
+    let mut max_receive_queue = 0;
     let limit = r.ticks + 200 * 60;
     loop {
         let now = tick as f64 * TICK;
         let generating = tick < r.ticks;
+        if tick == 0 {
+            for _ in 0..r.initial_burst {
+                let m = sides[0].game();
+                sides[0].pending.push_back(SoakMessage::Game(m));
+            }
+        }
         if let Some((from, to)) = r.stall {
             sides[1].draining = !(from..to).contains(&tick);
         }
         while let Some(d) = net.poll(now) {
             let i = usize::from(d.to == nb);
             match sides[i].stack.receive_datagram(now, &d.payload) {
-                Ok(_)
-                | Err(StackReceiveError::Packet(_))
-                | Err(StackReceiveError::Messages(
+                Ok(_) | Err(StackReceiveError::Packet(_)) => {}
+                Err(StackReceiveError::Messages(
                     netproto::channel::ReadError::ReceiveQueueFull { .. },
-                )) => {}
+                )) => refused_packets += 1,
                 Err(e) => sides[i].failures.push(format!("refused: {e}")),
             }
         }
+        let before: u64 = sides.iter().map(|s| s.delivered).sum();
+        max_receive_queue =
+            max_receive_queue.max(sides[1].stack.layer().receive_queue_len(RELIABLE));
         let [a, b] = &mut sides;
         drain(a, b, &mut buf);
         drain(b, a, &mut buf);
+        if sides.iter().map(|s| s.delivered).sum::<u64>() > before {
+            last_delivery = now;
+        }
         for side in &mut sides {
             if generating {
                 side.generate(&r.traffic);
@@ -300,6 +320,9 @@ fn run(r: &Run) -> Outcome {
     }
     let mut out = Outcome {
         drain_seconds: (tick.saturating_sub(r.ticks)) as f64 * TICK,
+        last_delivery,
+        refused_packets,
+        max_receive_queue,
         ..Outcome::default()
     };
     for s in &sides {
@@ -374,6 +397,7 @@ fn soak_matrix() {
                         unreliable_per_tick: 2,
                     },
                     stall: None,
+                    initial_burst: 0,
                 };
                 let out = run(&r);
                 assert_eq!(out.failures, 0, "{}", r.name);
@@ -417,9 +441,94 @@ fn soak_four_wraps() {
             unreliable_per_tick: 1,
         },
         stall: None,
+        initial_burst: 0,
     };
     let out = run(&r);
     assert_eq!(out.failures, 0);
     assert!(out.packet_wraps >= 4.0, "{out:?}");
     assert!(out.id_wraps >= 4.0, "{out:?}");
+}
+
+#[test]
+fn burst_of_400_in_one_tick() {
+    for (name, link) in [
+        ("burst: perfect link", LinkConfig::default()),
+        (
+            "burst: loss 5% lat 50 ms",
+            LinkConfig::default()
+                .with_latency(0.05)
+                .with_jitter(0.01)
+                .with_loss(0.05),
+        ),
+        (
+            "burst: loss 25% lat 250 ms",
+            LinkConfig::default()
+                .with_latency(0.25)
+                .with_jitter(0.1)
+                .with_loss(0.25),
+        ),
+    ] {
+        let r = Run {
+            name: name.into(),
+            link,
+            seed: 400,
+            ticks: 1,
+            traffic: Traffic {
+                burst_chance: 0.0,
+                blob_chance: 0.0,
+                unreliable_per_tick: 0,
+            },
+            stall: None,
+            initial_burst: 400,
+        };
+        let out = run(&r);
+        assert_eq!(out.failures, 0);
+        assert_eq!(out.messages, 400);
+        // Payload budget plus the largest packet header: never a megapacket.
+        assert!(out.max_datagram <= PACKET_BITS / 8 + 9, "{out:?}");
+        println!(
+            "{name}: 400 messages drained in {:.3} s ({} ticks at 60 Hz, at most 64 per packet)",
+            out.last_delivery,
+            (out.last_delivery / TICK).round()
+        );
+    }
+}
+
+#[test]
+fn receiver_that_stops_draining_back_pressures_the_sender() {
+    // Side 1 takes nothing from t = 1 s to t = 11 s while side 0 keeps sending
+    // ~6 messages per tick: the receive queue fills, the packets that carry ids
+    // beyond it are refused (not acked), side 0's send queue fills and refuses
+    // messages (back-pressure); then everything arrives, in order, once.
+    let r = Run {
+        name: "stalled receiver 10 s".into(),
+        link: LinkConfig::default()
+            .with_latency(0.05)
+            .with_jitter(0.01)
+            .with_loss(0.05),
+        seed: 10,
+        ticks: 20 * 60,
+        traffic: Traffic {
+            burst_chance: 0.2,
+            blob_chance: 0.0,
+            unreliable_per_tick: 0,
+        },
+        stall: Some((60, 660)),
+        initial_burst: 0,
+    };
+    let out = run(&r);
+    println!(
+        "stalled receiver: {} messages, {} send refusals (queue full), {} packets refused \
+         for flow control, receive queue peaked at {}, drained {:.1} s after the end, failures {}",
+        out.messages,
+        out.queue_full,
+        out.refused_packets,
+        out.max_receive_queue,
+        out.drain_seconds,
+        out.failures
+    );
+    assert_eq!(out.failures, 0);
+    assert!(out.queue_full > 0, "the sender was never back-pressured");
+    assert!(out.refused_packets > 0);
+    assert!(out.max_receive_queue <= layer_config().channels[0].receive_queue_size);
 }

@@ -90,24 +90,27 @@ fn message() -> impl Strategy<Value = GameMessage> {
     ]
 }
 
-/// Whether `b` is `a` read back: equal, but quantized floats within half a step.
+/// Whether `b` is `a` read back: equal, but quantized floats within half a step plus
+/// the f32 rounding of values of the range's magnitude (`bound`: the largest |min|, |max|).
 fn close(a: &GameMessage, b: &GameMessage) -> bool {
-    let near = |x: f32, y: f32, res: f32| (x - y).abs() <= res / 2.0 + x.abs().max(1.0) * 1e-6;
+    let near = |x: f32, y: f32, res: f32, bound: f32| {
+        (x - y).abs() <= res / 2.0 + bound * 4.0 * f32::EPSILON
+    };
     match (a, b) {
         (GameMessage::Input(a), GameMessage::Input(b)) => {
             a.tick == b.tick
                 && a.buttons == b.buttons
-                && near(a.aim_yaw, b.aim_yaw, 0.001)
-                && near(a.aim_pitch, b.aim_pitch, 0.001)
+                && near(a.aim_yaw, b.aim_yaw, 0.001, HALF_TURN)
+                && near(a.aim_pitch, b.aim_pitch, 0.001, QUARTER_TURN)
                 && a.move_x == b.move_x
                 && a.move_y == b.move_y
         }
         (GameMessage::Update(a), GameMessage::Update(b)) => {
             a.entity == b.entity
-                && near(a.position.x, b.position.x, 0.01)
-                && near(a.position.y, b.position.y, 0.01)
-                && near(a.position.z, b.position.z, 0.01)
-                && near(a.heading, b.heading, 0.01)
+                && near(a.position.x, b.position.x, 0.01, 1024.0)
+                && near(a.position.y, b.position.y, 0.01, 1024.0)
+                && near(a.position.z, b.position.z, 0.01, 448.0)
+                && near(a.heading, b.heading, 0.01, HALF_TURN)
                 && a.health == b.health
                 && a.state == b.state
         }

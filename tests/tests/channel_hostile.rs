@@ -1,0 +1,402 @@
+//! Hostile payloads for the message layer: every malformed field is rejected and
+//! counted, nothing of a rejected payload is delivered, nothing panics, and memory
+//! stays within the configuration.
+
+use netproto::channel::{
+    BlockConfig, ChannelConfig, LayerConfig, MessageLayer, ReadError, SendError,
+};
+use netproto::packet::Sequence;
+use netproto::sim::Rng;
+use netproto::{Error, ErrorKind, NetMessage, Stream, WriteStream};
+use netproto_examples::game::{GameMessage, workload};
+
+/// Channel 0: reliable with blocks; 1: unreliable; 2: reliable without blocks.
+/// Three channels: 2 bits of entry count, 2 of channel index; 5 messages per packet
+/// at most: 3 bits of count.
+fn config() -> LayerConfig {
+    LayerConfig::with_channels(vec![
+        ChannelConfig::reliable()
+            .with_max_messages_per_packet(5)
+            .with_blocks(BlockConfig {
+                max_block_size: 1000,
+                fragment_size: 100,
+                max_fragments_per_packet: 3,
+            }),
+        ChannelConfig::unreliable().with_max_messages_per_packet(5),
+        ChannelConfig::reliable().with_max_messages_per_packet(5),
+    ])
+}
+
+fn layer() -> MessageLayer<GameMessage> {
+    MessageLayer::new(config()).expect("valid config")
+}
+
+fn message(i: u64) -> GameMessage {
+    workload(1, i).remove(0)
+}
+
+/// The wire form (quantized floats come back quantized).
+fn enc(mut m: GameMessage) -> Vec<u8> {
+    netproto::encode(&mut m).expect("valid")
+}
+
+type W<'a> = WriteStream<'a>;
+
+/// A payload written by hand.
+fn build(f: impl FnOnce(&mut W<'_>) -> Result<(), Error>) -> Vec<u8> {
+    let mut buf = vec![0u8; 4096];
+    let mut w = WriteStream::new(&mut buf);
+    f(&mut w).expect("test payload fits");
+    let len = w.finish();
+    buf.truncate(len);
+    buf
+}
+
+fn bits(w: &mut W<'_>, value: u64, n: u32) -> Result<(), Error> {
+    w.serialize_bits(&mut { value }, n)
+}
+
+/// Entry header: channel (2 bits), count (3 bits), has_fragments (1 bit).
+fn entry(w: &mut W<'_>, channel: u64, count: u64, fragments: bool) -> Result<(), Error> {
+    bits(w, channel, 2)?;
+    bits(w, count, 3)?;
+    bits(w, u64::from(fragments), 1)
+}
+
+/// One fragment group: block id, size in [1, 1000] (10 bits), count in [1, 3] (2 bits),
+/// then each fragment's index in [0, 9] (4 bits) and bytes.
+fn group(w: &mut W<'_>, id: u16, size: u32, fragments: &[(u32, &[u8])]) -> Result<(), Error> {
+    bits(w, u64::from(id), 16)?;
+    bits(w, u64::from(size - 1), 10)?;
+    bits(w, fragments.len() as u64 - 1, 2)?;
+    for (index, data) in fragments {
+        bits(w, u64::from(*index), 4)?;
+        w.write_bytes(data)?;
+    }
+    Ok(())
+}
+
+fn reject(layer: &mut MessageLayer<GameMessage>, payload: &[u8]) -> ReadError {
+    let before = *layer.counters();
+    let e = layer.read_packet(payload).expect_err("must be rejected");
+    let after = layer.counters();
+    assert_eq!(after.packets_malformed, before.packets_malformed + 1, "{e}");
+    for channel in 0..3 {
+        assert_eq!(layer.receive(channel), None, "{e}: something was delivered");
+    }
+    e
+}
+
+fn malformed(e: ReadError) -> ErrorKind {
+    match e {
+        ReadError::Malformed(e) => e.kind(),
+        other => panic!("expected Malformed, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_hand_written_payload_is_accepted() {
+    // The helpers write the documented layout: a control for the rejections below.
+    let (a, b) = (message(1), message(2));
+    let payload = build(|w| {
+        bits(w, 1, 2)?;
+        entry(w, 0, 2, false)?;
+        bits(w, 0, 16)?;
+        a.clone().serialize(w)?;
+        w.serialize_relative(0, &mut 1)?;
+        b.clone().serialize(w)
+    });
+    let mut l = layer();
+    l.read_packet(&payload).expect("valid");
+    assert_eq!(l.receive(0).map(enc), Some(enc(a)));
+    assert_eq!(l.receive(0).map(enc), Some(enc(b)));
+}
+
+#[test]
+fn bad_channel_index_and_order() {
+    let mut l = layer();
+    let p = build(|w| {
+        bits(w, 1, 2)?;
+        entry(w, 3, 1, false)
+    });
+    assert_eq!(reject(&mut l, &p), ReadError::BadChannel(3));
+    // Entries must come in increasing channel order (no entry twice).
+    let p = build(|w| {
+        bits(w, 2, 2)?;
+        entry(w, 1, 1, false)?;
+        message(1).serialize(w)?;
+        entry(w, 1, 1, false)?;
+        message(2).serialize(w)
+    });
+    assert_eq!(reject(&mut l, &p), ReadError::BadChannel(1));
+    // Three entries announced, one byte of payload.
+    let p = build(|w| bits(w, 3, 2));
+    reject(&mut l, &p);
+}
+
+#[test]
+fn message_count_zero_or_above_the_maximum() {
+    let mut l = layer();
+    let p = build(|w| {
+        bits(w, 1, 2)?;
+        entry(w, 1, 0, false)
+    });
+    assert_eq!(reject(&mut l, &p), ReadError::EmptyEntry(1));
+    let p = build(|w| {
+        bits(w, 1, 2)?;
+        entry(w, 1, 6, false)
+    });
+    assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::TooLong);
+    // A count the bytes cannot hold.
+    let p = build(|w| {
+        bits(w, 1, 2)?;
+        entry(w, 1, 5, false)?;
+        message(1).serialize(w)
+    });
+    assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::PastEnd);
+}
+
+#[test]
+fn type_id_out_of_range() {
+    // GameMessage has 5 types: a 3-bit type id of 5, 6 or 7 is unknown.
+    let mut l = layer();
+    for id in 5..8 {
+        let p = build(|w| {
+            bits(w, 1, 2)?;
+            entry(w, 1, 1, false)?;
+            bits(w, id, 3)?;
+            bits(w, 0, 64)
+        });
+        assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::UnknownVariant);
+    }
+}
+
+#[test]
+fn ids_beyond_the_window_are_a_protocol_error() {
+    let mut l = layer();
+    assert_eq!(l.protocol_error(), None);
+    let p = build(|w| {
+        bits(w, 1, 2)?;
+        entry(w, 0, 1, false)?;
+        bits(w, 5000, 16)?;
+        message(1).serialize(w)
+    });
+    let e = reject(&mut l, &p);
+    assert_eq!(
+        e,
+        ReadError::OutsideWindow {
+            channel: 0,
+            id: 5000
+        }
+    );
+    assert_eq!(l.protocol_error(), Some(e));
+    // Ids just behind the window are duplicates of delivered messages: accepted,
+    // ignored, counted.
+    let p = build(|w| {
+        bits(w, 1, 2)?;
+        entry(w, 0, 1, false)?;
+        bits(w, 65000, 16)?;
+        message(1).serialize(w)
+    });
+    l.read_packet(&p).expect("old id");
+    assert_eq!(l.receive(0), None);
+    assert_eq!(l.counters().duplicates, 1);
+}
+
+#[test]
+fn relative_ids_that_overflow_or_do_not_increase() {
+    let mut l = layer();
+    // The last tier of the ladder: 6 flag bits of 0 then the id itself in 32 bits.
+    let raw = |w: &mut W<'_>, value: u64| -> Result<(), Error> {
+        bits(w, 0, 6)?;
+        bits(w, value, 32)
+    };
+    for (second, expected) in [
+        (u64::from(u32::MAX), None),
+        (65535 + 1024, None),
+        (3, Some(ErrorKind::NotIncreasing)),
+        (65535, Some(ErrorKind::NotIncreasing)),
+    ] {
+        let p = build(|w| {
+            bits(w, 1, 2)?;
+            entry(w, 0, 2, false)?;
+            bits(w, 65535, 16)?;
+            message(1).serialize(w)?;
+            raw(w, second)?;
+            message(2).serialize(w)
+        });
+        let e = reject(&mut l, &p);
+        match expected {
+            Some(kind) => assert_eq!(malformed(e), kind),
+            None => assert_eq!(e, ReadError::IdSpan { channel: 0 }),
+        }
+    }
+}
+
+#[test]
+fn bad_block_fragments() {
+    let data = [7u8; 100];
+    let mut l = layer();
+    let with = |channel: u64, f: &dyn Fn(&mut W<'_>) -> Result<(), Error>| {
+        build(|w| {
+            bits(w, 1, 2)?;
+            entry(w, channel, 0, true)?;
+            f(w)
+        })
+    };
+    // On an unreliable channel, and on a reliable channel without blocks.
+    for channel in [1, 2] {
+        let p = with(channel, &|w| group(w, 0, 250, &[(0, &data)]));
+        assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+    }
+    // Index beyond the block (250 bytes: fragments 0..=2), and beyond any block.
+    let p = with(0, &|w| group(w, 0, 250, &[(3, &data)]));
+    assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+    let p = with(0, &|w| {
+        bits(w, 0, 16)?;
+        bits(w, 249, 10)?;
+        bits(w, 0, 2)?;
+        bits(w, 15, 4)
+    });
+    assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::OutOfRange);
+    // Indexes not increasing.
+    let p = with(0, &|w| group(w, 0, 250, &[(1, &data), (0, &data)]));
+    assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+    // Fragment count above max_fragments_per_packet (2 bits of [1, 3]: raw 3 is 4).
+    let p = with(0, &|w| {
+        bits(w, 0, 16)?;
+        bits(w, 249, 10)?;
+        bits(w, 3, 2)
+    });
+    assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::OutOfRange);
+    // A count the bytes do not hold.
+    let p = with(0, &|w| {
+        bits(w, 0, 16)?;
+        bits(w, 249, 10)?;
+        bits(w, 2, 2)?;
+        bits(w, 0, 4)?;
+        w.write_bytes(&data)
+    });
+    assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::PastEnd);
+    // Size above max_block_size (10 bits of [1, 1000]: raw 1023 is 1024).
+    let p = with(0, &|w| {
+        bits(w, 0, 16)?;
+        bits(w, 1023, 10)
+    });
+    assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::OutOfRange);
+    // A last fragment of the wrong length: its bytes are read as the next fields.
+    let p = with(0, &|w| group(w, 0, 250, &[(2, &data)]));
+    assert!(matches!(reject(&mut l, &p), ReadError::Malformed(_)));
+
+    // A valid first fragment starts a reassembly...
+    let p = with(0, &|w| group(w, 0, 250, &[(0, &data)]));
+    l.read_packet(&p).expect("valid fragment");
+    // ... then a different size for the same block, or another block, is refused.
+    let p = with(0, &|w| group(w, 0, 300, &[(1, &data)]));
+    assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+    let p = with(0, &|w| group(w, 1, 250, &[(0, &data)]));
+    assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+    // A block id beyond the window.
+    let p = with(0, &|w| group(w, 40000, 250, &[(0, &data)]));
+    assert!(matches!(
+        reject(&mut l, &p),
+        ReadError::OutsideWindow { .. }
+    ));
+    // Completing the block with bytes that do not decode (type id 7 of 5).
+    let junk = [0xffu8; 100];
+    let p = with(0, &|w| group(w, 0, 250, &[(1, &junk), (2, &junk[..50])]));
+    assert!(matches!(reject(&mut l, &p), ReadError::BadBlock { .. }));
+    assert_eq!(l.receive(0), None);
+}
+
+#[test]
+fn a_bad_entry_drops_the_whole_payload() {
+    let mut l = layer();
+    let good = message(1);
+    let bad = build(|w| {
+        bits(w, 2, 2)?;
+        entry(w, 0, 1, false)?;
+        bits(w, 0, 16)?;
+        good.clone().serialize(w)?;
+        entry(w, 1, 1, false)?;
+        bits(w, 7, 3)?; // unknown type
+        bits(w, 0, 64)
+    });
+    assert_eq!(malformed(reject(&mut l, &bad)), ErrorKind::UnknownVariant);
+    // Id 0 was not consumed: the same message in a valid payload is delivered.
+    let p = build(|w| {
+        bits(w, 1, 2)?;
+        entry(w, 0, 1, false)?;
+        bits(w, 0, 16)?;
+        good.clone().serialize(w)
+    });
+    l.read_packet(&p).expect("valid");
+    assert_eq!(l.receive(0).map(enc), Some(enc(good)));
+    // Trailing bytes after the entries.
+    let mut p = build(|w| bits(w, 0, 2));
+    p.push(0);
+    assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::TrailingBytes);
+    assert_eq!(malformed(reject(&mut l, &[])), ErrorKind::PastEnd);
+}
+
+#[test]
+fn random_and_mutated_payloads_never_panic_and_memory_stays_bounded() {
+    let mut rng = Rng::new(0xbad);
+    // Valid payloads from a real sender, to mutate.
+    let mut sender = layer();
+    let mut valid = Vec::new();
+    for (i, m) in workload(400, 3).into_iter().enumerate() {
+        match sender.send(i % 3, m) {
+            Ok(()) | Err(SendError::QueueFull { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+        if i % 7 == 0 {
+            let mut p = Vec::new();
+            sender.write_packet(i as f64, Sequence(i as u16), &mut p);
+            valid.push(p);
+        }
+    }
+    let mut l = layer();
+    let cases = 100_000;
+    let (mut accepted, mut rejected) = (0u64, 0u64);
+    for case in 0..cases {
+        let payload = if case % 2 == 0 || valid.is_empty() {
+            let mut p = vec![0u8; rng.below(200) as usize];
+            rng.fill_bytes(&mut p);
+            p
+        } else {
+            let mut p = valid[rng.below(valid.len() as u64) as usize].clone();
+            for _ in 0..1 + rng.below(4) {
+                if p.is_empty() {
+                    break;
+                }
+                let i = rng.below(p.len() as u64) as usize;
+                p[i] ^= 1 << rng.below(8);
+            }
+            if rng.chance(0.2) {
+                p.truncate(rng.below(p.len() as u64 + 1) as usize);
+            }
+            p
+        };
+        match l.read_packet(&payload) {
+            Ok(()) => accepted += 1,
+            Err(_) => rejected += 1,
+        }
+        if case % 16 == 0 {
+            for channel in 0..3 {
+                while l.receive(channel).is_some() {}
+            }
+        }
+        for (channel, c) in config().channels.iter().enumerate() {
+            assert!(l.receive_queue_len(channel) <= c.receive_queue_size);
+        }
+    }
+    let counters = l.counters();
+    assert_eq!(
+        counters.packets_read + counters.packets_malformed + counters.packets_refused,
+        cases
+    );
+    assert_eq!(counters.packets_read, accepted);
+    println!("{cases} hostile payloads: {accepted} accepted, {rejected} rejected");
+    assert!(rejected > cases / 2);
+}

@@ -151,7 +151,9 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     #blank
                 }
 
-                #[inline]
+                // Always: the stream's state then stays in registers across a whole
+                // message (and the caller's loop) instead of going through memory per field.
+                #[inline(always)]
                 fn serialize<__S: ::netproto::Stream>(
                     &mut self,
                     stream: &mut __S,

@@ -1,0 +1,257 @@
+//! The message layer's rules, one by one, without a network: send refusals, the
+//! reliable window, the resend interval, per-packet limits, unreliable at-most-once,
+//! blocks, configuration errors.
+
+use netproto::NetMessage;
+use netproto::channel::{
+    BlockConfig, ChannelConfig, ConfigError, LayerConfig, MessageLayer, SendError,
+};
+use netproto::packet::Sequence;
+use netproto_examples::game::{ChatMessage, GameMessage, PlayerInput, workload};
+
+fn game(i: u64) -> GameMessage {
+    workload(1, i).remove(0)
+}
+
+fn enc(mut m: GameMessage) -> Vec<u8> {
+    netproto::encode(&mut m).expect("valid")
+}
+
+/// Writes one packet from `from` under `seq` at `now`, reads it into `to`, and returns
+/// how many messages of `channel` `to` could then take.
+fn hop<M: NetMessage>(
+    from: &mut MessageLayer<M>,
+    to: &mut MessageLayer<M>,
+    now: f64,
+    seq: u16,
+    channel: usize,
+) -> (usize, usize) {
+    let mut p = Vec::new();
+    let len = from.write_packet(now, Sequence(seq), &mut p);
+    to.read_packet(&p).expect("valid payload");
+    let mut n = 0;
+    while to.receive(channel).is_some() {
+        n += 1;
+    }
+    (n, len)
+}
+
+#[test]
+fn send_refusals_are_immediate_and_distinct() {
+    let config = LayerConfig::with_channels(vec![
+        ChannelConfig::reliable()
+            .with_queues(4, 4)
+            .with_max_message_bits(200),
+    ]);
+    let mut l = MessageLayer::<GameMessage>::new(config).expect("config");
+    assert_eq!(l.send(3, game(0)), Err(SendError::NoSuchChannel(3)));
+    // Can never fit: larger than the channel's inline limit, and no blocks.
+    let chat = GameMessage::Chat(ChatMessage {
+        from: 1,
+        text: "x".repeat(140),
+    });
+    assert!(matches!(
+        l.send(0, chat),
+        Err(SendError::TooLarge { channel: 0, .. })
+    ));
+    // A value outside its declared range is refused before it reaches the wire.
+    let bad = GameMessage::Input(PlayerInput {
+        tick: 0,
+        buttons: 0,
+        aim_yaw: 0.0,
+        aim_pitch: 0.0,
+        move_x: 100,
+        move_y: 0,
+    });
+    match l.send(0, bad) {
+        Err(SendError::Invalid(e)) => assert_eq!(e.field(), Some("PlayerInput.move_x")),
+        other => panic!("{other:?}"),
+    }
+    // Back-pressure: the fifth message waits for an ack.
+    for i in 0..4 {
+        l.send(0, game(i)).expect("room");
+    }
+    assert!(!l.can_send(0));
+    assert_eq!(
+        l.send(0, game(9)),
+        Err(SendError::QueueFull {
+            channel: 0,
+            size: 4
+        })
+    );
+    let mut p = Vec::new();
+    l.write_packet(0.0, Sequence(0), &mut p);
+    l.on_packet_acked(Sequence(0));
+    assert!(l.can_send(0));
+    assert_eq!(l.send_queue_len(0), 0);
+    assert_eq!(l.counters().send_queue_full, 1);
+}
+
+#[test]
+fn never_an_id_at_or_beyond_oldest_unacked_plus_the_receive_queue() {
+    let config = LayerConfig::with_channels(vec![ChannelConfig::reliable().with_queues(64, 8)]);
+    let mut a = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
+    let mut b = MessageLayer::<GameMessage>::new(config).expect("config");
+    let sent: Vec<GameMessage> = (0..20).map(game).collect();
+    for m in &sent {
+        a.send(0, m.clone()).expect("room");
+    }
+    let mut got = Vec::new();
+    let mut p = Vec::new();
+    a.write_packet(0.0, Sequence(0), &mut p);
+    b.read_packet(&p).expect("valid");
+    while let Some(m) = b.receive(0) {
+        got.push(m);
+    }
+    assert_eq!(got.len(), 8, "ids 0..8 only");
+    // Unacked, the window does not move: nothing new, nothing due before 0.1 s.
+    a.write_packet(0.05, Sequence(1), &mut p);
+    assert_eq!(p, [0], "no entries");
+    // Acked: the window moves to 8..16.
+    a.on_packet_acked(Sequence(0));
+    a.write_packet(0.06, Sequence(2), &mut p);
+    b.read_packet(&p).expect("valid");
+    while let Some(m) = b.receive(0) {
+        got.push(m);
+    }
+    assert_eq!(got.len(), 16);
+    // Lost (never acked): resent after the interval, not before.
+    assert_eq!(hop(&mut a, &mut b, 0.1, 3, 0).0, 0);
+    let mut c = MessageLayer::<GameMessage>::new(LayerConfig::with_channels(vec![
+        ChannelConfig::reliable().with_queues(64, 8),
+    ]))
+    .expect("config");
+    a.write_packet(0.17, Sequence(4), &mut p);
+    assert!(p.len() > 1, "8..16 resent after 0.1 s");
+    assert!(
+        c.read_packet(&p).is_err(),
+        "a fresh receiver is not at id 8"
+    );
+    a.on_packet_acked(Sequence(4));
+    assert_eq!(hop(&mut a, &mut b, 0.2, 5, 0).0, 4);
+    assert_eq!(
+        got.into_iter().map(enc).collect::<Vec<_>>(),
+        sent[..16].iter().cloned().map(enc).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_burst_is_split_by_message_count_and_bit_budget() {
+    let config = LayerConfig::with_channels(vec![
+        ChannelConfig::reliable()
+            .with_max_messages_per_packet(10)
+            .with_max_bits_per_packet(2000),
+    ]);
+    let mut a = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
+    let mut b = MessageLayer::<GameMessage>::new(config).expect("config");
+    for i in 0..400 {
+        a.send(0, game(i)).expect("room");
+    }
+    let mut total = 0;
+    let mut seq = 0;
+    while total < 400 {
+        let (n, len) = hop(&mut a, &mut b, 0.0, seq, 0);
+        a.on_packet_acked(Sequence(seq));
+        assert!(n <= 10 && len * 8 <= 2000 + 7, "{n} messages, {len} bytes");
+        total += n;
+        seq += 1;
+    }
+    assert!(seq >= 40);
+}
+
+#[test]
+fn unreliable_messages_go_out_once_and_full_queues_have_a_policy() {
+    let config = LayerConfig::with_channels(vec![ChannelConfig::unreliable().with_queues(4, 2)]);
+    let mut a = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
+    let mut b = MessageLayer::<GameMessage>::new(config).expect("config");
+    for i in 0..4 {
+        a.send(0, game(i)).expect("room");
+    }
+    assert!(matches!(
+        a.send(0, game(5)),
+        Err(SendError::QueueFull { .. })
+    ));
+    let mut p = Vec::new();
+    a.write_packet(0.0, Sequence(0), &mut p);
+    b.read_packet(&p).expect("valid");
+    // The receive queue holds 2: the other 2 are dropped and counted.
+    assert_eq!(b.receive_queue_len(0), 2);
+    assert_eq!(b.counters().receive_queue_overflow, 2);
+    // Sent once: the next packet is empty, even after the resend interval.
+    a.write_packet(1.0, Sequence(1), &mut p);
+    assert_eq!(p.len(), 1);
+}
+
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+struct Blob {
+    #[net(max_len = 5000)]
+    data: Vec<u8>,
+}
+
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+enum WithBlobs {
+    Small(#[net(range = 0..=1000)] u16),
+    Blob(Blob),
+}
+
+#[test]
+fn blocks_are_fragmented_delivered_in_order_and_bounded() {
+    let blocks = BlockConfig {
+        max_block_size: 3100,
+        fragment_size: 128,
+        max_fragments_per_packet: 4,
+    };
+    let config = LayerConfig::with_channels(vec![ChannelConfig::reliable().with_blocks(blocks)]);
+    let mut a = MessageLayer::<WithBlobs>::new(config.clone()).expect("config");
+    let mut b = MessageLayer::<WithBlobs>::new(config).expect("config");
+    // Larger than max_block_size: refused at once.
+    let huge = WithBlobs::Blob(Blob {
+        data: vec![1; 4500],
+    });
+    assert!(matches!(a.send(0, huge), Err(SendError::TooLarge { .. })));
+    let blob = WithBlobs::Blob(Blob {
+        data: (0..2999u32).map(|i| (i * 7) as u8).collect(),
+    });
+    a.send(0, WithBlobs::Small(1)).expect("room");
+    a.send(0, blob.clone()).expect("room");
+    a.send(0, WithBlobs::Small(2)).expect("room");
+    let mut got = Vec::new();
+    let mut p = Vec::new();
+    let mut seq = 0u16;
+    while got.len() < 3 {
+        let len = a.write_packet(f64::from(seq), Sequence(seq), &mut p);
+        // 4 fragments of 128 bytes and two small messages at most.
+        assert!(len <= 4 * 130 + 16, "{len}");
+        b.read_packet(&p).expect("valid");
+        a.on_packet_acked(Sequence(seq));
+        while let Some(m) = b.receive(0) {
+            got.push(m);
+        }
+        seq += 1;
+        assert!(seq < 100);
+    }
+    assert_eq!(got, [WithBlobs::Small(1), blob, WithBlobs::Small(2)]);
+    // 3001 bytes in 128-byte fragments, 4 per packet: 24 fragments, 6 packets.
+    assert_eq!(seq, 6);
+    assert_eq!(a.send_queue_len(0), 0);
+}
+
+#[test]
+fn invalid_configurations_are_refused_with_the_field() {
+    let bad = LayerConfig::with_channels(vec![ChannelConfig::reliable().with_queues(1000, 1024)]);
+    let e = MessageLayer::<GameMessage>::new(bad).expect_err("not a power of two");
+    assert!(matches!(
+        e,
+        ConfigError::QueueSize {
+            field: "send_queue_size",
+            ..
+        }
+    ));
+    assert!(e.to_string().contains("send_queue_size"));
+    // A message set whose largest message does not fit the budget needs blocks or a
+    // smaller max_message_bits.
+    let e =
+        MessageLayer::<WithBlobs>::new(LayerConfig::with_channels(vec![ChannelConfig::reliable()]))
+            .expect_err("blobs do not fit");
+    assert!(matches!(e, ConfigError::BudgetTooSmall { .. }), "{e}");
+}

@@ -291,8 +291,10 @@ impl NaiveSize for MatchPhase {
     }
 }
 
-/// Every message the arena sends, as one enum: 3 bits of type, then the message.
+/// Every message the arena sends, as one message set: 3 bits of type id, then the
+/// message. Adding a message type is adding a variant.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
+#[net(message_set, max_bits = 1200)]
 #[cfg_attr(
     feature = "compare",
     derive(

@@ -14,6 +14,8 @@ pub(crate) struct Input<'a> {
     pub(crate) ident: &'a Ident,
     pub(crate) generics: &'a Generics,
     pub(crate) body: Body<'a>,
+    /// `#[net(message_set)]`: the enum is a message set (see `set`).
+    pub(crate) set: Option<crate::set::SetDecl>,
 }
 
 pub(crate) enum Body<'a> {
@@ -174,7 +176,7 @@ impl<'a> Input<'a> {
     /// Builds the model, reporting every problem found in the input.
     pub(crate) fn from_syn(input: &'a DeriveInput) -> syn::Result<Self> {
         let mut errors = Errors::default();
-        attr::reject(&input.attrs, "on the type itself", &mut errors);
+        let type_attrs = attr::type_attrs(&input.attrs, &mut errors);
         let type_name = input.ident.to_string();
         let body = match &input.data {
             Data::Struct(data) => {
@@ -217,11 +219,13 @@ impl<'a> Input<'a> {
                 })
             }
         };
+        let set = crate::set::declare(input, &type_attrs, &body, &mut errors);
         errors.finish()?;
         Ok(Input {
             ident: &input.ident,
             generics: &input.generics,
             body,
+            set,
         })
     }
 }

@@ -116,6 +116,76 @@ pub(crate) fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> FieldAttr
     out
 }
 
+/// The keys the type itself may carry, for the "unknown key" message.
+const TYPE_KEYS: &str = "message_set, max_bits";
+
+/// Everything `#[net(...)]` says about the type itself.
+#[derive(Default)]
+pub(crate) struct TypeAttrs {
+    /// `message_set`: the enum is a message set (its variants each wrap one message type).
+    pub(crate) message_set: Option<Ident>,
+    /// `max_bits = N`: the largest message of the set, type id included.
+    pub(crate) max_bits: Option<Keyed<Expr>>,
+}
+
+/// Parses every `#[net(...)]` on the type itself, recording errors and going on past them.
+pub(crate) fn type_attrs(attrs: &[Attribute], errors: &mut Errors) -> TypeAttrs {
+    let mut out = TypeAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("net")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta.path.get_ident().cloned();
+            match key.as_ref().map(Ident::to_string).as_deref() {
+                Some("message_set") => {
+                    let Some(key) = key else { return Ok(()) };
+                    if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
+                        errors.spanned(
+                            &key,
+                            "`message_set` takes no value: write `#[net(message_set)]`, or \
+                             `#[net(message_set, max_bits = N)]` to bound its messages",
+                        );
+                        skip_value(&meta)?;
+                    }
+                    if out.message_set.is_some() {
+                        errors.spanned(&key, "duplicate `message_set`: write it once");
+                    } else {
+                        out.message_set = Some(key);
+                    }
+                }
+                Some("max_bits") => {
+                    let Some(key) = key else { return Ok(()) };
+                    let value = meta.value()?.parse::<Expr>()?;
+                    set(&mut out.max_bits, key, value, errors);
+                }
+                Some(field_key) if FIELD_KEYS.split(", ").any(|k| k == field_key) => {
+                    errors.spanned(
+                        &meta.path,
+                        format_args!(
+                            "`{field_key}` is a field attribute: put it on a field; on the type \
+                             itself #[net(...)] takes {TYPE_KEYS} (on an enum)"
+                        ),
+                    );
+                    return skip_value(&meta);
+                }
+                _ => {
+                    errors.spanned(
+                        &meta.path,
+                        format_args!(
+                            "unknown net attribute on the type itself; expected one of: \
+                             {TYPE_KEYS} (field attributes go on fields)"
+                        ),
+                    );
+                    return skip_value(&meta);
+                }
+            }
+            Ok(())
+        });
+        if let Err(error) = result {
+            errors.push(error);
+        }
+    }
+    out
+}
+
 /// Rejects `#[net(...)]` where no key applies (on the type itself or on an enum variant).
 pub(crate) fn reject(attrs: &[Attribute], place: &str, errors: &mut Errors) {
     for attr in attrs.iter().filter(|a| a.path().is_ident("net")) {

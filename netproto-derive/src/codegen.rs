@@ -137,6 +137,8 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let items = &cx.items;
+    let schema = crate::schema::expr(input);
+    let set = crate::set::expand(input);
     quote! {
         #[allow(irrefutable_let_patterns, clippy::all)]
         const _: () = {
@@ -146,6 +148,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
             impl #impl_generics ::netproto::NetMessage for #ident #ty_generics #where_clause {
                 const MAX_BITS: usize = #max_bits;
                 const MIN_BITS: usize = #min_bits;
+                const SCHEMA: &'static ::netproto::schema::Schema = #schema;
 
                 fn blank() -> Self {
                     #blank
@@ -161,6 +164,8 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     #serialize
                 }
             }
+
+            #set
         };
     }
 }

@@ -11,6 +11,8 @@ mod check;
 mod codegen;
 mod errors;
 mod fused;
+mod schema;
+mod set;
 mod value;
 
 use proc_macro::TokenStream;
@@ -95,6 +97,7 @@ pub fn derive_net_message(input: TokenStream) -> TokenStream {
         Err(errors) => {
             let mut out = errors.to_compile_error();
             out.extend(codegen::stub(&input));
+            out.extend(set::stub(&input));
             out.into()
         }
     }

@@ -1,5 +1,6 @@
 //! The [`NetMessage`] trait and its implementations for the building blocks.
 
+use crate::schema::{IntType, Schema};
 use crate::stream::Stream;
 
 /// A type with a wire format: one serialize function that writes, reads and measures.
@@ -35,6 +36,15 @@ pub trait NetMessage: Sized {
     /// A lower bound on the bits it writes (every align counted as 0 bits).
     const MIN_BITS: usize;
 
+    /// The description of the wire format: fields in order, their kind, declared bounds
+    /// and bit cost (see [`schema`](crate::schema)), from which a
+    /// [`Layout`](crate::schema::Layout) is printed and a
+    /// [fingerprint](Schema::fingerprint) computed.
+    ///
+    /// The derive generates it. A hand-written impl gets [`Kind::Opaque`](crate::schema::Kind::Opaque)
+    /// with its bit bounds unless it describes itself with the `Schema` constructors.
+    const SCHEMA: &'static Schema = &Schema::opaque("opaque", Self::MIN_BITS, Self::MAX_BITS);
+
     /// The value a reader starts from before it fills the fields in.
     fn blank() -> Self;
 
@@ -45,6 +55,7 @@ pub trait NetMessage: Sized {
 impl NetMessage for bool {
     const MAX_BITS: usize = 1;
     const MIN_BITS: usize = 1;
+    const SCHEMA: &'static Schema = &Schema::BOOL;
     fn blank() -> Self {
         false
     }
@@ -55,10 +66,11 @@ impl NetMessage for bool {
 }
 
 macro_rules! full_width_int {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $ty:ident),*) => {$(
         impl NetMessage for $t {
             const MAX_BITS: usize = <$t>::BITS as usize;
             const MIN_BITS: usize = <$t>::BITS as usize;
+            const SCHEMA: &'static Schema = &Schema::full_int(IntType::$ty);
             fn blank() -> Self {
                 0
             }
@@ -70,11 +82,14 @@ macro_rules! full_width_int {
     )*};
 }
 
-full_width_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+full_width_int!(
+    u8 => U8, u16 => U16, u32 => U32, u64 => U64, i8 => I8, i16 => I16, i32 => I32, i64 => I64
+);
 
 impl NetMessage for f32 {
     const MAX_BITS: usize = 32;
     const MIN_BITS: usize = 32;
+    const SCHEMA: &'static Schema = &Schema::F32;
     fn blank() -> Self {
         0.0
     }
@@ -87,6 +102,7 @@ impl NetMessage for f32 {
 impl NetMessage for f64 {
     const MAX_BITS: usize = 64;
     const MIN_BITS: usize = 64;
+    const SCHEMA: &'static Schema = &Schema::F64;
     fn blank() -> Self {
         0.0
     }
@@ -99,6 +115,7 @@ impl NetMessage for f64 {
 impl<T: NetMessage> NetMessage for Option<T> {
     const MAX_BITS: usize = 1 + T::MAX_BITS;
     const MIN_BITS: usize = 1;
+    const SCHEMA: &'static Schema = &Schema::option(T::SCHEMA);
     fn blank() -> Self {
         None
     }
@@ -118,6 +135,7 @@ impl<T: NetMessage> NetMessage for Option<T> {
 impl<T: NetMessage, const N: usize> NetMessage for [T; N] {
     const MAX_BITS: usize = N * T::MAX_BITS;
     const MIN_BITS: usize = N * T::MIN_BITS;
+    const SCHEMA: &'static Schema = &Schema::array(N, T::SCHEMA);
     fn blank() -> Self {
         core::array::from_fn(|_| T::blank())
     }
@@ -134,6 +152,7 @@ macro_rules! tuple {
         impl<$($name: NetMessage),*> NetMessage for ($($name,)*) {
             const MAX_BITS: usize = 0 $(+ $name::MAX_BITS)*;
             const MIN_BITS: usize = 0 $(+ $name::MIN_BITS)*;
+            const SCHEMA: &'static Schema = &Schema::tuple(&[$($name::SCHEMA),*]);
             #[allow(clippy::unused_unit)]
             fn blank() -> Self {
                 ($($name::blank(),)*)

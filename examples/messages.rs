@@ -1,12 +1,14 @@
 //! Annotates a few game messages, encodes them, and prints each one's size and bit
-//! layout next to a naive byte encoding.
+//! layout next to a naive byte encoding; then the static wire layout of the message set
+//! and its fingerprint (the protocol id).
 //!
 //! Run with `cargo run --release --example messages`.
 
-use netproto::{NetMessage, WireView};
+use netproto::schema::{Layout, SetLayout};
+use netproto::{MessageSet, NetMessage, WireView};
 use netproto_examples::game::{
-    ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, MatchPhase, NaiveSize,
-    PlayerInput, Position, buttons,
+    ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, GameMessage, MatchPhase,
+    NaiveSize, PlayerInput, Position, buttons,
 };
 
 fn show<T: NetMessage + NaiveSize>(mut message: T) -> (usize, usize) {
@@ -70,5 +72,19 @@ fn main() {
     println!(
         "total: netproto {ours} bytes, naive {naive} bytes ({:.2}x smaller)",
         naive as f64 / ours as f64
+    );
+
+    // The static wire layout, from the schema the derive generated: every field's bit
+    // offsets, width, kind and bounds, whatever the values.
+    println!("\n--- wire layout of the message set (protocol id = its fingerprint) ---\n");
+    println!("{}", SetLayout::of::<GameMessage>());
+    let input = Layout::of::<PlayerInput>();
+    println!("{input}\n{}", input.diagram());
+    println!(
+        "protocol id: {:#018x} ({} message types, {}-bit type id, at most {} bits a message)",
+        GameMessage::FINGERPRINT,
+        GameMessage::COUNT,
+        GameMessage::TYPE_BITS,
+        GameMessage::MAX_BITS
     );
 }

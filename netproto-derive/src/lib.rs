@@ -80,6 +80,31 @@ use syn::{DeriveInput, parse_macro_input};
 /// }
 /// ```
 ///
+/// # Schema
+///
+/// Also generated: `const SCHEMA: &'static netproto::schema::Schema`, the wire format as
+/// static data (sent fields in order, their kind, declared bounds and bits), from which
+/// `netproto::schema::Layout` prints the layout and `SCHEMA.fingerprint()` computes a
+/// stable 64-bit fingerprint at compile time.
+///
+/// # Message sets
+///
+/// `#[net(message_set)]` on an enum whose variants each wrap one message type also
+/// derives `netproto::MessageSet` (the message factory: `COUNT`, `TYPE_BITS`,
+/// `type_id()`, `blank_of(id)`, `FINGERPRINT`) and `From<Payload>` for each payload type
+/// that appears in one variant. `#[net(message_set, max_bits = N)]` makes a payload whose
+/// messages could exceed `N` bits (type id included) a compile error naming it. A variant
+/// that does not wrap exactly one type is a compile error.
+///
+/// ```ignore
+/// #[derive(NetMessage)]
+/// #[net(message_set, max_bits = 8000)]
+/// enum GameMessage {
+///     Input(PlayerInput), // type id 0
+///     Chat(ChatMessage),  // type id 1
+/// }
+/// ```
+///
 /// # Performance
 ///
 /// Consecutive fixed-width fields (ranged and `bits` integers, bools, quantized and raw

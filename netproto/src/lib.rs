@@ -24,7 +24,10 @@
 //! assert!((back.yaw - 1.25).abs() <= 0.0005);
 //! ```
 //!
-//! Layers (see the README): bit streams and the derive ([`Stream`], [`NetMessage`]).
+//! Layers (see the README): bit streams and the derive ([`Stream`], [`NetMessage`]);
+//! message sets, the factory enum of every message type ([`MessageSet`]), and the
+//! schema of every message: its printable layout and its fingerprint, the protocol id
+//! ([`schema`]).
 #![warn(missing_docs)]
 
 mod bits;

@@ -242,3 +242,63 @@ fn generic_message_set() {
     let bytes = netproto::encode(&mut message).unwrap();
     assert_eq!(netproto::decode::<Envelope<u16>>(&bytes).unwrap(), message);
 }
+
+/// The README's "Message sets" example, compiled and run: keep the two in sync.
+mod readme {
+    use netproto::{MessageSet, NetMessage};
+
+    #[derive(NetMessage, Debug, PartialEq)]
+    struct PlayerInput {
+        #[net(range = 0..=100)]
+        health: u8,
+        fire: bool,
+    }
+
+    #[derive(NetMessage, Debug, PartialEq)]
+    struct ChatMessage {
+        #[net(range = 0..=63)]
+        from: u8,
+        #[net(max_len = 140)]
+        text: String,
+    }
+
+    #[derive(NetMessage, Debug, PartialEq)]
+    struct EntityUpdate {
+        #[net(range = 0..=4095)]
+        id: u16,
+    }
+
+    #[derive(NetMessage, Debug, PartialEq)]
+    #[net(message_set, max_bits = 1200)]
+    enum GameMessage {
+        Input(PlayerInput),   // type id 0
+        Chat(ChatMessage),    // type id 1
+        Update(EntityUpdate), // type id 2
+    }
+
+    #[test]
+    fn readme_message_sets() -> Result<(), netproto::Error> {
+        let mut message = GameMessage::from(ChatMessage {
+            from: 3,
+            text: "gg".into(),
+        });
+        assert_eq!(message.type_id(), 1);
+        let bytes = netproto::encode(&mut message)?; // 2 bits of type id, then the chat message
+        let back: GameMessage = netproto::decode(&bytes)?;
+        let blank = GameMessage::blank_of(2); // Some(Update(..)): what a reader fills in
+        assert!(GameMessage::blank_of(3).is_none());
+
+        assert_eq!(back, message);
+        assert_eq!(blank, Some(GameMessage::Update(EntityUpdate { id: 0 })));
+        assert_eq!(GameMessage::TYPE_BITS, 2);
+        assert_eq!(
+            netproto::decode::<GameMessage>(&[3]).map_err(|e| e.kind()),
+            Err(netproto::ErrorKind::UnknownVariant)
+        );
+        let _ = GameMessage::Input(PlayerInput {
+            health: 1,
+            fire: false,
+        });
+        Ok(())
+    }
+}

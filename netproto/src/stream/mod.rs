@@ -311,7 +311,14 @@ pub trait Stream: Sized {
             // A 1-bit `Option<[u64; 1000]>` must not turn a 1 KB packet into a 64 MB
             // reservation that the attacker never has to fill.
             let by_memory = (self.bits_remaining() / 8).max(64) / size_of::<T>().max(1);
-            value.reserve(len.min(self.bits_remaining() / per_item).min(by_memory));
+            let reserve = len.min(self.bits_remaining() / per_item).min(by_memory);
+            if value.capacity() == 0 {
+                // Straight to the allocator: `reserve` on an empty vector takes the
+                // out-of-line growth path.
+                *value = Vec::with_capacity(reserve);
+            } else {
+                value.reserve(reserve);
+            }
             for _ in 0..len {
                 let mut item = T::blank();
                 item.serialize(self)?;

@@ -170,14 +170,29 @@ impl Stream for WriteStream<'_> {
         self.serialize_align()?;
         self.reserve(bytes.len().saturating_mul(8))?;
         let mut rest = bytes;
-        // Byte-aligned now: top up the scratch word until it flushes, then copy the rest
+        // Byte-aligned now: top up the scratch word with one write of the bytes it has
+        // room for (then it is flushed, or the bytes are all in it), then copy the rest
         // directly (the scratch is empty, so the buffer is exactly up to date).
-        while self.scratch_bits != 0 {
-            let Some((&b, tail)) = rest.split_first() else {
+        if self.scratch_bits != 0 {
+            let room = ((64 - self.scratch_bits) / 8) as usize;
+            let n = room.min(rest.len());
+            if n == 0 {
                 return Ok(());
+            }
+            let (head, tail) = rest.split_at(n);
+            let word = match rest.first_chunk::<8>() {
+                // n <= 7: keep the low n bytes.
+                Some(chunk) => u64::from_le_bytes(*chunk) & (u64::MAX >> (64 - 8 * n)),
+                None => head
+                    .iter()
+                    .rev()
+                    .fold(0, |word, &b| word << 8 | u64::from(b)),
             };
-            self.put(u64::from(b), 8);
+            self.put(word, 8 * n as u32);
             rest = tail;
+            if self.scratch_bits != 0 {
+                return Ok(());
+            }
         }
         let at = self.flushed;
         if let Some(dst) = self.buf.get_mut(at..at + rest.len()) {

@@ -36,6 +36,22 @@ const RELATIVE_TIERS: [(u32, u32); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377)
 /// the wire format by construction.
 ///
 /// Values are passed as `&mut`: the writer and measurer read them, the reader fills them.
+///
+/// # Rules for implementations
+///
+/// Derived serialize functions pick their code path from the three constants, at compile
+/// time, and rely on these rules:
+///
+/// - At most one of [`Stream::IS_WRITING`] and [`Stream::IS_READING`] is true.
+/// - A stream with **neither** set is a *measurer*. The derive's fast path may hand it
+///   placeholder values (zeros) instead of the fields, skip the range checks, and fuse
+///   several fields into one [`Stream::serialize_bits`] call of their total width: such
+///   a stream must only count the bits it is given, never look at the values, and never
+///   fail on them. A stream that needs the values or the field boundaries (a tracer,
+///   a pretty-printer) must set [`Stream::TRACING`], which selects the per-field path.
+/// - With [`Stream::TRACING`] set, the derive calls [`Stream::begin_field`] and
+///   [`Stream::end_field`] around every sent field (see them for the exact contract) and
+///   passes the real values, whatever the other two constants say.
 pub trait Stream: Sized {
     /// The error of this stream: [`crate::Error`] for the writer and reader,
     /// [`core::convert::Infallible`] for the measurer (its `?` compiles away).
@@ -46,8 +62,8 @@ pub trait Stream: Sized {
     /// True for [`ReadStream`].
     const IS_READING: bool;
     /// True for streams that want [`Stream::begin_field`] / [`Stream::end_field`] calls
-    /// for every field (the wire-layout tracer). Lets the derive pick a fused fast path
-    /// otherwise.
+    /// for every field (the wire-layout tracer), and the field values one by one. When
+    /// false, the derive takes its fused fast path (see the rules above).
     const TRACING: bool = false;
 
     /// Serializes the low `bits` bits (1..=64) of `value`; a value of more than 32 bits
@@ -82,11 +98,27 @@ pub trait Stream: Sized {
     /// Bits that can still be written or read (`usize::MAX` for the measurer).
     fn bits_remaining(&self) -> usize;
 
-    /// Called by derived code before each field when [`Stream::TRACING`] is set.
+    /// Called by derived code just before a field's bits, only when [`Stream::TRACING`] is
+    /// set (never on the fast path).
+    ///
+    /// `name` is the bare field name as declared: `"damage"` for a named field, `"0"`,
+    /// `"1"`, ... for a tuple field; not the `"Type.field"` path that errors carry. Every
+    /// sent field gets exactly one `begin_field` and, once its bits are done, one
+    /// [`Stream::end_field`]; a skipped field (`#[net(skip)]`) gets neither. A nested
+    /// type's fields are reported between the calls of the field that holds it, so the
+    /// calls nest like the types. An enum's variant index gets no call of its own: its
+    /// bits belong to the field that holds the enum (or come first, at the top level),
+    /// and the fields of the variant follow, named as declared in the variant. Elements of
+    /// arrays, tuples, `Option`s and `Vec`s get no call of their own either (a derived
+    /// type among them reports its own fields as usual). If a field fails, its
+    /// `end_field` is not called: the error is returned at once.
+    ///
+    /// The default does nothing.
     #[inline(always)]
     fn begin_field(&mut self, _name: &'static str) {}
 
-    /// Called by derived code after each field when [`Stream::TRACING`] is set.
+    /// Called by derived code just after a field's bits, only when [`Stream::TRACING`] is
+    /// set: closes the innermost [`Stream::begin_field`]. The default does nothing.
     #[inline(always)]
     fn end_field(&mut self) {}
 

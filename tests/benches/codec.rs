@@ -5,6 +5,10 @@
 //! bytes per message for each crate, against the information-theoretic minimum implied
 //! by the declared ranges (`log2` of the number of values each field may take) and the
 //! declared-width minimum (whole bits per field, no padding).
+//!
+//! Two modes: `encode`/`decode` run the whole workload through one stream (one buffer for
+//! all messages; bitcode encodes the `Vec`), `encode_each`/`decode_each` give every message
+//! its own buffer, as a packet does (bitcode through a reused `bitcode::Buffer`).
 
 use std::hint::black_box;
 
@@ -232,9 +236,71 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// One message per buffer, as a packet carries them: every message encoded on its own
+/// into a reused buffer, and decoded from its own bytes.
+fn bench_each(c: &mut Criterion) {
+    let mut messages = workload(MESSAGES, SEED);
+    let owned = messages.clone();
+    let mut buf = vec![0u8; GameMessage::MAX_BITS.div_ceil(8)];
+    let ours: Vec<Vec<u8>> = messages
+        .iter_mut()
+        .map(|m| netproto::encode(m).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    let mut bitcode_buffer = bitcode::Buffer::new();
+    let theirs: Vec<Vec<u8>> = owned
+        .iter()
+        .map(|m| bitcode_buffer.encode(m).to_vec())
+        .collect();
+
+    let mut group = c.benchmark_group("encode_each");
+    group.throughput(Throughput::Elements(MESSAGES as u64));
+    group.bench_function("netproto", |b| {
+        b.iter(|| {
+            let mut total = 0;
+            for message in black_box(&mut messages).iter_mut() {
+                total += netproto::encode_into(message, &mut buf).unwrap_or_else(|e| panic!("{e}"));
+            }
+            total
+        })
+    });
+    group.bench_function("bitcode", |b| {
+        b.iter(|| {
+            let mut total = 0;
+            for message in black_box(&owned) {
+                total += bitcode_buffer.encode(message).len();
+            }
+            total
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("decode_each");
+    group.throughput(Throughput::Elements(MESSAGES as u64));
+    group.bench_function("netproto", |b| {
+        b.iter(|| {
+            for bytes in black_box(&ours) {
+                let message: GameMessage =
+                    netproto::decode(bytes).unwrap_or_else(|e| panic!("{e}"));
+                black_box(message);
+            }
+        })
+    });
+    group.bench_function("bitcode", |b| {
+        b.iter(|| {
+            for bytes in black_box(&theirs) {
+                let message: GameMessage = bitcode_buffer
+                    .decode(bytes)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                black_box(message);
+            }
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
-    targets = bench
+    targets = bench, bench_each
 }
 criterion_main!(benches);

@@ -297,7 +297,7 @@ fn bad_block_fragments() {
     let p = with(0, &|w| group(w, 1, 250, &[(0, &data)]));
     assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
     // A block id beyond the window.
-    let p = with(0, &|w| group(w, 40000, 250, &[(0, &data)]));
+    let p = with(0, &|w| group(w, 20000, 250, &[(0, &data)]));
     assert!(matches!(
         reject(&mut l, &p),
         ReadError::OutsideWindow { .. }

@@ -255,3 +255,27 @@ fn invalid_configurations_are_refused_with_the_field() {
             .expect_err("blobs do not fit");
     assert!(matches!(e, ConfigError::BudgetTooSmall { .. }), "{e}");
 }
+
+#[test]
+fn a_resend_overtaken_by_later_packets_is_a_duplicate_not_an_error() {
+    // Packet 1 resends ids 0..8 but is held up in the network; meanwhile the window
+    // moves on twice (ids 8..16, 16..24). When packet 1 finally arrives, its ids are
+    // more than a receive window behind: duplicates, not a protocol error.
+    let config = LayerConfig::with_channels(vec![ChannelConfig::reliable().with_queues(64, 8)]);
+    let mut a = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
+    let mut b = MessageLayer::<GameMessage>::new(config).expect("config");
+    for i in 0..24 {
+        a.send(0, game(i)).expect("room");
+    }
+    let mut late = Vec::new();
+    assert_eq!(hop(&mut a, &mut b, 0.0, 0, 0).0, 8);
+    a.write_packet(0.1, Sequence(1), &mut late);
+    a.on_packet_acked(Sequence(0));
+    assert_eq!(hop(&mut a, &mut b, 0.11, 2, 0).0, 8);
+    a.on_packet_acked(Sequence(2));
+    assert_eq!(hop(&mut a, &mut b, 0.12, 3, 0).0, 8);
+    b.read_packet(&late).expect("late duplicates are accepted");
+    assert_eq!(b.receive(0), None);
+    assert_eq!(b.counters().duplicates, 8);
+    assert_eq!(b.protocol_error(), None);
+}

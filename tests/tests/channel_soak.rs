@@ -11,8 +11,11 @@
 //! * a receiver that stops draining for 10 simulated seconds: the sender is
 //!   back-pressured and recovers without loss.
 //!
-//! `NETPROTO_SOAK_SCALE=10` (or more) makes every run that many times longer. Run
-//! with `--nocapture` to see the figures.
+//! `NETPROTO_SOAK_SCALE=10` (or more) makes every run that many times longer.
+//! `NETPROTO_SOAK_SEED=n` draws the matrix from other seeds.
+//! `NETPROTO_SOAK_WRAPS=1` runs every cell of the matrix through 4 wraps of the packet
+//! sequences (and so many more of the message ids); use `--release` for it. Run with
+//! `--nocapture` to see the figures.
 
 use std::collections::VecDeque;
 
@@ -369,8 +372,12 @@ fn run(r: &Run) -> Outcome {
 #[test]
 fn soak_matrix() {
     let scale = scale();
+    let full = std::env::var_os("NETPROTO_SOAK_WRAPS").is_some();
     let mut total = Outcome::default();
-    let mut seed = 100;
+    let mut seed = std::env::var("NETPROTO_SOAK_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
     for loss in [0.01, 0.05, 0.25, 0.50] {
         for latency in [0.0, 0.05, 0.25, 1.0] {
             for duplicate in [0.0, 0.10, 0.25] {
@@ -390,7 +397,7 @@ fn soak_matrix() {
                     ),
                     link,
                     seed,
-                    ticks: 600 * scale,
+                    ticks: if full { 4 * 65536 + 600 } else { 600 * scale },
                     traffic: Traffic {
                         burst_chance: 0.1,
                         blob_chance: 0.01,
@@ -401,6 +408,9 @@ fn soak_matrix() {
                 };
                 let out = run(&r);
                 assert_eq!(out.failures, 0, "{}", r.name);
+                if full {
+                    assert!(out.packet_wraps >= 4.0 && out.id_wraps >= 4.0, "{out:?}");
+                }
                 assert!(out.max_datagram <= PACKET_BITS / 8 + 9, "{}", r.name);
                 total.messages += out.messages;
                 total.blocks += out.blocks;

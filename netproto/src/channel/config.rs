@@ -181,8 +181,10 @@ pub struct LayerConfig {
     /// Most bits of one packet payload. The default, 8192 bits (1024 bytes), is the
     /// packet endpoint's default fragmentation threshold: a packet is never split.
     pub max_packet_bits: usize,
-    /// Packets remembered for acks: which messages each one carried. Match the packet
-    /// endpoint's `sent_packets_buffer_size` (acks come only from that window).
+    /// Packets remembered for acks: which messages each one carried. At least the
+    /// packet endpoint's `sent_packets_buffer_size` and `received_packets_buffer_size`
+    /// ([`MessageStack`](super::MessageStack) checks): times the messages per packet,
+    /// it bounds how far the ids move while a packet is alive.
     pub sent_packets_buffer_size: usize,
 }
 
@@ -264,10 +266,11 @@ pub enum ConfigError {
         /// The channel.
         channel: usize,
     },
-    /// The ack window could outlive a wrap of the message ids: a late ack could then
-    /// release a newer message that reused the id.
+    /// The packet window is too large for the message id space: a packet that lives
+    /// through the whole window (a late ack, or a resend overtaken in the network)
+    /// could then carry ids that are half the id space away, and be misread.
     #[error(
-        "channel {channel}: sent_packets_buffer_size {packets} x max_messages_per_packet {messages} must stay below {limit}"
+        "channel {channel}: sent_packets_buffer_size {packets} x (messages + fragments per packet) {messages} must stay below {limit}"
     )]
     AckWindowTooLarge {
         /// The channel.
@@ -276,7 +279,7 @@ pub enum ConfigError {
         packets: usize,
         /// Messages (and fragments) per packet.
         messages: usize,
-        /// 65536 - send queue - receive queue.
+        /// 32768 - receive queue.
         limit: usize,
     },
 }
@@ -409,7 +412,10 @@ impl LayerConfig {
             if reliable {
                 let per_packet =
                     c.max_messages_per_packet + c.blocks.map_or(0, |b| b.max_fragments_per_packet);
-                let limit = 65536 - c.send_queue_size.min(32768) - c.receive_queue_size.min(32768);
+                // A packet lives at most one packet window (the endpoint drops older
+                // ones), during which the ids move by at most this product: keep it,
+                // plus the receive window, within half the id space.
+                let limit = 32768 - c.receive_queue_size.min(32768);
                 if self.sent_packets_buffer_size.saturating_mul(per_packet) >= limit {
                     return Err(ConfigError::AckWindowTooLarge {
                         channel: i,

@@ -28,8 +28,11 @@
 //! messages. The receiver buffers by id and delivers strictly in order, drops
 //! duplicates, refuses (does not ack) a packet carrying ids it has no room for yet
 //! because the application has not taken earlier messages ([`ReadError::ReceiveQueueFull`]:
-//! the sender resends later), and treats an id no conforming sender could send
-//! ([`ReadError::OutsideWindow`]) as a protocol error for the connection.
+//! the sender resends later), and treats an id no conforming sender could send (at
+//! or beyond the first missing id + `receive_queue_size`, up to half the id space:
+//! [`ReadError::OutsideWindow`]) as a protocol error for the connection. Ids in the
+//! half of the id space behind the first missing one are duplicates: a resend can be
+//! overtaken in the network by packets sent after the window moved on.
 //!
 //! A message larger than the channel's inline limit, on a channel with
 //! [`BlockConfig`], is encoded once and sent as a block: fragments of

@@ -112,8 +112,15 @@ pub(crate) enum Class {
 /// `next` is the next id to deliver; `frontier` the first id not received (every id
 /// in `next..frontier` is buffered). A conforming sender's oldest unacked id is at most
 /// `frontier` (it cannot have acks beyond the first gap), and it never sends an id at
-/// or beyond `oldest + size`: so any id at or beyond `frontier + size` is a protocol
-/// error, and an id in `next + size..frontier + size` is merely early.
+/// or beyond `oldest + size`: so an id in `frontier + size..frontier + 32768` is a
+/// protocol error, and an id in `next + size..frontier + size` is merely early.
+///
+/// Behind the frontier there is no such bound: a packet can be overtaken in the
+/// network by packets sent after the window moved on, so a resend of an old id may
+/// arrive more than `size` ids late. Everything in the half of the id space behind the
+/// frontier is a duplicate. The configuration keeps that half larger than any window
+/// movement a packet can live through (the endpoint drops packets older than its
+/// received window; see `AckWindowTooLarge`).
 #[derive(Debug)]
 pub(crate) struct ReliableReceiver<M> {
     slots: Box<[Option<(u16, M)>]>,
@@ -156,10 +163,10 @@ impl<M> ReliableReceiver<M> {
             } else {
                 Class::New
             }
-        } else if d >= 65536 - w {
-            Class::Old
-        } else {
+        } else if d < 32768 {
             Class::Outside
+        } else {
+            Class::Old
         }
     }
 

@@ -14,6 +14,19 @@ pub enum StackConfigError {
     /// The layer configuration is invalid.
     #[error("message layer: {0}")]
     Layer(ConfigError),
+    /// The endpoint's packet windows are larger than the layer's
+    /// `sent_packets_buffer_size`, which the layer's id-window checks assume.
+    #[error(
+        "the endpoint's packet windows ({sent} sent, {received} received) exceed the layer's sent_packets_buffer_size {layer}"
+    )]
+    PacketWindow {
+        /// The endpoint's `sent_packets_buffer_size`.
+        sent: usize,
+        /// The endpoint's `received_packets_buffer_size`.
+        received: usize,
+        /// The layer's `sent_packets_buffer_size`.
+        layer: usize,
+    },
     /// The layer's packet budget is larger than the endpoint's `max_packet_size`.
     #[error("max_packet_bits {bits} exceeds the endpoint's max_packet_size of {bytes} bytes")]
     PacketTooLarge {
@@ -82,6 +95,16 @@ impl<M: NetMessage> MessageStack<M> {
             return Err(StackConfigError::PacketTooLarge {
                 bits: layer.max_packet_bits,
                 bytes: endpoint.max_packet_size,
+            });
+        }
+        let window = endpoint
+            .sent_packets_buffer_size
+            .max(endpoint.received_packets_buffer_size);
+        if window > layer.sent_packets_buffer_size {
+            return Err(StackConfigError::PacketWindow {
+                sent: endpoint.sent_packets_buffer_size,
+                received: endpoint.received_packets_buffer_size,
+                layer: layer.sent_packets_buffer_size,
             });
         }
         let endpoint = Endpoint::new(endpoint, now).map_err(StackConfigError::Endpoint)?;

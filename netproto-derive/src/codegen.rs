@@ -23,7 +23,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
         next_id: 0,
     };
     let type_name = input.ident.to_string();
-    let (blank, serialize, max_bits, min_bits) = match &input.body {
+    let (blank, serialize, pack, max_bits, min_bits) = match &input.body {
         Body::Struct(fields) => {
             let fg = cx.fields(fields);
             let pattern = fg.pattern(quote!(Self));
@@ -38,9 +38,16 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 #body
                 ::core::result::Result::Ok(())
             };
+            let packs = &fg.packs;
+            let pack = quote! {
+                #bind
+                #(#packs)*
+                ::core::result::Result::Ok(())
+            };
             (
                 fg.blank(quote!(Self)),
                 serialize,
+                pack,
                 fg.max_bits.expr(),
                 fg.min_bits.expr(),
             )
@@ -114,13 +121,29 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 }
                 ::core::result::Result::Ok(())
             };
+            let pack_arms = fgs.iter().enumerate().map(|(i, (ident, fg))| {
+                let pattern = fg.pattern(quote!(Self::#ident));
+                let packs = &fg.packs;
+                let tag = if index_bits == 0 {
+                    TokenStream::new()
+                } else {
+                    let i = Literal::u64_unsuffixed(i as u64);
+                    let w = Literal::u32_unsuffixed(index_bits);
+                    quote!(__p.push(stream, #i, #w)?;)
+                };
+                quote!(#pattern => { #tag #(#packs)* })
+            });
+            let pack = quote! {
+                match self { #(#pack_arms)* }
+                ::core::result::Result::Ok(())
+            };
             let first_blank = blanks
                 .first()
                 .cloned()
                 .unwrap_or_else(|| quote!(::core::unreachable!()));
             let max = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.max_bits), true);
             let min = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.min_bits), false);
-            (first_blank, serialize, max, min)
+            (first_blank, serialize, pack, max, min)
         }
     };
 
@@ -161,7 +184,27 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     &mut self,
                     stream: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
+                    // Writing with room for the largest value: fixed-width fields, across
+                    // nested types, go out in words of up to 64 bits. Short of room, the
+                    // per-run path below names the field that does not fit.
+                    if __S::IS_WRITING
+                        && !__S::TRACING
+                        && stream.bits_remaining() >= <Self as ::netproto::NetMessage>::MAX_BITS
+                    {
+                        let mut __p = ::netproto::stream::Packer::new();
+                        <Self as ::netproto::NetMessage>::pack(self, stream, &mut __p)?;
+                        return __p.flush(stream);
+                    }
                     #serialize
+                }
+
+                #[inline(always)]
+                fn pack<__S: ::netproto::Stream>(
+                    &mut self,
+                    stream: &mut __S,
+                    __p: &mut ::netproto::stream::Packer,
+                ) -> ::core::result::Result<(), __S::Error> {
+                    #pack
                 }
             }
 
@@ -275,6 +318,8 @@ struct FieldsGen {
     traced: Vec<TokenStream>,
     /// Per-field statements and fused parts, in wire order (the fast path).
     items: Vec<(Option<Part>, TokenStream)>,
+    /// Per-field statements of the write fast path through a `Packer` (`__p`).
+    packs: Vec<TokenStream>,
     max_bits: Sum,
     min_bits: Sum,
     /// Whether any field is bound (a pattern is needed).
@@ -341,6 +386,7 @@ impl Cx {
             blanks: Vec::new(),
             traced: Vec::new(),
             items: Vec::new(),
+            packs: Vec::new(),
             max_bits: Sum::default(),
             min_bits: Sum::default(),
             bound: false,
@@ -363,6 +409,8 @@ impl Cx {
             fg.bound = true;
             let FieldGen { single, part } = self.field_code(field, id, &binding);
             debug_assert_eq!(part.as_ref().map(|p| p.width), field.kind.fixed_width());
+            fg.packs
+                .push(pack_code(field, &binding, part.as_ref(), &single));
             let name = &field.name;
             traced.push(quote! {
                 stream.begin_field(#name);
@@ -781,6 +829,40 @@ impl Cx {
                 quote!(#name)
             }
         }
+    }
+}
+
+/// A field's statement on the write fast path: a fixed-width field is checked, then pushed
+/// into the packer `__p`; a nested type packs itself into it; anything else (strings,
+/// sequences, options, ...) flushes the packer and writes as usual.
+fn pack_code(
+    field: &Field<'_>,
+    b: &Ident,
+    part: Option<&Part>,
+    single: &TokenStream,
+) -> TokenStream {
+    if let Some(part) = part {
+        let write = &part.write;
+        if part.width == 0 {
+            return quote!({ let _: u64 = #write; });
+        }
+        let width = Literal::u32_unsuffixed(part.width);
+        return quote!({
+            let __v: u64 = #write;
+            __p.push(stream, __v, #width)?;
+        });
+    }
+    if let Kind::Nested = field.kind {
+        let ty = field.ty;
+        let path = &field.path;
+        let call = quote_spanned! {span_of(ty)=>
+            <#ty as ::netproto::NetMessage>::pack(#b, stream, __p)
+        };
+        return quote!(#call.map_err(|e| __S::in_field(e, #path))?;);
+    }
+    quote! {
+        __p.flush(stream)?;
+        #single
     }
 }
 

@@ -50,6 +50,22 @@ pub trait NetMessage: Sized {
 
     /// Writes, reads or measures `self`, depending on the stream.
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error>;
+
+    /// The derive's write fast path: writes `self` through `packer`, which gathers
+    /// fixed-width fields (across nested types) into words. `stream` is a writer
+    /// (`S::IS_WRITING`, not `S::TRACING`) with room for [`NetMessage::MAX_BITS`]; the
+    /// caller flushes `packer` at the end. The default flushes and calls
+    /// [`NetMessage::serialize`]; the derive overrides it.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn pack<S: Stream>(
+        &mut self,
+        stream: &mut S,
+        packer: &mut crate::stream::Packer,
+    ) -> Result<(), S::Error> {
+        packer.flush(stream)?;
+        self.serialize(stream)
+    }
 }
 
 impl NetMessage for bool {

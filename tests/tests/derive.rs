@@ -118,6 +118,11 @@ fn roundtrip<T: NetMessage + PartialEq + core::fmt::Debug>(mut message: T) -> Ve
         fast, traced,
         "fused and per-field bytes differ for {message:?}"
     );
+    // With room for less than MAX_BITS, the writer gathers fields per run, not across
+    // nested types: the same bytes again.
+    let mut tight = vec![0u8; fast.len()];
+    let len = netproto::encode_into(&mut message, &mut tight).expect("per-run path encodes");
+    assert_eq!(&tight[..len], &fast[..], "packed and per-run bytes differ");
     let back: T = netproto::decode(&fast).expect("fast path decodes");
     assert_eq!(back, message);
     let back: T = decode_traced(&fast).expect("tracing path decodes");

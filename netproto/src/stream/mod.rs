@@ -365,6 +365,59 @@ pub trait Stream: Sized {
     }
 }
 
+/// Fixed-width fields on their way to a writer: the derive's write fast path gathers
+/// consecutive fields, across nested types and enum variant indexes, into words of up to
+/// 64 bits, each sent in one [`Stream::serialize_bits`] call.
+///
+/// Bits are packed least-significant first, so pushing `a` (7 bits) then `b` (1 bit)
+/// writes exactly what `a | b << 7` in 8 bits does: the wire does not depend on how the
+/// fields are grouped. The widths are constants in derived code, so once it is inlined the
+/// grouping is decided at compile time.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Packer {
+    word: u64,
+    bits: u32,
+}
+
+impl Packer {
+    /// An empty packer.
+    #[inline(always)]
+    pub const fn new() -> Self {
+        Self { word: 0, bits: 0 }
+    }
+
+    /// Appends `value`, of `width` bits (1..=64, no bits set above them), writing the
+    /// bits gathered so far first if they would not fit in one word with it.
+    #[inline(always)]
+    pub fn push<S: Stream>(
+        &mut self,
+        stream: &mut S,
+        value: u64,
+        width: u32,
+    ) -> Result<(), S::Error> {
+        if self.bits + width > 64 {
+            self.flush(stream)?;
+        }
+        // bits <= 63 here: width >= 1 and bits + width <= 64.
+        self.word |= value << (self.bits & 63);
+        self.bits += width;
+        Ok(())
+    }
+
+    /// Writes the bits gathered so far.
+    #[inline(always)]
+    pub fn flush<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
+        if self.bits > 0 {
+            let mut word = self.word;
+            let bits = self.bits;
+            *self = Self::new();
+            stream.serialize_bits(&mut word, bits)?;
+        }
+        Ok(())
+    }
+}
+
 /// Whether `bytes` holds a NUL byte: eight bytes at a time, inline (game strings are
 /// short, and a call to `memchr` cost more than the scan).
 #[inline]

@@ -398,9 +398,22 @@ fn soak_matrix() {
                     link,
                     seed,
                     ticks: if full { 4 * 65536 + 600 } else { 600 * scale },
+                    // Sustained over the long run, the load must stay below what the
+                    // channel can carry at that latency, or the backlog grows forever:
+                    // one block is in flight at a time and takes a round trip, and with
+                    // the 0.1 s resend interval the oldest messages are resent every 6
+                    // packets, so at most ~6 x 64 ids are in flight per round trip.
                     traffic: Traffic {
-                        burst_chance: 0.1,
-                        blob_chance: 0.01,
+                        burst_chance: if full {
+                            0.1 / (1.0 + 2.0 * latency)
+                        } else {
+                            0.1
+                        },
+                        blob_chance: if full {
+                            0.01 / (1.0 + 4.0 * latency)
+                        } else {
+                            0.01
+                        },
                         unreliable_per_tick: 2,
                     },
                     stall: None,

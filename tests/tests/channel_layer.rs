@@ -279,3 +279,23 @@ fn a_resend_overtaken_by_later_packets_is_a_duplicate_not_an_error() {
     assert_eq!(b.counters().duplicates, 8);
     assert_eq!(b.protocol_error(), None);
 }
+
+#[test]
+fn resend_interval_can_follow_the_round_trip() {
+    let config =
+        LayerConfig::with_channels(vec![ChannelConfig::reliable().with_resend_rtt_factor(1.25)]);
+    let mut a = MessageLayer::<GameMessage>::new(config).expect("config");
+    a.send(0, game(0)).expect("room");
+    let mut p = Vec::new();
+    a.write_packet(0.0, Sequence(0), &mut p);
+    assert!(p.len() > 1);
+    // No estimate yet: the fixed 0.1 s.
+    a.write_packet(0.1, Sequence(1), &mut p);
+    assert!(p.len() > 1);
+    // A 1 s round trip: not again before 1.25 s after the last send (0.1 s).
+    a.set_rtt(1.0);
+    a.write_packet(1.3, Sequence(2), &mut p);
+    assert_eq!(p.len(), 1);
+    a.write_packet(1.4, Sequence(3), &mut p);
+    assert!(p.len() > 1);
+}

@@ -83,6 +83,13 @@ pub struct ChannelConfig {
     pub receive_queue_size: usize,
     /// Seconds before an unacked reliable message (or fragment) is sent again.
     pub resend_interval: f64,
+    /// When above 0, the resend interval is at least this many round trips (as last
+    /// given to [`set_rtt`](super::MessageLayer::set_rtt); the
+    /// [`MessageStack`](super::MessageStack) passes the endpoint's estimate). Off (0)
+    /// by default: the fixed interval of the algorithm. At long round trips a fixed
+    /// 0.1 s interval resends the oldest messages every few packets and leaves little
+    /// room for new ones; 1.25 sends each message about once per round trip.
+    pub resend_rtt_factor: f64,
     /// Most messages of this channel in one packet, 1 to 1024.
     pub max_messages_per_packet: usize,
     /// Most bits this channel's entry may take in one packet (header included). It must
@@ -107,6 +114,7 @@ impl ChannelConfig {
             send_queue_size: 1024,
             receive_queue_size: 1024,
             resend_interval: 0.1,
+            resend_rtt_factor: 0.0,
             max_messages_per_packet: 64,
             max_bits_per_packet: 7936,
             max_message_bits: None,
@@ -122,6 +130,7 @@ impl ChannelConfig {
             send_queue_size: 256,
             receive_queue_size: 256,
             resend_interval: 0.0,
+            resend_rtt_factor: 0.0,
             max_messages_per_packet: 64,
             max_bits_per_packet: 7936,
             max_message_bits: None,
@@ -155,6 +164,13 @@ impl ChannelConfig {
     #[must_use]
     pub fn with_resend_interval(mut self, seconds: f64) -> Self {
         self.resend_interval = seconds;
+        self
+    }
+
+    /// This channel with a resend interval of at least `factor` round trips.
+    #[must_use]
+    pub fn with_resend_rtt_factor(mut self, factor: f64) -> Self {
+        self.resend_rtt_factor = factor;
         self
     }
 
@@ -228,8 +244,10 @@ pub enum ConfigError {
         /// The largest accepted value.
         max: usize,
     },
-    /// The resend interval is negative or not finite.
-    #[error("channel {channel}: resend_interval {value} must be finite and >= 0")]
+    /// The resend interval or its round-trip factor is negative or not finite.
+    #[error(
+        "channel {channel}: resend_interval and resend_rtt_factor must be finite and >= 0, got {value}"
+    )]
     ResendInterval {
         /// The channel.
         channel: usize,
@@ -343,11 +361,10 @@ impl LayerConfig {
                     max: 1024,
                 });
             }
-            if !(c.resend_interval.is_finite() && c.resend_interval >= 0.0) {
-                return Err(ConfigError::ResendInterval {
-                    channel: i,
-                    value: c.resend_interval,
-                });
+            for value in [c.resend_interval, c.resend_rtt_factor] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(ConfigError::ResendInterval { channel: i, value });
+                }
             }
             if c.max_bits_per_packet > packet {
                 return Err(ConfigError::BudgetAbovePacket {

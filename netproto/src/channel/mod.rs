@@ -172,6 +172,8 @@ pub struct MessageLayer<M> {
     staged: Staged<M>,
     counters: LayerCounters,
     protocol_error: Option<ReadError>,
+    /// Round-trip time estimate, seconds (for `resend_rtt_factor`).
+    rtt: f64,
 }
 
 impl<M: NetMessage> MessageLayer<M> {
@@ -217,6 +219,7 @@ impl<M: NetMessage> MessageLayer<M> {
             staged: Staged::default(),
             counters: LayerCounters::default(),
             protocol_error: None,
+            rtt: 0.0,
         })
     }
 
@@ -228,6 +231,15 @@ impl<M: NetMessage> MessageLayer<M> {
     /// The event counters.
     pub fn counters(&self) -> &LayerCounters {
         &self.counters
+    }
+
+    /// Sets the round-trip time estimate (seconds) that channels with a
+    /// [`resend_rtt_factor`](ChannelConfig::resend_rtt_factor) scale their resend
+    /// interval by. Ignored unless finite and positive.
+    pub fn set_rtt(&mut self, seconds: f64) {
+        if seconds.is_finite() && seconds > 0.0 {
+            self.rtt = seconds;
+        }
     }
 
     /// The first protocol error the peer committed (an id outside the receive

@@ -103,11 +103,12 @@ fn select_reliable<M: NetMessage>(
     config: &ChannelConfig,
     channel: usize,
     now: f64,
+    rtt: f64,
     budget: usize,
     header: usize,
     scratch: &mut Scratch,
 ) -> Option<(EntrySel, usize)> {
-    let interval = config.resend_interval;
+    let interval = config.resend_interval.max(config.resend_rtt_factor * rtt);
     let max_messages = config.max_messages_per_packet;
     let mut used = header;
     let ids_start = scratch.ids.len();
@@ -236,6 +237,7 @@ impl<M: NetMessage> MessageLayer<M> {
     /// carries the packet header's acks.
     pub fn write_packet(&mut self, now: f64, sequence: Sequence, out: &mut Vec<u8>) -> usize {
         let n = self.channels.len();
+        let rtt = self.rtt;
         let Self {
             channels,
             packer,
@@ -254,7 +256,7 @@ impl<M: NetMessage> MessageLayer<M> {
             }
             let selected = match &mut ch.state {
                 State::Reliable { send, .. } => {
-                    select_reliable(send, &ch.config, index, now, budget, header, packer)
+                    select_reliable(send, &ch.config, index, now, rtt, budget, header, packer)
                 }
                 State::Unreliable { send, .. } => {
                     select_unreliable(send, &ch.config, index, budget, header)

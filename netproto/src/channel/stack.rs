@@ -155,6 +155,7 @@ impl<M: NetMessage> MessageStack<M> {
         transmit: impl FnMut(&[u8]),
     ) -> Result<Sent, packet::SendError> {
         let sequence = self.endpoint.next_sequence();
+        self.layer.set_rtt(self.endpoint.stats().rtt_ms / 1000.0);
         self.layer.write_packet(now, sequence, &mut self.payload);
         self.endpoint.send(now, &self.payload, transmit)
     }

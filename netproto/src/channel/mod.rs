@@ -40,7 +40,16 @@
 //! resent on its own. A block takes one message id, so it is delivered in order with
 //! the channel's other messages. One block per channel is in flight at a time (the
 //! oldest unacked one), which bounds reassembly memory to one `max_block_size` buffer
-//! per channel; messages before and after it keep flowing around it.
+//! per channel; messages before and after it keep flowing around it. (So blocks
+//! complete at most one per round trip per channel.)
+//!
+//! # Memory
+//!
+//! Everything is bounded by the configuration, whatever the peer sends: per channel,
+//! `send_queue_size` queued messages (a block holds its encoded bytes, at most
+//! `max_block_size`), `receive_queue_size` received messages, one reassembly buffer
+//! of at most `max_block_size` bytes; per layer, `sent_packets_buffer_size` packet
+//! records and a staging area no larger than one payload's messages.
 //!
 //! # Unreliable channel
 //!

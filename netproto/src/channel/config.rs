@@ -339,6 +339,15 @@ impl LayerConfig {
                 max: MAX_QUEUE_SIZE,
             });
         }
+        let limit = 8 * crate::packet::MAX_PACKET_SIZE_LIMIT;
+        if self.max_packet_bits == 0 || self.max_packet_bits > limit {
+            return Err(ConfigError::OutOfRange {
+                channel: 0,
+                field: "max_packet_bits",
+                value: self.max_packet_bits,
+                max: limit,
+            });
+        }
         let packet = self.max_packet_bits.saturating_sub(entry_count_bits(n) + 7);
         for (i, c) in self.channels.iter().enumerate() {
             for (field, value) in [
@@ -509,6 +518,17 @@ mod tests {
             LayerConfig::with_channels(vec![]).validate(1),
             Err(ConfigError::ChannelCount(0))
         );
+        let huge = LayerConfig {
+            max_packet_bits: usize::MAX,
+            ..base.clone()
+        };
+        assert!(matches!(
+            huge.validate(100),
+            Err(ConfigError::OutOfRange {
+                field: "max_packet_bits",
+                ..
+            })
+        ));
         // A message set with a message larger than the budget needs blocks.
         assert!(matches!(
             base.validate(8000),

@@ -21,6 +21,7 @@ fn config() -> LayerConfig {
                 max_block_size: 1000,
                 fragment_size: 100,
                 max_fragments_per_packet: 3,
+                max_blocks_in_flight: 1,
             }),
         ChannelConfig::unreliable().with_max_messages_per_packet(5),
         ChannelConfig::reliable().with_max_messages_per_packet(5),

@@ -200,6 +200,7 @@ fn blocks_are_fragmented_delivered_in_order_and_bounded() {
         max_block_size: 3100,
         fragment_size: 128,
         max_fragments_per_packet: 4,
+        max_blocks_in_flight: 2,
     };
     let config = LayerConfig::with_channels(vec![ChannelConfig::reliable().with_blocks(blocks)]);
     let mut a = MessageLayer::<WithBlobs>::new(config.clone()).expect("config");
@@ -298,4 +299,36 @@ fn resend_interval_can_follow_the_round_trip() {
     assert_eq!(p.len(), 1);
     a.write_packet(1.4, Sequence(3), &mut p);
     assert!(p.len() > 1);
+}
+
+#[test]
+fn several_blocks_can_be_in_flight() {
+    // Two blobs of 3 fragments each, 4 fragments per packet, no acks at all: with one
+    // block in flight only the first gets out; with two, both arrive.
+    for (in_flight, expected) in [(1, 1), (2, 2)] {
+        let blocks = BlockConfig {
+            max_block_size: 400,
+            fragment_size: 128,
+            max_fragments_per_packet: 4,
+            max_blocks_in_flight: in_flight,
+        };
+        let config = LayerConfig::with_channels(vec![
+            ChannelConfig::reliable()
+                .with_blocks(blocks)
+                .with_max_message_bits(100),
+        ]);
+        let mut a = MessageLayer::<WithBlobs>::new(config.clone()).expect("config");
+        let mut b = MessageLayer::<WithBlobs>::new(config).expect("config");
+        for fill in [1u8, 2] {
+            let blob = WithBlobs::Blob(Blob {
+                data: vec![fill; 300],
+            });
+            a.send(0, blob).expect("room");
+        }
+        let mut got = 0;
+        for seq in 0..4 {
+            got += hop(&mut a, &mut b, 0.0, seq, 0).0;
+        }
+        assert_eq!(got, expected, "{in_flight} in flight");
+    }
 }

@@ -173,6 +173,7 @@ fn block_fragments_beside_a_message() {
                 max_block_size: Snap::MAX_BITS.div_ceil(8),
                 fragment_size: 40,
                 max_fragments_per_packet: 2,
+                max_blocks_in_flight: 1,
             }),
     ]);
     let mut l = MessageLayer::<Snap>::new(config.clone()).expect("config");

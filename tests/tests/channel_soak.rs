@@ -67,6 +67,7 @@ fn layer_config_with(resend_rtt_factor: f64) -> LayerConfig {
                     max_block_size: max_block_size(),
                     fragment_size: 400,
                     max_fragments_per_packet: 2,
+                    max_blocks_in_flight: 4,
                 }),
             ChannelConfig::unreliable()
                 .with_max_message_bits(GameMessage::MAX_BITS)

@@ -34,15 +34,20 @@ pub struct BlockConfig {
     pub fragment_size: usize,
     /// Most fragments in one packet: the throughput knob of large blocks.
     pub max_fragments_per_packet: usize,
+    /// Most blocks with fragments out at once (the oldest unacked ones), 1 to 64. A
+    /// block needs at least a round trip, so this bounds blocks per round trip; the
+    /// receiver keeps one reassembly buffer of up to `max_block_size` per block.
+    pub max_blocks_in_flight: usize,
 }
 
 impl Default for BlockConfig {
-    /// 64 KiB blocks in 256-byte fragments, up to 3 per packet.
+    /// 64 KiB blocks in 256-byte fragments, up to 3 per packet, 4 blocks in flight.
     fn default() -> Self {
         Self {
             max_block_size: 64 * 1024,
             fragment_size: 256,
             max_fragments_per_packet: 3,
+            max_blocks_in_flight: 4,
         }
     }
 }
@@ -391,6 +396,7 @@ impl LayerConfig {
                         ("max_block_size", b.max_block_size, 1 << 24),
                         ("fragment_size", b.fragment_size, 1 << 16),
                         ("max_fragments_per_packet", b.max_fragments_per_packet, 256),
+                        ("max_blocks_in_flight", b.max_blocks_in_flight, 64),
                     ] {
                         if value == 0 || value > max {
                             return Err(ConfigError::OutOfRange {

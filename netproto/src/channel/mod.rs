@@ -38,17 +38,18 @@
 //! [`BlockConfig`], is encoded once and sent as a block: fragments of
 //! `fragment_size` bytes, up to `max_fragments_per_packet` per packet, each acked and
 //! resent on its own. A block takes one message id, so it is delivered in order with
-//! the channel's other messages. One block per channel is in flight at a time (the
-//! oldest unacked one), which bounds reassembly memory to one `max_block_size` buffer
-//! per channel; messages before and after it keep flowing around it. (So blocks
-//! complete at most one per round trip per channel.)
+//! the channel's other messages. At most `max_blocks_in_flight` blocks per channel
+//! have fragments out (the oldest unacked ones; each packet carries fragments of one
+//! of them), which bounds reassembly memory to that many `max_block_size` buffers per
+//! channel and block throughput to that many blocks per round trip; messages before
+//! and after them keep flowing around them.
 //!
 //! # Memory
 //!
 //! Everything is bounded by the configuration, whatever the peer sends: per channel,
 //! `send_queue_size` queued messages (a block holds its encoded bytes, at most
-//! `max_block_size`), `receive_queue_size` received messages, one reassembly buffer
-//! of at most `max_block_size` bytes; per layer, `sent_packets_buffer_size` packet
+//! `max_block_size`), `receive_queue_size` received messages, `max_blocks_in_flight`
+//! reassembly buffers of at most `max_block_size` bytes; per layer, `sent_packets_buffer_size` packet
 //! records and a staging area no larger than one payload's messages.
 //!
 //! # Unreliable channel

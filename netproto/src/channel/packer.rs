@@ -115,14 +115,18 @@ fn select_reliable<M: NetMessage>(
     let mut count = 0usize;
     let mut previous: Option<u32> = None;
     let mut block = None;
-    let mut block_seen = config.blocks.is_none();
+    // Blocks met in the walk: only the oldest `max_blocks_in_flight` unacked ones may
+    // have fragments out; one of them gets this packet's fragment group.
+    let mut blocks_seen = 0;
+    let max_blocks = config.blocks.map_or(0, |b| b.max_blocks_in_flight);
+    let mut block_done = config.blocks.is_none();
     let min_message = 1 + M::MIN_BITS;
     // Never an id at or beyond oldest unacked + receive queue size.
     let window = send.len().min(config.receive_queue_size);
     let base = u32::from(send.oldest);
     for k in 0..window {
         let messages_done = count >= max_messages || used + min_message > budget;
-        if messages_done && block_seen {
+        if messages_done && block_done {
             break;
         }
         let id = send.oldest.wrapping_add(k as u16);
@@ -149,11 +153,13 @@ fn select_reliable<M: NetMessage>(
                 count += 1;
             }
             Outgoing::Block(b) => {
-                if block_seen {
+                if block_done {
                     continue;
                 }
-                // Only the oldest unacked block is in flight.
-                block_seen = true;
+                blocks_seen += 1;
+                if blocks_seen >= max_blocks {
+                    block_done = true;
+                }
                 let Some(bc) = config.blocks else { continue };
                 let start = scratch.frags.len();
                 let index_bits = bc.index_bits();
@@ -179,6 +185,7 @@ fn select_reliable<M: NetMessage>(
                 }
                 if scratch.frags.len() > start {
                     block = Some((id, start..scratch.frags.len()));
+                    block_done = true;
                 }
             }
         }
@@ -576,8 +583,9 @@ impl<M: NetMessage> MessageLayer<M> {
             }
             let frags = &staged.frags[g.frags.clone()];
             let total = g.size.div_ceil(bc.fragment_size);
-            let missing = match &recv.partial {
-                Some(p) if p.id == g.id => {
+            let partial = recv.partials.iter().find(|p| p.id == g.id);
+            let missing = match partial {
+                Some(p) => {
                     if p.bytes.len() != g.size {
                         return Err(ReadError::BadFragment {
                             channel,
@@ -590,10 +598,12 @@ impl<M: NetMessage> MessageLayer<M> {
                         .count();
                     p.remaining - fresh
                 }
-                Some(_) => {
+                // A conforming sender has at most max_blocks_in_flight blocks with
+                // fragments out, and each is reassembled here until complete.
+                None if recv.partials.len() >= bc.max_blocks_in_flight => {
                     return Err(ReadError::BadFragment {
                         channel,
-                        reason: "another block is being reassembled",
+                        reason: "more blocks being reassembled than max_blocks_in_flight",
                     });
                 }
                 None => total - frags.len(),
@@ -606,7 +616,7 @@ impl<M: NetMessage> MessageLayer<M> {
             // block that does not decode drops the payload whole.
             let assemble = &mut staged.assemble;
             assemble.clear();
-            match &recv.partial {
+            match partial {
                 Some(p) => assemble.extend_from_slice(&p.bytes),
                 None => assemble.resize(g.size, 0),
             }
@@ -659,13 +669,19 @@ impl<M: NetMessage> MessageLayer<M> {
                 continue;
             }
             if let Some(message) = block {
-                recv.partial = None;
+                recv.partials.retain(|p| p.id != g.id);
                 recv.insert(g.id, message);
                 continue;
             }
-            let partial = recv
-                .partial
-                .get_or_insert_with(|| PartialBlock::new(g.id, g.size, bc.fragment_size));
+            let at = match recv.partials.iter().position(|p| p.id == g.id) {
+                Some(at) => at,
+                None => {
+                    recv.partials
+                        .push(PartialBlock::new(g.id, g.size, bc.fragment_size));
+                    recv.partials.len() - 1
+                }
+            };
+            let partial = &mut recv.partials[at];
             for (index, range) in &staged.frags[g.frags.clone()] {
                 let data = staged.bytes.get(range.clone()).unwrap_or_default();
                 if !partial.store(*index, bc.fragment_size, data) {

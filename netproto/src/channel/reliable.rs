@@ -126,8 +126,8 @@ pub(crate) struct ReliableReceiver<M> {
     slots: Box<[Option<(u16, M)>]>,
     pub(crate) next: u16,
     pub(crate) frontier: u16,
-    /// The one block being reassembled (a conforming sender has one block in flight).
-    pub(crate) partial: Option<PartialBlock>,
+    /// The blocks being reassembled, at most `max_blocks_in_flight`.
+    pub(crate) partials: Vec<PartialBlock>,
 }
 
 impl<M> ReliableReceiver<M> {
@@ -136,7 +136,7 @@ impl<M> ReliableReceiver<M> {
             slots: (0..size).map(|_| None).collect(),
             next: 0,
             frontier: 0,
-            partial: None,
+            partials: Vec::new(),
         }
     }
 

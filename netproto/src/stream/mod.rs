@@ -49,6 +49,10 @@ const RELATIVE_TIERS: [(u32, u32); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377)
 ///   a stream must only count the bits it is given, never look at the values, and never
 ///   fail on them. A stream that needs the values or the field boundaries (a tracer,
 ///   a pretty-printer) must set [`Stream::TRACING`], which selects the per-field path.
+/// - A writer or reader is also handed fused fields: one [`Stream::serialize_bits`] call
+///   of up to 64 bits carries several consecutive fixed-width fields (on writing, across
+///   nested types and enum variant indexes, once [`Stream::bits_remaining`] covers the
+///   message's [`NetMessage::MAX_BITS`]). The bits are the same as field by field.
 /// - With [`Stream::TRACING`] set, the derive calls [`Stream::begin_field`] and
 ///   [`Stream::end_field`] around every sent field (see them for the exact contract) and
 ///   passes the real values, whatever the other two constants say.

@@ -41,6 +41,7 @@ mod quantize;
 pub mod schema;
 pub mod sim;
 pub mod stream;
+mod text_table;
 mod wire_view;
 
 pub use bits::{bits_for_count, bits_required};

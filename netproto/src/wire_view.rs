@@ -178,33 +178,15 @@ impl fmt::Display for WireView {
                 ]
             })
             .collect();
-        let header = ["bit", "width", "field", "bits", "value"];
-        let mut widths = header.map(str::len);
-        for row in &rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        let line = |f: &mut fmt::Formatter<'_>, cells: [&str; 5]| -> fmt::Result {
-            let text = format!(
-                "  {:>w0$}  {:>w1$}  {:<w2$}  {:<w3$}  {}",
-                cells[0],
-                cells[1],
-                cells[2],
-                cells[3],
-                cells[4],
-                w0 = widths[0],
-                w1 = widths[1],
-                w2 = widths[2],
-                w3 = widths[3],
-            );
-            writeln!(f, "{}", text.trim_end())
-        };
-        line(f, header)?;
-        for row in &rows {
-            line(f, [&row[0], &row[1], &row[2], &row[3], &row[4]])?;
-        }
-        Ok(())
+        use crate::text_table::{Align, write};
+        let align = [
+            Align::Right,
+            Align::Right,
+            Align::Left,
+            Align::Left,
+            Align::Left,
+        ];
+        write(f, ["bit", "width", "field", "bits", "value"], align, &rows)
     }
 }
 

@@ -490,33 +490,20 @@ impl Layout {
                 ]
             })
             .collect();
-        let header = ["bits", "width", "field", "kind", "bounds"];
-        let mut widths = header.map(str::len);
-        for cell in &cells {
-            for (w, c) in widths.iter_mut().zip(cell) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
-        let line = |f: &mut fmt::Formatter<'_>, cell: [&str; 5]| {
-            let text = format!(
-                "  {:<w0$}  {:>w1$}  {:<w2$}  {:<w3$}  {}",
-                cell[0],
-                cell[1],
-                cell[2],
-                cell[3],
-                cell[4],
-                w0 = widths[0],
-                w1 = widths[1],
-                w2 = widths[2],
-                w3 = widths[3],
-            );
-            writeln!(f, "{}", text.trim_end())
-        };
-        line(f, header)?;
-        for cell in &cells {
-            line(f, [&cell[0], &cell[1], &cell[2], &cell[3], &cell[4]])?;
-        }
-        Ok(())
+        use crate::text_table::{Align, write};
+        let align = [
+            Align::Left,
+            Align::Right,
+            Align::Left,
+            Align::Left,
+            Align::Left,
+        ];
+        write(
+            f,
+            ["bits", "width", "field", "kind", "bounds"],
+            align,
+            &cells,
+        )
     }
 }
 

@@ -79,6 +79,14 @@ impl NetMessage for bool {
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         stream.serialize_bool(self)
     }
+    #[inline(always)]
+    fn pack<S: Stream>(
+        &mut self,
+        stream: &mut S,
+        packer: &mut crate::stream::Packer,
+    ) -> Result<(), S::Error> {
+        packer.push(stream, u64::from(*self), 1)
+    }
 }
 
 macro_rules! full_width_int {
@@ -93,6 +101,14 @@ macro_rules! full_width_int {
             #[inline]
             fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
                 stream.serialize_int(self, <$t>::MIN, <$t>::MAX)
+            }
+            #[inline(always)]
+            fn pack<S: Stream>(
+                &mut self,
+                stream: &mut S,
+                packer: &mut crate::stream::Packer,
+            ) -> Result<(), S::Error> {
+                packer.push(stream, crate::stream::RangedInt::offset_from(*self, <$t>::MIN), <$t>::BITS)
             }
         }
     )*};
@@ -113,6 +129,14 @@ impl NetMessage for f32 {
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         stream.serialize_f32(self)
     }
+    #[inline(always)]
+    fn pack<S: Stream>(
+        &mut self,
+        stream: &mut S,
+        packer: &mut crate::stream::Packer,
+    ) -> Result<(), S::Error> {
+        packer.push(stream, u64::from(self.to_bits()), 32)
+    }
 }
 
 impl NetMessage for f64 {
@@ -125,6 +149,14 @@ impl NetMessage for f64 {
     #[inline]
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         stream.serialize_f64(self)
+    }
+    #[inline(always)]
+    fn pack<S: Stream>(
+        &mut self,
+        stream: &mut S,
+        packer: &mut crate::stream::Packer,
+    ) -> Result<(), S::Error> {
+        packer.push(stream, self.to_bits(), 64)
     }
 }
 
@@ -146,6 +178,18 @@ impl<T: NetMessage> NetMessage for Option<T> {
             None => Ok(()),
         }
     }
+    #[inline(always)]
+    fn pack<S: Stream>(
+        &mut self,
+        stream: &mut S,
+        packer: &mut crate::stream::Packer,
+    ) -> Result<(), S::Error> {
+        packer.push(stream, u64::from(self.is_some()), 1)?;
+        match self {
+            Some(value) => value.pack(stream, packer),
+            None => Ok(()),
+        }
+    }
 }
 
 impl<T: NetMessage, const N: usize> NetMessage for [T; N] {
@@ -158,6 +202,17 @@ impl<T: NetMessage, const N: usize> NetMessage for [T; N] {
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         for item in self.iter_mut() {
             item.serialize(stream)?;
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    fn pack<S: Stream>(
+        &mut self,
+        stream: &mut S,
+        packer: &mut crate::stream::Packer,
+    ) -> Result<(), S::Error> {
+        for item in self.iter_mut() {
+            item.pack(stream, packer)?;
         }
         Ok(())
     }
@@ -176,6 +231,16 @@ macro_rules! tuple {
             #[allow(unused_variables)]
             fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
                 $(self.$idx.serialize(stream)?;)*
+                Ok(())
+            }
+            #[allow(unused_variables)]
+            #[inline(always)]
+            fn pack<S: Stream>(
+                &mut self,
+                stream: &mut S,
+                packer: &mut crate::stream::Packer,
+            ) -> Result<(), S::Error> {
+                $(self.$idx.pack(stream, packer)?;)*
                 Ok(())
             }
         }

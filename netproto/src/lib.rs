@@ -33,6 +33,7 @@
 mod bits;
 pub mod channel;
 mod codec;
+pub mod connection;
 mod error;
 mod message;
 mod message_set;

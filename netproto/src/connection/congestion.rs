@@ -1,0 +1,256 @@
+//! Binary congestion avoidance (DESIGN.md section 5, from Glenn Fiedler's
+//! "Reliability and Congestion Avoidance").
+//!
+//! Two modes: good (30 packets/s) and bad (10 packets/s). An RTT above the
+//! threshold (250 ms) makes the mode bad at once. From bad, the mode returns to good
+//! after `t` seconds of good conditions (the penalty time). Dropping back to bad
+//! within 10 s of going good doubles `t` (up to 60 s); every 10 s spent in good
+//! halves it (down to 1 s). It starts bad with `t` = 4 s.
+
+use super::config::{ConfigError, positive};
+
+/// The thresholds of [`Congestion`]; every field is configurable.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CongestionConfig {
+    /// Packets per second in good mode (30).
+    pub good_rate: f64,
+    /// Packets per second in bad mode (10).
+    pub bad_rate: f64,
+    /// RTT above this (milliseconds) is bad conditions (250).
+    pub rtt_threshold_ms: f64,
+    /// The penalty time at start (4 s).
+    pub initial_penalty: f64,
+    /// The smallest penalty time (1 s).
+    pub min_penalty: f64,
+    /// The largest penalty time (60 s).
+    pub max_penalty: f64,
+    /// Going bad within this many seconds of going good doubles the penalty (10 s).
+    pub relapse_window: f64,
+    /// Every this many seconds in good halve the penalty (10 s).
+    pub reduce_every: f64,
+}
+
+impl Default for CongestionConfig {
+    fn default() -> Self {
+        Self {
+            good_rate: 30.0,
+            bad_rate: 10.0,
+            rtt_threshold_ms: 250.0,
+            initial_penalty: 4.0,
+            min_penalty: 1.0,
+            max_penalty: 60.0,
+            relapse_window: 10.0,
+            reduce_every: 10.0,
+        }
+    }
+}
+
+impl CongestionConfig {
+    /// Checks every field: all positive and finite, `min_penalty <= initial_penalty
+    /// <= max_penalty`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (field, value) in [
+            ("good_rate", self.good_rate),
+            ("bad_rate", self.bad_rate),
+            ("rtt_threshold_ms", self.rtt_threshold_ms),
+            ("initial_penalty", self.initial_penalty),
+            ("min_penalty", self.min_penalty),
+            ("max_penalty", self.max_penalty),
+            ("relapse_window", self.relapse_window),
+            ("reduce_every", self.reduce_every),
+        ] {
+            positive(field, value)?;
+        }
+        if !(self.min_penalty <= self.initial_penalty && self.initial_penalty <= self.max_penalty) {
+            return Err(ConfigError::OutOfRange {
+                field: "initial_penalty",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Slack on time comparisons, so that durations summed from many ticks (60 ticks of
+/// 1/60 s fall a hair short of 1 s) count as reached.
+const EPSILON: f64 = 1e-6;
+
+/// The congestion mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Good conditions: send at `good_rate`.
+    Good,
+    /// Bad conditions: send at `bad_rate`.
+    Bad,
+}
+
+/// The congestion state of one connection, driven by [`update`](Self::update) with
+/// the current time and RTT.
+///
+/// ```
+/// use netproto::connection::{Congestion, CongestionConfig, Mode};
+///
+/// let mut c = Congestion::new(CongestionConfig::default(), 0.0);
+/// assert_eq!((c.mode(), c.penalty()), (Mode::Bad, 4.0));
+/// let mut now = 0.0;
+/// while c.mode() == Mode::Bad {
+///     now += 0.1;
+///     c.update(now, 50.0);
+/// }
+/// assert!((now - 4.0).abs() < 0.15);
+/// assert_eq!(c.send_rate(), 30.0);
+/// c.update(now + 0.1, 300.0); // RTT above 250 ms: bad at once,
+/// assert_eq!(c.mode(), Mode::Bad);
+/// assert_eq!(c.penalty(), 8.0); // and within 10 s of going good: t doubles.
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Congestion {
+    config: CongestionConfig,
+    mode: Mode,
+    penalty: f64,
+    last_update: f64,
+    /// Bad mode: seconds of good conditions so far. Good mode: seconds since going good.
+    good_time: f64,
+    /// Good mode: seconds toward the next halving of the penalty.
+    reduction: f64,
+}
+
+impl Congestion {
+    /// Bad mode with the initial penalty, at time `now`.
+    pub fn new(config: CongestionConfig, now: f64) -> Self {
+        Self {
+            mode: Mode::Bad,
+            penalty: config.initial_penalty,
+            last_update: now,
+            good_time: 0.0,
+            reduction: 0.0,
+            config,
+        }
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The penalty time `t`, seconds.
+    pub fn penalty(&self) -> f64 {
+        self.penalty
+    }
+
+    /// Packets per second the mode allows.
+    pub fn send_rate(&self) -> f64 {
+        match self.mode {
+            Mode::Good => self.config.good_rate,
+            Mode::Bad => self.config.bad_rate,
+        }
+    }
+
+    /// Seconds between packets at the mode's rate.
+    pub fn send_interval(&self) -> f64 {
+        1.0 / self.send_rate()
+    }
+
+    /// Advances to `now` with the current RTT (ms). Conditions are taken to have held
+    /// since the previous update. Returns the mode after the update.
+    pub fn update(&mut self, now: f64, rtt_ms: f64) -> Mode {
+        let dt = (now - self.last_update).max(0.0);
+        self.last_update = now.max(self.last_update);
+        let c = self.config;
+        let bad_conditions = rtt_ms > c.rtt_threshold_ms;
+        match self.mode {
+            Mode::Good => {
+                if bad_conditions {
+                    if self.good_time < c.relapse_window {
+                        self.penalty = (self.penalty * 2.0).min(c.max_penalty);
+                    }
+                    self.mode = Mode::Bad;
+                    self.good_time = 0.0;
+                    self.reduction = 0.0;
+                } else {
+                    self.good_time += dt;
+                    self.reduction += dt;
+                    while self.reduction + EPSILON >= c.reduce_every {
+                        self.reduction -= c.reduce_every;
+                        self.penalty = (self.penalty / 2.0).max(c.min_penalty);
+                    }
+                }
+            }
+            Mode::Bad => {
+                if bad_conditions {
+                    self.good_time = 0.0;
+                } else {
+                    self.good_time += dt;
+                    if self.good_time + EPSILON >= self.penalty {
+                        self.mode = Mode::Good;
+                        self.good_time = 0.0;
+                        self.reduction = 0.0;
+                    }
+                }
+            }
+        }
+        self.mode
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_one_by_one() {
+        let mut c = Congestion::new(CongestionConfig::default(), 0.0);
+        let mut now = 0.0;
+        let mut step = |c: &mut Congestion, rtt: f64, seconds: f64| {
+            for _ in 0..(seconds * 10.0).round() as u32 {
+                now += 0.1;
+                c.update(now, rtt);
+            }
+        };
+        // Bad conditions keep it bad and reset the good time.
+        step(&mut c, 300.0, 3.0);
+        assert_eq!(c.mode(), Mode::Bad);
+        step(&mut c, 50.0, 3.9);
+        assert_eq!(c.mode(), Mode::Bad);
+        step(&mut c, 50.0, 0.2);
+        assert_eq!(c.mode(), Mode::Good);
+        // Relapse after 5 s of good: t doubles to 8.
+        step(&mut c, 50.0, 5.0);
+        step(&mut c, 300.0, 0.1);
+        assert_eq!((c.mode(), c.penalty()), (Mode::Bad, 8.0));
+        // 8 s of good conditions, then 25 s in good: halved twice, to 2.
+        step(&mut c, 50.0, 8.1);
+        assert_eq!(c.mode(), Mode::Good);
+        step(&mut c, 50.0, 25.0);
+        assert_eq!(c.penalty(), 2.0);
+        // A relapse after more than 10 s in good does not double.
+        step(&mut c, 300.0, 0.1);
+        assert_eq!((c.mode(), c.penalty()), (Mode::Bad, 2.0));
+        // Doubling stops at 60, halving at 1.
+        for _ in 0..10 {
+            while c.mode() == Mode::Bad {
+                step(&mut c, 50.0, 0.1);
+            }
+            step(&mut c, 300.0, 0.1);
+        }
+        assert_eq!(c.penalty(), 60.0);
+        step(&mut c, 50.0, 60.0);
+        step(&mut c, 50.0, 200.0);
+        assert_eq!(c.penalty(), 1.0);
+    }
+
+    #[test]
+    fn config_is_checked() {
+        assert!(CongestionConfig::default().validate().is_ok());
+        let bad = CongestionConfig {
+            min_penalty: 5.0,
+            ..CongestionConfig::default()
+        };
+        assert!(bad.validate().is_err());
+        let nan = CongestionConfig {
+            good_rate: f64::NAN,
+            ..CongestionConfig::default()
+        };
+        assert!(nan.validate().is_err());
+    }
+}

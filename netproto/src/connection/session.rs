@@ -1,0 +1,119 @@
+//! The state of one established connection, shared by clients and servers: the
+//! packet endpoint, congestion avoidance, the session token and the timers.
+
+use std::collections::VecDeque;
+
+use super::config::ConnectionConfig;
+use super::congestion::Congestion;
+use super::event::Transmit;
+use super::packet::{SESSION_PREFIX_SIZE, kind};
+use crate::packet::{Endpoint, ReceiveError, Received, SendError, Sequence, Stats};
+
+#[derive(Debug)]
+pub(crate) struct Session {
+    pub(crate) token: u64,
+    pub(crate) endpoint: Endpoint,
+    pub(crate) congestion: Congestion,
+    pub(crate) last_sent: f64,
+    pub(crate) last_received: f64,
+    pub(crate) last_payload_sent: f64,
+}
+
+impl Session {
+    /// A session; the endpoint configuration was validated with the connection's.
+    pub(crate) fn new(config: &ConnectionConfig, token: u64, now: f64) -> Option<Self> {
+        let endpoint = Endpoint::new(config.endpoint.clone(), now).ok()?;
+        Some(Self {
+            token,
+            endpoint,
+            congestion: Congestion::new(config.congestion, now),
+            last_sent: now,
+            last_received: now,
+            last_payload_sent: f64::NEG_INFINITY,
+        })
+    }
+
+    /// Sends one packet-endpoint packet, wrapped as a keep-alive (empty payload) or
+    /// a payload packet, to `to`.
+    pub(crate) fn send<A: Copy>(
+        &mut self,
+        now: f64,
+        to: A,
+        payload: Option<&[u8]>,
+        out: &mut VecDeque<Transmit<A>>,
+    ) -> Result<Sequence, SendError> {
+        let k = if payload.is_some() {
+            kind::PAYLOAD
+        } else {
+            kind::KEEP_ALIVE
+        };
+        let token = self.token;
+        let sent = self
+            .endpoint
+            .send(now, payload.unwrap_or(&[]), |datagram| {
+                let mut bytes = Vec::with_capacity(SESSION_PREFIX_SIZE + datagram.len());
+                bytes.push(k);
+                bytes.extend_from_slice(&token.to_le_bytes());
+                bytes.extend_from_slice(datagram);
+                out.push_back(Transmit { to, payload: bytes });
+            })?;
+        self.last_sent = now;
+        if payload.is_some() {
+            self.last_payload_sent = now;
+        }
+        Ok(sent.sequence)
+    }
+
+    /// Receives the packet-endpoint datagram of a keep-alive or payload packet whose
+    /// token matched. A payload packet's payload is returned; a keep-alive must be
+    /// empty.
+    pub(crate) fn receive(
+        &mut self,
+        now: f64,
+        datagram: &[u8],
+        is_payload: bool,
+    ) -> Result<Option<(Sequence, Vec<u8>)>, ReceiveError> {
+        let mut delivered = None;
+        let received = self.endpoint.receive(now, datagram, |sequence, payload| {
+            if is_payload {
+                delivered = Some((sequence, payload.to_vec()));
+                true
+            } else {
+                payload.is_empty()
+            }
+        })?;
+        self.last_received = now;
+        match received {
+            Received::Packet { .. } => Ok(delivered),
+            _ => Ok(None),
+        }
+    }
+
+    /// Refreshes the statistics and congestion mode; sends a keep-alive when nothing
+    /// was sent for `keepalive_interval`.
+    pub(crate) fn update<A: Copy>(
+        &mut self,
+        now: f64,
+        keepalive_interval: f64,
+        to: A,
+        out: &mut VecDeque<Transmit<A>>,
+    ) {
+        self.endpoint.update(now);
+        let rtt = self.endpoint.stats().rtt_ms;
+        self.congestion.update(now, rtt);
+        if now - self.last_sent >= keepalive_interval {
+            // An empty packet always fits.
+            let _ = self.send(now, to, None, out);
+        }
+    }
+
+    /// `true` when a payload sent now keeps to the congestion mode's rate.
+    pub(crate) fn ready_to_send(&self, now: f64) -> bool {
+        // A microsecond of slack so that a 60 Hz tick keeps to 30 packets per second.
+        now - self.last_payload_sent + 1e-6 >= self.congestion.send_interval()
+    }
+
+    pub(crate) fn stats(&self) -> &Stats {
+        self.endpoint.stats()
+    }
+}

@@ -132,10 +132,11 @@ fn connect_exchange_payloads_and_disconnect() {
     );
 
     // Payloads both ways, a few large enough to be fragmented.
+    let mut sent = Vec::new();
     for i in 0..20u32 {
         let big = vec![i as u8; if i % 5 == 0 { 3000 } else { 10 }];
         let now = w.now;
-        w.client(a).send(now, &big).expect("connected");
+        sent.push(w.client(a).send(now, &big).expect("connected"));
         w.server
             .send(w.now, id, &i.to_le_bytes())
             .expect("connected");
@@ -164,6 +165,24 @@ fn connect_exchange_payloads_and_disconnect() {
     assert_eq!(to_client, expected);
     // 60 ms of round trip, plus the time a packet waits to be acked by the next
     // packet the other side sends (at most a keep-alive interval, 100 ms).
+    // Each payload packet is reported acked once (the acks of one packet newest
+    // first); keep-alives are not.
+    let mut acked: Vec<_> = w
+        .client_events_of(a)
+        .into_iter()
+        .filter_map(|e| match e {
+            ClientEvent::PacketAcked { sequence } => Some(sequence),
+            _ => None,
+        })
+        .collect();
+    acked.sort_by_key(|s| s.get());
+    assert_eq!(acked, sent);
+    let server_acked = w
+        .server_events
+        .iter()
+        .filter(|e| matches!(e, ServerEvent::PacketAcked { .. }))
+        .count();
+    assert_eq!(server_acked, 20);
     let rtt = w.client(a).stats().expect("connected").rtt_ms;
     assert!((55.0..=170.0).contains(&rtt), "rtt {rtt}");
 

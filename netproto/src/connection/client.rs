@@ -295,12 +295,16 @@ impl<A: Copy + Eq> Client<A> {
                     return false;
                 };
                 match session.receive(now, datagram, is_payload) {
-                    Ok(Some((sequence, payload))) => {
-                        self.events
-                            .push_back(ClientEvent::Payload { sequence, payload });
+                    Ok(incoming) => {
+                        for sequence in &incoming.acks {
+                            self.events.push_back(ClientEvent::PacketAcked { sequence });
+                        }
+                        if let Some((sequence, payload)) = incoming.payload {
+                            self.events
+                                .push_back(ClientEvent::Payload { sequence, payload });
+                        }
                         true
                     }
-                    Ok(None) => true,
                     Err(_) => false,
                 }
             }

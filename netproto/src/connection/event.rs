@@ -95,6 +95,15 @@ pub enum ServerEvent<A> {
         /// The payload.
         payload: Vec<u8>,
     },
+    /// The client acked our payload packet `sequence` (the sequence
+    /// [`Server::send`](super::Server::send) returned), once; the layer above
+    /// releases what it carried. Keep-alive acks are not reported.
+    PacketAcked {
+        /// The client.
+        client: ClientId,
+        /// Our packet's sequence.
+        sequence: Sequence,
+    },
 }
 
 /// An event of a [`Client`](super::Client), from [`poll_event`](super::Client::poll_event).
@@ -125,6 +134,13 @@ pub enum ClientEvent {
         sequence: Sequence,
         /// The payload.
         payload: Vec<u8>,
+    },
+    /// The server acked our payload packet `sequence` (the sequence
+    /// [`Client::send`](super::Client::send) returned), once. Keep-alive acks are not
+    /// reported.
+    PacketAcked {
+        /// Our packet's sequence.
+        sequence: Sequence,
     },
 }
 

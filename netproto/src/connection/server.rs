@@ -259,13 +259,21 @@ impl<A: Copy + Eq + Hash> Server<A> {
                 let Some(slot) = self.slots[index].as_mut() else {
                     return;
                 };
+                let client = ClientId(index as u16);
                 match slot.session.receive(now, datagram, is_payload) {
-                    Ok(Some((sequence, payload))) => self.events.push_back(ServerEvent::Payload {
-                        client: ClientId(index as u16),
-                        sequence,
-                        payload,
-                    }),
-                    Ok(None) => {}
+                    Ok(incoming) => {
+                        for sequence in &incoming.acks {
+                            self.events
+                                .push_back(ServerEvent::PacketAcked { client, sequence });
+                        }
+                        if let Some((sequence, payload)) = incoming.payload {
+                            self.events.push_back(ServerEvent::Payload {
+                                client,
+                                sequence,
+                                payload,
+                            });
+                        }
+                    }
                     Err(_) => self.counters.dropped_by_endpoint += 1,
                 }
             }

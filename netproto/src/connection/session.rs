@@ -7,7 +7,7 @@ use super::config::ConnectionConfig;
 use super::congestion::Congestion;
 use super::event::Transmit;
 use super::packet::{SESSION_PREFIX_SIZE, kind};
-use crate::packet::{Endpoint, ReceiveError, Received, SendError, Sequence, Stats};
+use crate::packet::{Acks, Endpoint, ReceiveError, SendError, Sequence, SequenceBuffer, Stats};
 
 #[derive(Debug)]
 pub(crate) struct Session {
@@ -17,6 +17,17 @@ pub(crate) struct Session {
     pub(crate) last_sent: f64,
     pub(crate) last_received: f64,
     pub(crate) last_payload_sent: f64,
+    /// Our packets that carried a payload (not keep-alives), by sequence: only
+    /// their acks are reported to the layer above.
+    payload_packets: SequenceBuffer<()>,
+}
+
+/// What a keep-alive or payload packet brought: the payload (of a payload packet),
+/// and the acks of our payload packets its header carried.
+#[derive(Debug, Default)]
+pub(crate) struct Incoming {
+    pub(crate) payload: Option<(Sequence, Vec<u8>)>,
+    pub(crate) acks: Acks,
 }
 
 impl Session {
@@ -30,6 +41,7 @@ impl Session {
             last_sent: now,
             last_received: now,
             last_payload_sent: f64::NEG_INFINITY,
+            payload_packets: SequenceBuffer::new(config.endpoint.sent_packets_buffer_size),
         })
     }
 
@@ -60,6 +72,10 @@ impl Session {
         self.last_sent = now;
         if payload.is_some() {
             self.last_payload_sent = now;
+            // Sends are consecutive and newest, never stale.
+            let _ = self.payload_packets.insert(sent.sequence, ());
+        } else {
+            self.payload_packets.advance(sent.sequence);
         }
         Ok(sent.sequence)
     }
@@ -72,21 +88,24 @@ impl Session {
         now: f64,
         datagram: &[u8],
         is_payload: bool,
-    ) -> Result<Option<(Sequence, Vec<u8>)>, ReceiveError> {
-        let mut delivered = None;
-        let received = self.endpoint.receive(now, datagram, |sequence, payload| {
+    ) -> Result<Incoming, ReceiveError> {
+        let mut payload = None;
+        let received = self.endpoint.receive(now, datagram, |sequence, bytes| {
             if is_payload {
-                delivered = Some((sequence, payload.to_vec()));
+                payload = Some((sequence, bytes.to_vec()));
                 true
             } else {
-                payload.is_empty()
+                bytes.is_empty()
             }
         })?;
         self.last_received = now;
-        match received {
-            Received::Packet { .. } => Ok(delivered),
-            _ => Ok(None),
+        let mut acks = Acks::EMPTY;
+        for sequence in &received.acks() {
+            if self.payload_packets.remove(sequence).is_some() {
+                acks.push(sequence);
+            }
         }
+        Ok(Incoming { payload, acks })
     }
 
     /// Refreshes the statistics and congestion mode; sends a keep-alive when nothing

@@ -580,3 +580,157 @@ fn junk_flood_creates_no_state_and_connected_clients_keep_working() {
     assert!(server_to_a >= 100, "{server_to_a}");
     let _ = ClientId(0);
 }
+
+/// Delivers every queued datagram between a server at address 0 and a client at
+/// address `from`, dropping those `drop` picks; returns how many were dropped.
+fn exchange(
+    server: &mut Server<u32>,
+    client: &mut Client<u32>,
+    from: u32,
+    now: f64,
+    mut drop: impl FnMut(&[u8]) -> bool,
+) -> usize {
+    let mut dropped = 0;
+    for _ in 0..4 {
+        client.update(now);
+        while let Some(t) = client.poll_transmit() {
+            server.handle_datagram(now, from, &t.payload);
+        }
+        server.update(now);
+        while let Some(t) = server.poll_transmit() {
+            if drop(&t.payload) {
+                dropped += 1;
+            } else {
+                client.handle_datagram(now, 0, &t.payload);
+            }
+        }
+    }
+    dropped
+}
+
+fn u32_server() -> Server<u32> {
+    Server::new(ServerConfig::new(ConnectionConfig::new(PROTOCOL), KEY), 0.0).expect("valid")
+}
+
+fn u32_client(nonce: u64) -> Client<u32> {
+    Client::new(ConnectionConfig::new(PROTOCOL), 0, nonce, 0.0).expect("valid")
+}
+
+#[test]
+fn a_lost_accepted_packet_is_made_up_for_by_session_traffic() {
+    let mut server = u32_server();
+    let mut client = u32_client(3);
+    // Every accepted packet is lost; the server's keep-alives carry the token.
+    let dropped = exchange(&mut server, &mut client, 1, 0.0, |d| {
+        matches!(Packet::decode(d), Ok(Packet::Accepted { .. }))
+    });
+    assert!(dropped >= 1);
+    assert_eq!(server.connected_clients(), 1);
+    assert_eq!(client.state(), ClientState::Responding);
+    exchange(&mut server, &mut client, 1, 0.2, |_| false);
+    assert!(client.is_connected());
+    let id = server.client_id(&1).expect("connected");
+    client.send(0.2, b"hi").expect("connected");
+    exchange(&mut server, &mut client, 1, 0.25, |_| false);
+    let mut payloads = 0;
+    while let Some(e) = server.poll_event() {
+        if let ServerEvent::Payload {
+            client, payload, ..
+        } = e
+        {
+            assert_eq!((client, &payload[..]), (id, &b"hi"[..]));
+            payloads += 1;
+        }
+    }
+    assert_eq!(payloads, 1);
+}
+
+#[test]
+fn a_new_handshake_from_the_same_address_replaces_the_session() {
+    let mut server = u32_server();
+    let mut first = u32_client(3);
+    exchange(&mut server, &mut first, 1, 0.0, |_| false);
+    assert!(first.is_connected());
+    let old = server.client_id(&1).expect("connected");
+    // The client's process restarts on the same address, with a new nonce.
+    let mut second = u32_client(4);
+    exchange(&mut server, &mut second, 1, 1.0, |_| false);
+    assert!(second.is_connected());
+    assert_eq!(server.connected_clients(), 1);
+    let events: Vec<_> = std::iter::from_fn(|| server.poll_event()).collect();
+    assert!(events.contains(&ServerEvent::Disconnected {
+        client: old,
+        address: 1,
+        reason: DisconnectReason::Reconnected
+    }));
+    // The old session's token is refused now.
+    let before = server.counters().dropped_bad_token;
+    first
+        .send(1.1, b"stale")
+        .expect("still thinks it is connected");
+    while let Some(t) = first.poll_transmit() {
+        server.handle_datagram(1.1, 1, &t.payload);
+    }
+    assert_eq!(server.counters().dropped_bad_token, before + 1);
+}
+
+#[test]
+fn junk_to_a_client_in_every_state_changes_nothing() {
+    let mut rng = Rng::new(7);
+    let genuine = vec![
+        Packet::Challenge {
+            protocol_id: PROTOCOL,
+            nonce: 3,
+            bucket: 0,
+            token: 1,
+        }
+        .to_vec(),
+        Packet::Accepted {
+            nonce: 3,
+            token: 1,
+            client: 0,
+        }
+        .to_vec(),
+        Packet::Disconnect { token: 1 }.to_vec(),
+    ];
+    let mut server = u32_server();
+    let mut client = u32_client(3);
+    for step in 0..3 {
+        let state = client.state();
+        for _ in 0..20_000 {
+            let mut d = junk(&mut rng, &genuine);
+            if matches!(d.first(), Some(2 | 5))
+                && let Some(b) = d.get_mut(9)
+            {
+                *b ^= 0x80; // never the client's nonce
+            }
+            client.handle_datagram(0.0, 0, &d);
+            // The same bytes from another address are dropped without a look.
+            client.handle_datagram(0.0, 9, &genuine[step]);
+            assert_eq!(client.state(), state);
+        }
+        assert!(client.poll_event().is_none(), "{:?}", client.state());
+        while client.poll_transmit().is_some() {}
+        match step {
+            0 => {
+                // Requesting -> Responding with the server's real challenge.
+                client.update(0.0);
+                while let Some(t) = client.poll_transmit() {
+                    server.handle_datagram(0.0, 1, &t.payload);
+                }
+                while let Some(t) = server.poll_transmit() {
+                    client.handle_datagram(0.0, 0, &t.payload);
+                }
+                assert_eq!(client.state(), ClientState::Responding);
+            }
+            1 => {
+                // The response was drained with the junk replies: resent at 0.2 s.
+                exchange(&mut server, &mut client, 1, 0.2, |_| false);
+                assert!(client.is_connected());
+                while client.poll_event().is_some() {}
+            }
+            _ => {}
+        }
+    }
+    assert!(client.dropped() >= 120_000);
+}

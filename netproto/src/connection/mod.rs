@@ -29,6 +29,24 @@
 //! Each connection runs [binary congestion avoidance](Congestion) on its RTT:
 //! `ready_to_send(now)` tells the layer above whether a payload sent now keeps to the
 //! mode's rate.
+//!
+//! A transport drives a server like this (the client is the same, with one peer):
+//!
+//! ```text
+//! loop {
+//!     now = clock();
+//!     for (from, bytes) in socket.recv_all() { server.handle_datagram(now, from, bytes) }
+//!     server.update(now);
+//!     for client in ready clients { if server.ready_to_send(now, client) { server.send(now, client, payload) } }
+//!     while let Some(t) = server.poll_transmit() { socket.send_to(t.to, &t.payload) }
+//!     while let Some(e) = server.poll_event() { game.handle(e) }
+//! }
+//! ```
+//!
+//! What the protocol does not do: encrypt or authenticate payloads. The session token
+//! stops blind spoofing (an off-path attacker cannot see it), not an on-path attacker
+//! who reads the traffic. RTT samples include the time a packet waits for the peer's
+//! next packet to ack it (up to a keep-alive interval when the peer is idle).
 
 mod challenge;
 mod client;

@@ -214,13 +214,27 @@ impl<A: Copy + Eq> Client<A> {
 
     /// Handles one datagram from `from` at time `now`.
     pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
-        if from != self.server || !self.accept(now, datagram) {
+        self.handle_datagram_with(now, from, datagram, |_| true);
+    }
+
+    /// Handles one datagram like [`handle_datagram`](Self::handle_datagram), and
+    /// hands a payload from the server to `accept` before the packet is taken: when
+    /// `accept` returns `false` the whole packet is dropped (not acked, its acks not
+    /// applied, no event), as if lost.
+    pub fn handle_datagram_with(
+        &mut self,
+        now: f64,
+        from: A,
+        datagram: &[u8],
+        mut accept: impl FnMut(&[u8]) -> bool,
+    ) {
+        if from != self.server || !self.accept(now, datagram, &mut accept) {
             self.dropped += 1;
         }
     }
 
     /// Processes a datagram from the server; `false` when it was dropped.
-    fn accept(&mut self, now: f64, datagram: &[u8]) -> bool {
+    fn accept(&mut self, now: f64, datagram: &[u8], accept: &mut dyn FnMut(&[u8]) -> bool) -> bool {
         let Ok(packet) = Packet::decode(datagram) else {
             return false;
         };
@@ -294,7 +308,7 @@ impl<A: Copy + Eq> Client<A> {
                 let Some(session) = self.session.as_mut() else {
                     return false;
                 };
-                match session.receive(now, datagram, is_payload) {
+                match session.receive(now, datagram, is_payload, accept) {
                     Ok(incoming) => {
                         for sequence in &incoming.acks {
                             self.events.push_back(ClientEvent::PacketAcked { sequence });
@@ -317,6 +331,12 @@ impl<A: Copy + Eq> Client<A> {
             }
             Packet::Request { .. } | Packet::Response { .. } => false,
         }
+    }
+
+    /// The sequence of the next packet to the server (payload or keep-alive), once
+    /// connected: what [`send`](Self::send) returns if called next.
+    pub fn next_sequence(&self) -> Option<Sequence> {
+        self.session.as_ref().map(|s| s.next_sequence())
     }
 
     /// Sends `payload` to the server as one packet. The caller keeps to the send rate

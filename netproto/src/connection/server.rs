@@ -172,6 +172,13 @@ impl<A: Copy + Eq + Hash> Server<A> {
         self.slot(client).map(|s| &s.session.congestion)
     }
 
+    /// The sequence of the next packet to `client` (payload or keep-alive): what
+    /// [`send`](Self::send) returns if called next. The layer above numbers the
+    /// payload it writes with it.
+    pub fn next_sequence(&self, client: ClientId) -> Option<Sequence> {
+        self.slot(client).map(|s| s.session.next_sequence())
+    }
+
     /// `true` when a payload sent to `client` now keeps to its congestion mode's
     /// send rate (30 or 10 packets per second by default).
     pub fn ready_to_send(&self, now: f64, client: ClientId) -> bool {
@@ -211,6 +218,21 @@ impl<A: Copy + Eq + Hash> Server<A> {
 
     /// Handles one datagram from `from` at time `now`.
     pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
+        self.handle_datagram_with(now, from, datagram, |_, _| true);
+    }
+
+    /// Handles one datagram like [`handle_datagram`](Self::handle_datagram), and
+    /// hands a connected client's payload to `accept` before the packet is taken:
+    /// when `accept` returns `false` the whole packet is dropped (not acked, its acks
+    /// not applied, no event), as if lost. The layer above reads the payload there,
+    /// so that a payload it cannot take is resent rather than acked and lost.
+    pub fn handle_datagram_with(
+        &mut self,
+        now: f64,
+        from: A,
+        datagram: &[u8],
+        mut accept: impl FnMut(ClientId, &[u8]) -> bool,
+    ) {
         self.time = now;
         self.counters.datagrams_received += 1;
         let Ok(packet) = Packet::decode(datagram) else {
@@ -260,7 +282,8 @@ impl<A: Copy + Eq + Hash> Server<A> {
                     return;
                 };
                 let client = ClientId(index as u16);
-                match slot.session.receive(now, datagram, is_payload) {
+                let mut accept = |bytes: &[u8]| accept(client, bytes);
+                match slot.session.receive(now, datagram, is_payload, &mut accept) {
                     Ok(incoming) => {
                         for sequence in &incoming.acks {
                             self.events

@@ -81,17 +81,22 @@ impl Session {
     }
 
     /// Receives the packet-endpoint datagram of a keep-alive or payload packet whose
-    /// token matched. A payload packet's payload is returned; a keep-alive must be
+    /// token matched. A payload packet's payload is returned if `accept` takes it (a
+    /// refused payload drops the whole packet: it is not acked); a keep-alive must be
     /// empty.
     pub(crate) fn receive(
         &mut self,
         now: f64,
         datagram: &[u8],
         is_payload: bool,
+        accept: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Incoming, ReceiveError> {
         let mut payload = None;
         let received = self.endpoint.receive(now, datagram, |sequence, bytes| {
             if is_payload {
+                if !accept(bytes) {
+                    return false;
+                }
                 payload = Some((sequence, bytes.to_vec()));
                 true
             } else {
@@ -124,6 +129,11 @@ impl Session {
             // An empty packet always fits.
             let _ = self.send(now, to, None, out);
         }
+    }
+
+    /// The sequence the next packet (payload or keep-alive) will carry.
+    pub(crate) fn next_sequence(&self) -> Sequence {
+        self.endpoint.next_sequence()
     }
 
     /// `true` when a payload sent now keeps to the congestion mode's rate.

@@ -43,6 +43,7 @@ pub mod schema;
 pub mod sim;
 pub mod stream;
 mod text_table;
+pub mod transport;
 mod wire_view;
 
 pub use bits::{bits_for_count, bits_required};

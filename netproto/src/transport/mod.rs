@@ -1,0 +1,134 @@
+//! A UDP transport: the [connections](crate::connection) and the
+//! [message layer](crate::channel) over a non-blocking [`std::net::UdpSocket`].
+//!
+//! [`UdpServer`] and [`UdpClient`] are the only code of the crate that reads the clock
+//! ([`Instant`](std::time::Instant)) or touches a socket; everything below them is
+//! sans-IO. Each wraps the sans-IO [`Server`](crate::connection::Server) or
+//! [`Client`](crate::connection::Client) and one [`MessageLayer`](crate::channel::MessageLayer)
+//! per connection:
+//!
+//! * every received payload is read by the connection's layer *before* the packet is
+//!   taken: a payload the layer refuses is dropped whole and not acked, so the peer
+//!   resends what it carried;
+//! * every `PacketAcked` event releases what that packet carried
+//!   ([`on_packet_acked`](crate::channel::MessageLayer::on_packet_acked));
+//! * at each [`update`](UdpServer::update), each connection whose congestion mode
+//!   allows a packet now ([`ready_to_send`](crate::connection::Server::ready_to_send),
+//!   30 or 10 per second by default) gets one payload packet written by its layer
+//!   (empty of messages if there is nothing to send: it still carries acks), with the
+//!   layer's RTT taken from the connection's statistics.
+//!
+//! The protocol id is the message set's schema fingerprint
+//! ([`MessageSet::FINGERPRINT`](crate::MessageSet::FINGERPRINT)): a client built with a
+//! different message set is denied with
+//! [`DenyReason::ProtocolMismatch`](crate::connection::DenyReason::ProtocolMismatch).
+//!
+//! Randomness: the server's challenge key and the client's nonce are drawn by
+//! [`random_u64`], which hashes with the standard library's randomly keyed
+//! [`RandomState`](std::collections::hash_map::RandomState) (seeded from the operating
+//! system) together with the time, the process id and a counter. It is unpredictable
+//! to an off-path attacker but **not** a cryptographic generator; nothing here
+//! encrypts or authenticates payloads either (see the
+//! [connection docs](crate::connection)).
+
+mod client;
+mod random;
+mod server;
+
+use std::net::SocketAddr;
+
+pub use client::{UdpClient, UdpClientEvent};
+pub use random::{random_key, random_u64};
+pub use server::{UdpServer, UdpServerEvent};
+
+use crate::channel;
+use crate::connection;
+
+/// Most datagrams read from the socket per `update`, so that a flood cannot stall the
+/// game loop; the rest waits in the socket buffer for the next update.
+pub const MAX_DATAGRAMS_PER_UPDATE: usize = 4096;
+
+/// The receive buffer: any UDP datagram fits.
+const RECV_BUFFER_SIZE: usize = 65536;
+
+/// Why a transport could not be created or updated.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// A socket operation failed.
+    #[error("socket error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The connection configuration is invalid.
+    #[error("invalid connection configuration: {0}")]
+    Connection(#[from] connection::ConfigError),
+    /// The message layer configuration is invalid.
+    #[error("invalid message layer configuration: {0}")]
+    Layer(#[from] channel::ConfigError),
+    /// An address did not resolve to any socket address.
+    #[error("the address resolved to nothing")]
+    NoAddress,
+}
+
+/// Why a message could not be queued for sending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SendError {
+    /// There is no such connection (not connected, gone, denied).
+    #[error("not connected")]
+    NotConnected,
+    /// The message layer refused the message (no such channel, too large, queue full,
+    /// out of range).
+    #[error(transparent)]
+    Channel(#[from] channel::SendError),
+}
+
+/// What a transport counted at the socket.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TransportCounters {
+    /// Datagrams read from the socket.
+    pub datagrams_received: u64,
+    /// Datagrams handed to the socket.
+    pub datagrams_sent: u64,
+    /// Datagrams the socket refused to send (counted as lost).
+    pub send_errors: u64,
+    /// Transient receive errors skipped (reset or refused by an ICMP message).
+    pub receive_errors: u64,
+    /// Payloads of connected peers that the message layer refused (not acked).
+    pub payloads_refused: u64,
+}
+
+/// The first socket address `addr` resolves to.
+fn resolve(addr: impl std::net::ToSocketAddrs) -> Result<SocketAddr, TransportError> {
+    addr.to_socket_addrs()?
+        .next()
+        .ok_or(TransportError::NoAddress)
+}
+
+/// What one `recv_from` gave.
+enum Recv {
+    Datagram(usize, SocketAddr),
+    /// Nothing more for now.
+    Empty,
+    /// A transient error: skip it.
+    Skip,
+}
+
+/// One non-blocking read: transient errors (an ICMP reset or refusal of an earlier
+/// send, an interrupt) are skipped, others are returned.
+fn recv(socket: &std::net::UdpSocket, buf: &mut [u8]) -> Result<Recv, TransportError> {
+    use std::io::ErrorKind;
+    match socket.recv_from(buf) {
+        Ok((n, from)) => Ok(Recv::Datagram(n, from)),
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(Recv::Empty),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::ConnectionReset | ErrorKind::ConnectionRefused | ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(Recv::Skip)
+        }
+        Err(e) => Err(e.into()),
+    }
+}

@@ -326,3 +326,48 @@ fn a_junk_flood_creates_no_state_and_connected_clients_keep_working() {
     assert!(server.counters().datagrams_received > 0);
     assert!(start.elapsed() < Duration::from_secs(5));
 }
+
+#[test]
+fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
+    use netproto::channel::ChannelConfig;
+    // The reliable channel holds at most 8 undelivered messages (both sides use the
+    // same layer configuration, as the two builds of one game do).
+    let small = LayerConfig::with_channels(vec![
+        ChannelConfig::reliable().with_queues(256, 8),
+        ChannelConfig::unreliable(),
+    ]);
+    let mut server = Server::bind("127.0.0.1:0", 2, small.clone()).unwrap();
+    let addr = server.local_addr().unwrap();
+    let mut client = Client::connect(addr, small).unwrap();
+    let id = connect(&mut server, &mut client);
+    for i in 0..100 {
+        client.send(RELIABLE, chat(3, &format!("m {i}"))).unwrap();
+    }
+    // The game does not read for a while: packets beyond the queue are refused
+    // (not acked), not dropped after an ack.
+    pump(&mut server, &mut [&mut client], "a refusal", |server, _| {
+        server.counters().payloads_refused > 0
+    });
+    let layer = server.layer(id).unwrap();
+    assert!(
+        layer.counters().packets_refused > 0,
+        "{:?}",
+        layer.counters()
+    );
+    let mut received = Vec::new();
+    pump(
+        &mut server,
+        &mut [&mut client],
+        "every message",
+        |server, _| {
+            while let Some(m) = server.receive(id, RELIABLE) {
+                received.push(m);
+            }
+            received.len() == 100
+        },
+    );
+    for (i, m) in received.iter().enumerate() {
+        assert_eq!(*m, chat(3, &format!("m {i}")));
+    }
+    assert!(client.is_connected());
+}

@@ -23,6 +23,13 @@
 //! different message set is denied with
 //! [`DenyReason::ProtocolMismatch`](crate::connection::DenyReason::ProtocolMismatch).
 //!
+//! Both sides must use the same [`LayerConfig`](crate::channel::LayerConfig): the
+//! protocol id covers the message schema, not the channel settings. A receiver whose
+//! receive queue is smaller than the sender's window refuses the sender's packets as
+//! malformed, so nothing is delivered on that connection. A refused packet does not
+//! refresh the connection's timeout either: a game that stops taking messages from a
+//! full reliable channel for `timeout` seconds can lose the connection.
+//!
 //! Randomness: the server's challenge key and the client's nonce are drawn by
 //! [`random_u64`], which hashes with the standard library's randomly keyed
 //! [`RandomState`](std::collections::hash_map::RandomState) (seeded from the operating

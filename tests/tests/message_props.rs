@@ -197,7 +197,9 @@ fn hostile_buffers_never_panic() {
         let _ = decode_all(&bytes);
     }
     println!("hostile: {ok} decoded, {rejected} rejected, kinds {kinds:?}");
-    assert_eq!(ok + rejected, 120_000);
+    // Both outcomes must occur: a flood that only ever fails (or only ever decodes) would
+    // not be testing the validating paths.
+    assert!(ok > 0 && rejected > 0, "{ok} decoded, {rejected} rejected");
     // The flood must exercise the validating paths, not just run out of input.
     for kind in ["PastEnd", "OutOfRange", "UnknownVariant", "TrailingBytes"] {
         assert!(

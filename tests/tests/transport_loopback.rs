@@ -223,6 +223,53 @@ fn a_full_server_denies() {
     assert_eq!(server.connection().connected_clients(), 1);
 }
 
+#[test]
+fn a_silent_client_times_out_and_frees_its_slot() {
+    // One slot, and a timeout of half a second on the server.
+    let mut config = netproto::connection::ServerConfig::new(
+        netproto::connection::ConnectionConfig::new(GameMessage::FINGERPRINT),
+        netproto::transport::random_key(),
+    );
+    config.max_clients = 1;
+    config.connection.timeout = 0.5;
+    let mut server = Server::bind_with("127.0.0.1:0", config, LayerConfig::default()).unwrap();
+    let addr = server.local_addr().unwrap();
+    let mut silent = Client::connect(addr, LayerConfig::default()).unwrap();
+    let slot = connect(&mut server, &mut silent);
+
+    // The client stops updating (a crashed or frozen game): nothing more reaches the
+    // server, which frees the slot after its timeout, not before.
+    let start = Instant::now();
+    let mut gone = None;
+    pump(
+        &mut server,
+        &mut [],
+        "the timeout",
+        |server, _: &mut [&mut Client]| {
+            for event in server.events() {
+                gone = Some((event, start.elapsed()));
+            }
+            gone.is_some()
+        },
+    );
+    let (event, after) = gone.unwrap();
+    assert_eq!(
+        event,
+        UdpServerEvent::Disconnected {
+            client: slot,
+            address: silent.local_addr().unwrap(),
+            reason: DisconnectReason::TimedOut,
+        }
+    );
+    assert!(after >= Duration::from_millis(400), "freed after {after:?}");
+    assert_eq!(server.connection().connected_clients(), 0);
+
+    // The slot takes a new client.
+    let mut next = Client::connect(addr, LayerConfig::default()).unwrap();
+    connect(&mut server, &mut next);
+    assert!(next.is_connected());
+}
+
 /// Another build's message set: the same chat message, one type fewer.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 #[net(message_set)]

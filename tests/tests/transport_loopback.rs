@@ -270,6 +270,46 @@ fn a_silent_client_times_out_and_frees_its_slot() {
     assert!(next.is_connected());
 }
 
+#[test]
+fn an_idle_connection_in_bad_mode_keeps_to_ten_packets_a_second() {
+    // A connection starts in bad mode (10 packets per second) for 4 s. With the
+    // keep-alive interval equal to the send interval, a keep-alive sent beside each
+    // payload packet once doubled that rate.
+    let (mut server, addr) = server(1);
+    let mut client = Client::connect(addr, LayerConfig::default()).unwrap();
+    connect(&mut server, &mut client);
+    let (client_before, server_before) = (
+        client.counters().datagrams_sent,
+        server.counters().datagrams_sent,
+    );
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(1500) {
+        server.update().unwrap();
+        client.update().unwrap();
+        sleep(Duration::from_millis(1));
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    assert_eq!(
+        client.connection().congestion().unwrap().mode(),
+        netproto::connection::Mode::Bad
+    );
+    // The congestion rate, read on the same clock: at most one packet per 0.1 s, plus
+    // the one a window can start with.
+    let limit = (elapsed * 10.0).floor() as u64 + 1;
+    let client_sent = client.counters().datagrams_sent - client_before;
+    let server_sent = server.counters().datagrams_sent - server_before;
+    assert!(
+        client_sent <= limit,
+        "client sent {client_sent} > {limit} in {elapsed:.2} s"
+    );
+    assert!(
+        server_sent <= limit,
+        "server sent {server_sent} > {limit} in {elapsed:.2} s"
+    );
+    // Idle, it still sends: keep-alives or payload packets carry the acks.
+    assert!(client_sent > 0 && server_sent > 0);
+}
+
 /// Another build's message set: the same chat message, one type fewer.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 #[net(message_set)]

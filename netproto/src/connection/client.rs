@@ -170,7 +170,8 @@ impl<A: Copy + Eq> Client<A> {
 
     /// Advances to `now`: resends the handshake or gives it up; connected, times out a
     /// silent server, refreshes statistics and congestion, sends a keep-alive when
-    /// idle.
+    /// nothing was sent for `keepalive_interval`. Send the tick's payload packet
+    /// before calling it (see [`Server::update`](super::Server::update)).
     pub fn update(&mut self, now: f64) {
         match self.state {
             ClientState::Requesting | ClientState::Responding => {

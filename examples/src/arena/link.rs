@@ -28,6 +28,11 @@ pub struct LinkStats {
 }
 
 impl LinkStats {
+    /// Datagrams the two ends put on the wire.
+    pub fn datagrams(&self) -> u64 {
+        self.up_datagrams + self.down_datagrams
+    }
+
     /// Bytes the two ends put on the wire.
     pub fn bytes(&self) -> u64 {
         self.up_bytes + self.down_bytes

@@ -376,6 +376,15 @@ impl Arena {
                 stats: bot.stats().clone(),
                 up_kbps: kbps(wire[i].up_bytes, last[i].up_bytes),
                 down_kbps: kbps(wire[i].down_bytes, last[i].down_bytes),
+                wire_loss: {
+                    let sent = wire[i].datagrams() - last[i].datagrams();
+                    let lost = wire[i].lost - last[i].lost;
+                    if sent > 0 {
+                        lost as f64 / sent as f64
+                    } else {
+                        0.0
+                    }
+                },
             })
             .collect();
         Live {

@@ -41,6 +41,9 @@ pub struct LiveBot {
     pub up_kbps: f64,
     /// Kilobits per second the server sent it since the previous snapshot.
     pub down_kbps: f64,
+    /// The fraction of datagrams its link lost (both ways) since the previous
+    /// snapshot: the truth the connection's loss estimate is after.
+    pub wire_loss: f64,
 }
 
 /// The end of the arena for one bot.
@@ -273,7 +276,8 @@ impl fmt::Display for Live {
             "bot",
             "link",
             "rtt",
-            "loss",
+            "loss est",
+            "wire loss",
             "up kbps",
             "down kbps",
             "mode",
@@ -289,6 +293,7 @@ impl fmt::Display for Live {
                 link(&bot.link),
                 format!("{:.0}ms", s.rtt_ms),
                 format!("{:.1}%", s.packet_loss_percent),
+                format!("{:.1}%", bot.wire_loss * 100.0),
                 format!("{:.1}", bot.up_kbps),
                 format!("{:.1}", bot.down_kbps),
                 mode(bot.client.mode),
@@ -298,7 +303,11 @@ impl fmt::Display for Live {
                 bot.stats.updates_received.to_string(),
             ]);
         }
-        write!(f, "{table}")
+        write!(f, "{table}")?;
+        writeln!(
+            f,
+            "loss est: the connection's estimate, over the packets sent 128 to 256 packets ago (0 until then); wire loss: what the simulator dropped since the last table"
+        )
     }
 }
 
@@ -334,6 +343,7 @@ impl fmt::Display for Summary {
                 "received",
                 "phases",
                 "updates",
+                "datagrams up/down",
                 "in order",
             ]);
             for row in &self.rows {
@@ -362,6 +372,7 @@ impl fmt::Display for Summary {
                     b.chats_received.to_string(),
                     format!("{}/{}", b.phases_received, from_server(|s| s.phases_sent)),
                     format!("{}/{}", b.updates_received, from_server(|s| s.updates_sent)),
+                    format!("{}/{}", row.wire.up_datagrams, row.wire.down_datagrams),
                     (if order_ok { "yes" } else { "NO" }).to_owned(),
                 ]);
             }

@@ -154,12 +154,11 @@ impl<M: MessageSet> SimServer<M> {
         self.drain_core_events();
     }
 
-    /// One tick: timeouts and keep-alives, disconnection of clients that broke the
-    /// message protocol, then each client's next payload packet when its congestion
-    /// mode allows one; every datagram goes to `net`.
+    /// One tick: disconnection of clients that broke the message protocol, each
+    /// client's next payload packet when its congestion mode allows one, then the
+    /// core's update (timeouts, and keep-alives to clients nothing was sent to); every
+    /// datagram goes to `net`.
     pub fn update(&mut self, now: f64, net: &mut Network) {
-        self.server.update(now);
-        self.drain_core_events();
         for index in 0..self.layers.len() {
             let broken = self.layers[index]
                 .as_ref()
@@ -169,15 +168,7 @@ impl<M: MessageSet> SimServer<M> {
             }
         }
         self.drain_core_events();
-        let (node, server) = (self.node, &mut self.server);
-        flush(
-            now,
-            node,
-            net,
-            &mut self.wire,
-            || server.poll_transmit(),
-            |a| *a,
-        );
+        self.flush(now, net);
         for (index, slot) in self.layers.iter_mut().enumerate() {
             let Some(layer) = slot.as_mut() else {
                 continue;
@@ -202,6 +193,24 @@ impl<M: MessageSet> SimServer<M> {
                 net.send(now, self.node, t.to, &t.payload);
             }
         }
+        // After the payloads, as the transport does: a keep-alive only where nothing
+        // was sent.
+        self.server.update(now);
+        self.drain_core_events();
+        self.flush(now, net);
+    }
+
+    /// Everything the core queued that is not a payload packet.
+    fn flush(&mut self, now: f64, net: &mut Network) {
+        let (node, server) = (self.node, &mut self.server);
+        flush(
+            now,
+            node,
+            net,
+            &mut self.wire,
+            || server.poll_transmit(),
+            |a| *a,
+        );
     }
 
     fn drain_core_events(&mut self) {
@@ -327,41 +336,51 @@ impl<M: MessageSet> SimClient<M> {
         self.drain_core_events();
     }
 
-    /// One tick: handshake, keep-alives and timeouts, disconnection on a protocol
-    /// error, then the next payload packet when connected and the congestion mode
-    /// allows one; every datagram goes to `net`.
+    /// One tick: disconnection on a protocol error, the next payload packet when
+    /// connected and the congestion mode allows one, then the core's update
+    /// (handshake, timeouts, a keep-alive when nothing was sent); every datagram goes
+    /// to `net`.
     pub fn update(&mut self, now: f64, net: &mut Network) {
-        self.client.update(now);
-        self.drain_core_events();
         if self.client.is_connected() && self.layer.protocol_error().is_some() {
             self.client.disconnect(now);
             self.drain_core_events();
         }
-        let (node, server) = (self.node, self.client.server());
-        flush(
-            now,
-            node,
-            net,
-            &mut self.wire,
-            || self.client.poll_transmit(),
-            |a| *a,
-        );
-        if !(self.client.is_connected() && self.client.ready_to_send(now)) {
-            return;
-        }
-        if let Some(sequence) = self.client.next_sequence() {
+        self.flush(now, net);
+        if self.client.is_connected()
+            && self.client.ready_to_send(now)
+            && let Some(sequence) = self.client.next_sequence()
+        {
             if let Some(stats) = self.client.stats() {
                 self.layer.set_rtt(stats.rtt_ms / 1000.0);
             }
             self.layer.write_packet(now, sequence, &mut self.payload);
             let _ = self.client.send(now, &self.payload);
             let payload = self.payload.len();
+            let (node, server) = (self.node, self.client.server());
             while let Some(t) = self.client.poll_transmit() {
                 self.wire.record_payload(payload);
                 self.wire.record(&t.payload);
                 net.send(now, node, server, &t.payload);
             }
         }
+        // After the payload, as the transport does: a keep-alive only when nothing
+        // was sent.
+        self.client.update(now);
+        self.drain_core_events();
+        self.flush(now, net);
+    }
+
+    /// Everything the core queued that is not a payload packet.
+    fn flush(&mut self, now: f64, net: &mut Network) {
+        let (node, client) = (self.node, &mut self.client);
+        flush(
+            now,
+            node,
+            net,
+            &mut self.wire,
+            || client.poll_transmit(),
+            |a| *a,
+        );
     }
 
     fn drain_core_events(&mut self) {

@@ -320,6 +320,105 @@ pub(crate) fn entry_count_bits(channels: usize) -> usize {
 }
 
 impl LayerConfig {
+    /// The most heap memory, in bytes, a [`MessageLayer<M>`](super::MessageLayer)
+    /// with this configuration holds, whatever the peer sends and however long the
+    /// application leaves messages unread, when no message of `M` owns more than
+    /// `message_heap` bytes of heap (a `String` of `max_len` bytes owns at most
+    /// `max_len`; a message without `String` or `Vec` fields owns none):
+    ///
+    /// ```text
+    /// sum over channels of
+    ///     send_queue_size    * (slot + max(message_heap, block))   the send queue
+    ///   + receive_queue_size * (slot + message_heap)               the receive queue
+    ///   + max_blocks_in_flight * (max_block_size + fragments + P)  reassembly (blocks)
+    /// + sent_packets_buffer_size * (4 + 24 + 8 * items)            packet records
+    /// + staging
+    /// ```
+    ///
+    /// where `slot` is the size of a queue slot (about `size_of::<M>()`; an unreliable
+    /// queue grows to at least 4 slots), `block = max_block_size + 9 * fragments` is
+    /// what a queued block holds, `fragments` is
+    /// [`BlockConfig::max_fragments`], `P` a reassembly's bookkeeping (64 bytes),
+    /// `items` the reliable messages and fragments one packet can carry (summed over
+    /// channels, rounded up to a power of two, at least 4), and `staging` the scratch
+    /// space of one packet: twice the largest encoded message or block, the payload
+    /// (`max_packet_bits / 8`) and the largest block, plus a few words per item and
+    /// channel. Every term is fixed by the configuration: nothing a peer sends can
+    /// add another.
+    pub fn memory_bound<M: crate::NetMessage>(&self, message_heap: usize) -> usize {
+        use core::mem::size_of;
+        let sum = |terms: &[usize]| terms.iter().fold(0usize, |a, &b| a.saturating_add(b));
+        let mut total = 0usize;
+        let mut items = 0usize;
+        let mut largest_block = 0usize;
+        let mut per_packet_messages = 0usize;
+        for c in &self.channels {
+            per_packet_messages += c.max_messages_per_packet;
+            let (block, reassembly) = match c.blocks {
+                Some(b) => {
+                    largest_block = largest_block.max(b.max_block_size);
+                    let block = sum(&[b.max_block_size, 9usize.saturating_mul(b.max_fragments())]);
+                    let partial = sum(&[
+                        b.max_block_size,
+                        b.max_fragments(),
+                        size_of::<super::block::PartialBlock>(),
+                    ]);
+                    // The reassembly list grows like a Vec: at least 4 entries.
+                    let list =
+                        b.max_blocks_in_flight.max(4) * size_of::<super::block::PartialBlock>();
+                    (
+                        block,
+                        sum(&[b.max_blocks_in_flight.saturating_mul(partial), list]),
+                    )
+                }
+                None => (0, 0),
+            };
+            let queues = match c.kind {
+                ChannelKind::ReliableOrdered => {
+                    items += c.max_messages_per_packet
+                        + c.blocks.map_or(0, |b| b.max_fragments_per_packet);
+                    let send_slot = size_of::<Option<(u16, super::reliable::Outgoing<M>)>>();
+                    let receive_slot = size_of::<Option<(u16, M)>>();
+                    sum(&[
+                        c.send_queue_size
+                            .saturating_mul(send_slot + message_heap.max(block)),
+                        c.receive_queue_size
+                            .saturating_mul(receive_slot + message_heap),
+                    ])
+                }
+                ChannelKind::UnreliableUnordered => sum(&[
+                    c.send_queue_size
+                        .max(4)
+                        .saturating_mul(size_of::<(M, usize)>()),
+                    c.send_queue_size.saturating_mul(message_heap),
+                    c.receive_queue_size.max(4).saturating_mul(size_of::<M>()),
+                    c.receive_queue_size.saturating_mul(message_heap),
+                ]),
+            };
+            total = sum(&[
+                total,
+                queues,
+                reassembly,
+                size_of::<super::Channel<M>>() + size_of::<ChannelConfig>(),
+            ]);
+        }
+        let item = size_of::<super::SentItem>();
+        let records = self.sent_packets_buffer_size.saturating_mul(
+            4 + size_of::<Vec<super::SentItem>>() + item * items.next_power_of_two().max(4),
+        );
+        // Scratch vectors keep their largest size; growth at most doubles a need.
+        let encoded = (M::MAX_BITS.div_ceil(8) + 8).max(largest_block + 8);
+        let per_packet = (per_packet_messages + items).next_power_of_two().max(4);
+        let staging = sum(&[
+            2 * encoded,
+            2 * self.max_packet_bits.div_ceil(8),
+            2 * largest_block,
+            per_packet.saturating_mul(size_of::<(usize, Option<u16>, M)>() + 64),
+            self.channels.len() * 256,
+        ]);
+        sum(&[total, records, staging])
+    }
+
     /// A layer with these channels and the default budgets.
     pub fn with_channels(channels: Vec<ChannelConfig>) -> Self {
         Self {

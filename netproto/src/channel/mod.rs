@@ -51,6 +51,7 @@
 //! `max_block_size`), `receive_queue_size` received messages, `max_blocks_in_flight`
 //! reassembly buffers of at most `max_block_size` bytes; per layer, `sent_packets_buffer_size` packet
 //! records and a staging area no larger than one payload's messages.
+//! [`LayerConfig::memory_bound`] adds these up into one figure in bytes.
 //!
 //! # Unreliable channel
 //!

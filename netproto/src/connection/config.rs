@@ -57,6 +57,24 @@ impl ConnectionConfig {
         }
     }
 
+    /// The most heap memory, in bytes, one established connection (its session: the
+    /// packet endpoint and the record of which packets carried a payload) holds,
+    /// whatever the peer sends:
+    ///
+    /// ```text
+    /// endpoint.memory_bound() + 4 * endpoint.sent_packets_buffer_size
+    /// ```
+    ///
+    /// ([`EndpointConfig::memory_bound`]). The datagrams and events a connection
+    /// queues are the caller's to drain and are not included; neither is the
+    /// message layer above (see
+    /// [`LayerConfig::memory_bound`](crate::channel::LayerConfig::memory_bound)).
+    pub fn memory_per_connection(&self) -> usize {
+        self.endpoint
+            .memory_bound()
+            .saturating_add(4usize.saturating_mul(self.endpoint.sent_packets_buffer_size))
+    }
+
     /// Checks every field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (field, value) in [

@@ -445,6 +445,11 @@ impl<A: Copy + Eq + Hash> Server<A> {
     /// Advances to `now`: times out silent clients (freeing their slots), refreshes
     /// each connection's statistics and congestion mode, sends keep-alives to clients
     /// nothing was sent to for `keepalive_interval`.
+    ///
+    /// `now` should not decrease, but may: a time earlier than a connection's last
+    /// event (the clock went back) restarts its timeout and keep-alive interval from
+    /// `now`. A jump forward is elapsed time: clients silent for `timeout` by the new
+    /// clock time out.
     pub fn update(&mut self, now: f64) {
         self.time = now;
         let timeout = self.config.connection.timeout;
@@ -453,6 +458,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
             let Some(slot) = self.slots[index].as_mut() else {
                 continue;
             };
+            slot.session.rebase(now);
             if now - slot.session.last_received >= timeout {
                 self.counters.clients_timed_out += 1;
                 self.free(index, DisconnectReason::TimedOut);

@@ -113,6 +113,15 @@ impl Session {
         Ok(Incoming { payload, acks })
     }
 
+    /// The clock went back if a timestamp is after `now`: such timestamps become
+    /// `now`, so that the timeout, the keep-alive interval and the send rate count
+    /// from the new time instead of waiting for the clock to catch up.
+    pub(crate) fn rebase(&mut self, now: f64) {
+        self.last_sent = self.last_sent.min(now);
+        self.last_received = self.last_received.min(now);
+        self.last_payload_sent = self.last_payload_sent.min(now);
+    }
+
     /// Refreshes the statistics and congestion mode; sends a keep-alive when nothing
     /// was sent for `keepalive_interval`.
     pub(crate) fn update<A: Copy>(
@@ -139,7 +148,10 @@ impl Session {
     /// `true` when a payload sent now keeps to the congestion mode's rate.
     pub(crate) fn ready_to_send(&self, now: f64) -> bool {
         // A microsecond of slack so that a 60 Hz tick keeps to 30 packets per second.
-        now - self.last_payload_sent + 1e-6 >= self.congestion.send_interval()
+        // A last send after `now` means the clock went back: ready (that send is
+        // then stamped with the new time).
+        self.last_payload_sent > now
+            || now - self.last_payload_sent + 1e-6 >= self.congestion.send_interval()
     }
 
     pub(crate) fn stats(&self) -> &Stats {

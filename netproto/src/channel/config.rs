@@ -28,11 +28,14 @@ pub enum ChannelKind {
 /// that are each acked and resent on their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlockConfig {
-    /// Largest block, in bytes of the encoded message (type id + body).
+    /// Largest block, in bytes of the encoded message (type id + body), at most
+    /// 16 MiB. A queued block holds this many bytes at most (plus 9 bytes of
+    /// bookkeeping per fragment), and so does each reassembly buffer of the receiver.
     pub max_block_size: usize,
-    /// Bytes per fragment (the last fragment of a block holds the rest).
+    /// Bytes per fragment (the last fragment of a block holds the rest), at most
+    /// 65536; a block has at most 65536 fragments.
     pub fragment_size: usize,
-    /// Most fragments in one packet: the throughput knob of large blocks.
+    /// Most fragments in one packet (1 to 256): the throughput knob of large blocks.
     pub max_fragments_per_packet: usize,
     /// Most blocks with fragments out at once (the oldest unacked ones), 1 to 64. A
     /// block needs at least a round trip, so this bounds blocks per round trip; the
@@ -78,11 +81,14 @@ pub struct ChannelConfig {
     pub kind: ChannelKind,
     /// Messages queued for sending (reliable: sent and not yet acked, too). A power of
     /// two in `1..=32768`, so that it divides 65536 and the id ring wraps cleanly.
+    /// A full queue refuses [`send`](super::MessageLayer::send) with
+    /// [`SendError::QueueFull`](super::SendError::QueueFull): it never grows.
     pub send_queue_size: usize,
     /// Messages buffered on receipt and not yet taken by [`receive`]. A power of two
     /// in `1..=32768`. For a reliable channel it is also the window: the sender never
     /// sends an id at or beyond `oldest unacked + receive_queue_size`. Both ends must
-    /// use the same value.
+    /// use the same value. A full queue never grows: a reliable channel refuses the
+    /// packet (not acked, so resent later), an unreliable one drops the message.
     ///
     /// [`receive`]: super::MessageLayer::receive
     pub receive_queue_size: usize,
@@ -95,7 +101,8 @@ pub struct ChannelConfig {
     /// 0.1 s interval resends the oldest messages every few packets and leaves little
     /// room for new ones; 1.25 sends each message about once per round trip.
     pub resend_rtt_factor: f64,
-    /// Most messages of this channel in one packet, 1 to 1024.
+    /// Most messages of this channel in one packet, 1 to 1024 (also what a received
+    /// packet may carry: more is malformed).
     pub max_messages_per_packet: usize,
     /// Most bits this channel's entry may take in one packet (header included). It must
     /// hold at least one maximal message, or one fragment when blocks are enabled.
@@ -205,7 +212,8 @@ pub struct LayerConfig {
     /// Packets remembered for acks: which messages each one carried. At least the
     /// packet endpoint's `sent_packets_buffer_size` and `received_packets_buffer_size`
     /// ([`MessageStack`](super::MessageStack) checks): times the messages per packet,
-    /// it bounds how far the ids move while a packet is alive.
+    /// it bounds how far the ids move while a packet is alive (1 to 32768; each record
+    /// holds at most the messages and fragments one packet carries).
     pub sent_packets_buffer_size: usize,
 }
 

@@ -128,7 +128,7 @@ pub use config::{
     MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
 pub use error::{LayerCounters, ReadError, SendError};
-pub use stack::{MessageStack, StackConfigError, StackReceiveError};
+pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
 
 use crate::message::NetMessage;
 use crate::packet::{Sequence, SequenceBuffer};

@@ -427,3 +427,16 @@ fn random_message(rng: &mut Draw) -> GameMessage {
         }),
     }
 }
+
+impl NaiveSize for GameMessage {
+    fn naive_size(&self) -> usize {
+        // A one-byte type tag, then the message.
+        1 + match self {
+            GameMessage::Input(m) => m.naive_size(),
+            GameMessage::Update(m) => m.naive_size(),
+            GameMessage::Chat(m) => m.naive_size(),
+            GameMessage::Batch(m) => m.naive_size(),
+            GameMessage::Phase(m) => m.naive_size(),
+        }
+    }
+}

@@ -3,4 +3,5 @@
 //! They are what a small arena shooter sends: inputs, entity updates with quantized
 //! positions, chat, batches of entity ids and match-phase changes.
 
+pub mod arena;
 pub mod game;

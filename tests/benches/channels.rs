@@ -68,7 +68,10 @@ impl Wire {
 }
 
 fn netproto_run(messages: &[GameMessage], totals: &mut Totals) {
-    let layer = LayerConfig::with_channels(vec![ChannelConfig::reliable()]);
+    // A fixed 100 ms resend interval, as renet's (the default also waits 1.25 round
+    // trips, which is shorter here: datagrams arrive on the next tick).
+    let layer =
+        LayerConfig::with_channels(vec![ChannelConfig::reliable().with_resend_rtt_factor(0.0)]);
     let new = || {
         MessageStack::<GameMessage>::new(EndpointConfig::default(), layer.clone(), 0.0)
             .expect("valid config")

@@ -301,6 +301,25 @@ fn resend_interval_can_follow_the_round_trip() {
     assert!(p.len() > 1);
 }
 
+/// The default reliable channel waits at least 1.25 round trips: at an ordinary
+/// 130 ms (100 ms of network and the wait for the peer's next packet) it does not
+/// resend a message at 0.1 s, before its ack could arrive.
+#[test]
+fn default_resend_interval_follows_the_round_trip() {
+    let mut a = MessageLayer::<GameMessage>::new(LayerConfig::default()).expect("config");
+    a.set_rtt(0.13);
+    a.send(0, game(0)).expect("room");
+    let mut p = Vec::new();
+    a.write_packet(0.0, Sequence(0), &mut p);
+    assert!(p.len() > 1);
+    a.write_packet(0.1, Sequence(1), &mut p);
+    assert_eq!(p.len(), 1, "resent at 0.1 s");
+    a.write_packet(0.16, Sequence(2), &mut p);
+    assert_eq!(p.len(), 1, "resent before 1.25 round trips");
+    a.write_packet(0.17, Sequence(3), &mut p);
+    assert!(p.len() > 1, "not resent after 1.25 round trips");
+}
+
 #[test]
 fn several_blocks_can_be_in_flight() {
     // Two blobs of 3 fragments each, 4 fragments per packet, no acks at all: with one

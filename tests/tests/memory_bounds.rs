@@ -445,11 +445,9 @@ impl Host {
         while self.server.poll_transmit().is_some() {}
     }
 
-    /// One tick: timeouts and keep-alives, the game's relay, one packet per ready
-    /// client.
+    /// One tick: the game's relay, one packet per ready client, then timeouts and
+    /// keep-alives (the transport's order).
     fn tick(&mut self, now: f64, relay: usize) {
-        self.server.update(now);
-        self.drain(now);
         for index in 0..CLIENTS {
             let client = ClientId(index as u16);
             let Some(layer) = self.layers[index].as_mut() else {
@@ -468,6 +466,7 @@ impl Host {
             layer.write_packet(now, sequence, &mut self.payload);
             let _ = self.server.send(now, client, &self.payload);
         }
+        self.server.update(now);
         self.drain(now);
         self.sample();
     }

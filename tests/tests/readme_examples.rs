@@ -44,3 +44,71 @@ fn readme() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(delivered, 1);
     Ok(())
 }
+
+mod connecting {
+    use netproto::NetMessage;
+    use netproto::channel::LayerConfig;
+    use netproto::transport::{UdpClient, UdpServer, UdpServerEvent};
+
+    #[derive(NetMessage, Debug, Clone, PartialEq)]
+    struct Chat {
+        #[net(max_len = 140)]
+        text: String,
+    }
+
+    #[derive(NetMessage, Debug, Clone, PartialEq)]
+    #[net(message_set)]
+    enum Msg {
+        Chat(Chat),
+    }
+
+    const RELIABLE: usize = 0;
+
+    /// The README's "Connecting a client and a server", with a bound on the loop.
+    #[test]
+    fn readme_connecting() -> Result<(), Box<dyn std::error::Error>> {
+        let mut server = UdpServer::<Msg>::bind("127.0.0.1:0", 16, LayerConfig::default())?;
+        let mut client = UdpClient::<Msg>::connect(server.local_addr()?, LayerConfig::default())?;
+        client.send(
+            RELIABLE,
+            Msg::Chat(Chat {
+                text: "hello".into(),
+            }),
+        )?;
+        let mut joined = 0;
+        let mut ticks = 0;
+        let echo = loop {
+            ticks += 1;
+            assert!(ticks < 2000, "no echo within 10 s");
+            client.update()?;
+            server.update()?;
+            while let Some(event) = server.poll_event() {
+                if let UdpServerEvent::Connected { client, address } = event {
+                    println!("{address} joined as {client:?}");
+                    joined += 1;
+                }
+            }
+            let clients: Vec<_> = server.clients().map(|(id, _)| id).collect();
+            for id in clients {
+                while let Some(Msg::Chat(chat)) = server.receive(id, RELIABLE) {
+                    server.send(id, RELIABLE, Msg::Chat(chat))?;
+                }
+            }
+            if let Some(Msg::Chat(echo)) = client.receive(RELIABLE) {
+                break echo;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(echo.text, "hello");
+        assert_eq!(joined, 1);
+        client.disconnect();
+        for _ in 0..200 {
+            server.update()?;
+            if server.clients().next().is_none() {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("the disconnect did not free the slot");
+    }
+}

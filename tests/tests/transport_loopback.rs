@@ -223,6 +223,93 @@ fn a_full_server_denies() {
     assert_eq!(server.connection().connected_clients(), 1);
 }
 
+#[test]
+fn a_silent_client_times_out_and_frees_its_slot() {
+    // One slot, and a timeout of half a second on the server.
+    let mut config = netproto::connection::ServerConfig::new(
+        netproto::connection::ConnectionConfig::new(GameMessage::FINGERPRINT),
+        netproto::transport::random_key(),
+    );
+    config.max_clients = 1;
+    config.connection.timeout = 0.5;
+    let mut server = Server::bind_with("127.0.0.1:0", config, LayerConfig::default()).unwrap();
+    let addr = server.local_addr().unwrap();
+    let mut silent = Client::connect(addr, LayerConfig::default()).unwrap();
+    let slot = connect(&mut server, &mut silent);
+
+    // The client stops updating (a crashed or frozen game): nothing more reaches the
+    // server, which frees the slot after its timeout, not before.
+    let start = Instant::now();
+    let mut gone = None;
+    pump(
+        &mut server,
+        &mut [],
+        "the timeout",
+        |server, _: &mut [&mut Client]| {
+            for event in server.events() {
+                gone = Some((event, start.elapsed()));
+            }
+            gone.is_some()
+        },
+    );
+    let (event, after) = gone.unwrap();
+    assert_eq!(
+        event,
+        UdpServerEvent::Disconnected {
+            client: slot,
+            address: silent.local_addr().unwrap(),
+            reason: DisconnectReason::TimedOut,
+        }
+    );
+    assert!(after >= Duration::from_millis(400), "freed after {after:?}");
+    assert_eq!(server.connection().connected_clients(), 0);
+
+    // The slot takes a new client.
+    let mut next = Client::connect(addr, LayerConfig::default()).unwrap();
+    connect(&mut server, &mut next);
+    assert!(next.is_connected());
+}
+
+#[test]
+fn an_idle_connection_in_bad_mode_keeps_to_ten_packets_a_second() {
+    // A connection starts in bad mode (10 packets per second) for 4 s. With the
+    // keep-alive interval equal to the send interval, a keep-alive sent beside each
+    // payload packet once doubled that rate.
+    let (mut server, addr) = server(1);
+    let mut client = Client::connect(addr, LayerConfig::default()).unwrap();
+    connect(&mut server, &mut client);
+    let (client_before, server_before) = (
+        client.counters().datagrams_sent,
+        server.counters().datagrams_sent,
+    );
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(1500) {
+        server.update().unwrap();
+        client.update().unwrap();
+        sleep(Duration::from_millis(1));
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    assert_eq!(
+        client.connection().congestion().unwrap().mode(),
+        netproto::connection::Mode::Bad
+    );
+    // The congestion rate, read on the same clock: at most one packet per 0.1 s, plus
+    // the one a window can start with.
+    let limit = (elapsed * 10.0).floor() as u64 + 1;
+    let client_sent = client.counters().datagrams_sent - client_before;
+    let server_sent = server.counters().datagrams_sent - server_before;
+    assert!(
+        client_sent <= limit,
+        "client sent {client_sent} > {limit} in {elapsed:.2} s"
+    );
+    assert!(
+        server_sent <= limit,
+        "server sent {server_sent} > {limit} in {elapsed:.2} s"
+    );
+    // Idle, it still sends: keep-alives or payload packets carry the acks.
+    assert!(client_sent > 0 && server_sent > 0);
+}
+
 /// Another build's message set: the same chat message, one type fewer.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 #[net(message_set)]

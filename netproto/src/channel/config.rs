@@ -92,14 +92,19 @@ pub struct ChannelConfig {
     ///
     /// [`receive`]: super::MessageLayer::receive
     pub receive_queue_size: usize,
-    /// Seconds before an unacked reliable message (or fragment) is sent again.
+    /// Seconds before an unacked reliable message (or fragment) is sent again, at
+    /// least (see `resend_rtt_factor`).
     pub resend_interval: f64,
     /// When above 0, the resend interval is at least this many round trips (as last
     /// given to [`set_rtt`](super::MessageLayer::set_rtt); the
-    /// [`MessageStack`](super::MessageStack) passes the endpoint's estimate). Off (0)
-    /// by default: the fixed interval of the algorithm. At long round trips a fixed
-    /// 0.1 s interval resends the oldest messages every few packets and leaves little
-    /// room for new ones; 1.25 sends each message about once per round trip.
+    /// [`MessageStack`](super::MessageStack) passes the endpoint's estimate, the
+    /// transport the connection's). 1.25 for [`reliable`](Self::reliable); 0 keeps
+    /// the algorithm's fixed interval. An ack takes a round trip plus the wait for the
+    /// peer's next packet, so a fixed 0.1 s interval resends every message of a burst
+    /// before its ack can arrive once the round trip nears 100 ms (twice the traffic:
+    /// the megapacket test), and at long round trips resends the oldest messages every
+    /// few packets, leaving little room for new ones; 1.25 sends each message about
+    /// once per round trip.
     pub resend_rtt_factor: f64,
     /// Most messages of this channel in one packet, 1 to 1024 (also what a received
     /// packet may carry: more is malformed).
@@ -118,15 +123,16 @@ pub struct ChannelConfig {
 }
 
 impl ChannelConfig {
-    /// A reliable-ordered channel: queues of 1024, resend every 0.1 s, at most 64
-    /// messages and 7936 bits per packet, no blocks.
+    /// A reliable-ordered channel: queues of 1024, resend after 0.1 s or 1.25 round
+    /// trips, whichever is longer, at most 64 messages and 7936 bits per packet, no
+    /// blocks.
     pub fn reliable() -> Self {
         Self {
             kind: ChannelKind::ReliableOrdered,
             send_queue_size: 1024,
             receive_queue_size: 1024,
             resend_interval: 0.1,
-            resend_rtt_factor: 0.0,
+            resend_rtt_factor: 1.25,
             max_messages_per_packet: 64,
             max_bits_per_packet: 7936,
             max_message_bits: None,

@@ -22,7 +22,8 @@
 //!
 //! Message ids are `u16` and wrap. The sender walks ids from the oldest unacked one,
 //! never includes an id at or beyond `oldest unacked + receive_queue_size`, includes
-//! each message not sent within the last `resend_interval` that still fits the
+//! each message not sent within the last resend interval (`resend_interval`, or
+//! `resend_rtt_factor` round trips when longer) that still fits the
 //! remaining bits, and stops at `max_messages_per_packet`: a burst of hundreds of
 //! messages never makes a large packet, the rest waits in the queue. Acks release
 //! messages. The receiver buffers by id and delivers strictly in order, drops

@@ -170,7 +170,8 @@ impl<A: Copy + Eq> Client<A> {
 
     /// Advances to `now`: resends the handshake or gives it up; connected, times out a
     /// silent server, refreshes statistics and congestion, sends a keep-alive when
-    /// idle.
+    /// nothing was sent for `keepalive_interval`. Send the tick's payload packet
+    /// before calling it (see [`Server::update`](super::Server::update)).
     ///
     /// `now` should not decrease, but may: a time earlier than the last event (the
     /// clock went back) restarts the timers (handshake resend and give-up, timeout,

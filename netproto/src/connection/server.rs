@@ -56,7 +56,8 @@ struct Slot<A> {
 /// type `A` (a `SocketAddr`, the simulator's `NodeId`, ...).
 ///
 /// * [`handle_datagram`](Self::handle_datagram) for every datagram received;
-/// * [`update`](Self::update) once per tick (keep-alives, timeouts, congestion);
+/// * [`update`](Self::update) once per tick, after the tick's payloads (keep-alives,
+///   timeouts, congestion);
 /// * [`send`](Self::send) a payload to a client, [`disconnect`](Self::disconnect) one;
 /// * drain [`poll_transmit`](Self::poll_transmit) to the socket and
 ///   [`poll_event`](Self::poll_event) to the game.
@@ -445,6 +446,11 @@ impl<A: Copy + Eq + Hash> Server<A> {
     /// Advances to `now`: times out silent clients (freeing their slots), refreshes
     /// each connection's statistics and congestion mode, sends keep-alives to clients
     /// nothing was sent to for `keepalive_interval`.
+    ///
+    /// Send the tick's payload packets before calling it: a connection whose payload
+    /// comes after the update gets a keep-alive as well when its send interval is
+    /// the keep-alive interval (10 packets per second in bad mode, the default), and
+    /// sends twice the packets its congestion mode allows.
     ///
     /// `now` should not decrease, but may: a time earlier than a connection's last
     /// event (the clock went back) restarts its timeout and keep-alive interval from

@@ -209,22 +209,26 @@ impl<M: MessageSet> UdpClient<M> {
                 });
             self.drain_core_events();
         }
-        self.client.update(now);
-        self.drain_core_events();
         if self.client.is_connected() && self.layer.protocol_error().is_some() {
             self.client.disconnect(now);
             self.drain_core_events();
         }
-        if self.client.is_connected() && self.client.ready_to_send(now) {
-            if let Some(sequence) = self.client.next_sequence() {
-                if let Some(stats) = self.client.stats() {
-                    self.layer.set_rtt(stats.rtt_ms / 1000.0);
-                }
-                self.layer.write_packet(now, sequence, &mut self.payload);
-                // A refusal (payload larger than the endpoint takes) is a lost packet.
-                let _ = self.client.send(now, &self.payload);
+        // The payload before the core's update: it sends a keep-alive when nothing
+        // was sent for the keep-alive interval, and a payload packet carries the acks
+        // as well.
+        if self.client.is_connected()
+            && self.client.ready_to_send(now)
+            && let Some(sequence) = self.client.next_sequence()
+        {
+            if let Some(stats) = self.client.stats() {
+                self.layer.set_rtt(stats.rtt_ms / 1000.0);
             }
+            self.layer.write_packet(now, sequence, &mut self.payload);
+            // A refusal (payload larger than the endpoint takes) is a lost packet.
+            let _ = self.client.send(now, &self.payload);
         }
+        self.client.update(now);
+        self.drain_core_events();
         self.flush();
         Ok(())
     }

@@ -186,8 +186,6 @@ impl<M: MessageSet> UdpServer<M> {
     pub fn update(&mut self) -> Result<(), TransportError> {
         let now = self.now();
         self.receive_datagrams(now)?;
-        self.server.update(now);
-        self.drain_core_events();
         for index in 0..self.layers.len() {
             let broken = self.layers[index]
                 .as_ref()
@@ -197,7 +195,12 @@ impl<M: MessageSet> UdpServer<M> {
             }
         }
         self.drain_core_events();
+        // Payloads before the core's update: it sends a keep-alive to every client
+        // nothing was sent to for the keep-alive interval, and a payload packet
+        // carries the acks as well.
         self.send_packets(now);
+        self.server.update(now);
+        self.drain_core_events();
         self.flush();
         Ok(())
     }

@@ -1,0 +1,240 @@
+//! A bot client: sends its input every tick (unreliable) and chat now and then
+//! (reliable), and checks that the chat relayed from the others arrives in order.
+
+use std::net::SocketAddr;
+
+use netproto::channel::LayerConfig;
+use netproto::connection::Mode;
+use netproto::packet::Stats;
+use netproto::sim::{LinkConfig, Rng};
+use netproto::transport::{UdpClient, UdpClientEvent};
+
+use super::link::{LinkStats, SimLink};
+use super::{ArenaError, RELIABLE, Tally, UNRELIABLE, chat_number};
+use crate::game::{ChatMessage, GameMessage, NaiveSize, PlayerInput, buttons};
+
+/// What a bot said it would say.
+const LINES: [&str; 6] = [
+    "gg",
+    "nice shot",
+    "rush B, no stopping",
+    "need ammo at the north gate",
+    "héllo wörld ✓",
+    "rematch after this one?",
+];
+
+/// What a bot counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BotStats {
+    /// Inputs queued (unreliable).
+    pub inputs_sent: u64,
+    /// Inputs the unreliable queue refused (full).
+    pub inputs_refused: u64,
+    /// Chat lines queued (reliable).
+    pub chats_sent: u64,
+    /// Chat lines of the other bots the server relayed to us.
+    pub chats_received: u64,
+    /// Relayed chat lines that were not the next one of their sender.
+    pub out_of_order: u64,
+    /// Match-phase events received (reliable).
+    pub phases_received: u64,
+    /// Entity updates received (unreliable).
+    pub updates_received: u64,
+    /// What we sent, as netproto bits and naive bytes.
+    pub sent: Tally,
+    /// What we received, as netproto bits and naive bytes.
+    pub received: Tally,
+    /// When the connection ended, why (`None` while connected or never connected).
+    pub ended: Option<String>,
+    /// `true` once the handshake completed.
+    pub connected: bool,
+}
+
+/// One live line of a bot: the client side of its connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BotLive {
+    /// The connection's statistics (RTT, loss, bandwidth), when connected.
+    pub stats: Option<Stats>,
+    /// The congestion mode and its penalty time, when connected.
+    pub mode: Option<(Mode, f64)>,
+}
+
+/// A bot: a [`UdpClient`] behind its own [`SimLink`].
+#[derive(Debug)]
+pub struct Bot {
+    index: u8,
+    client: UdpClient<GameMessage>,
+    link: SimLink,
+    rng: Rng,
+    stick: (i8, i8),
+    yaw: f32,
+    tick: u64,
+    /// Per sender, the next chat number we expect.
+    next_chat: Vec<u64>,
+    stats: BotStats,
+}
+
+impl Bot {
+    /// Bot `index` (0..=63), connecting to `server` through a link with `link`.
+    pub fn new(
+        index: u8,
+        server: SocketAddr,
+        link: LinkConfig,
+        seed: u64,
+    ) -> Result<Self, ArenaError> {
+        let link = SimLink::new(server, link, seed ^ 0x5151)?;
+        let client = UdpClient::connect(link.address()?, LayerConfig::default())?;
+        Ok(Self {
+            index,
+            client,
+            link,
+            rng: Rng::new(seed),
+            stick: (0, 0),
+            yaw: 0.0,
+            tick: 0,
+            next_chat: vec![0; 64],
+            stats: BotStats::default(),
+        })
+    }
+
+    /// The bot's slot number (its chat `from`).
+    pub fn index(&self) -> u8 {
+        self.index
+    }
+
+    /// The address the server sees for this bot.
+    pub fn server_side_address(&self) -> Result<SocketAddr, ArenaError> {
+        Ok(self.link.server_side_address()?)
+    }
+
+    /// What the bot counted.
+    pub fn stats(&self) -> &BotStats {
+        &self.stats
+    }
+
+    /// What its link carried.
+    pub fn link_stats(&self) -> LinkStats {
+        self.link.stats()
+    }
+
+    /// The client side of the connection, for the live display.
+    pub fn live(&self) -> BotLive {
+        let connection = self.client.connection();
+        BotLive {
+            stats: connection.stats().copied(),
+            mode: connection.congestion().map(|c| (c.mode(), c.penalty())),
+        }
+    }
+
+    /// `true` while connected.
+    pub fn is_connected(&self) -> bool {
+        self.client.is_connected()
+    }
+
+    /// `true` when every reliable message we sent was acked.
+    pub fn is_drained(&self) -> bool {
+        self.client.layer().send_queue_len(RELIABLE) == 0
+    }
+
+    /// Moves the packets: the link both ways, then the client.
+    pub fn pump(&mut self) -> Result<(), ArenaError> {
+        self.link.pump()?;
+        self.client.update()?;
+        while let Some(event) = self.client.poll_event() {
+            match event {
+                UdpClientEvent::Connected { .. } => self.stats.connected = true,
+                UdpClientEvent::Disconnected { reason } => {
+                    self.stats.ended = Some(format!("disconnected: {reason}"));
+                }
+                UdpClientEvent::Denied { reason, .. } => {
+                    self.stats.ended = Some(format!("denied: {reason}"));
+                }
+                _ => {}
+            }
+        }
+        self.take_messages();
+        Ok(())
+    }
+
+    /// One game tick: the input, and a chat line with probability `chat_chance`.
+    pub fn tick(&mut self, chat_chance: f64) {
+        self.tick += 1;
+        if self.tick % 30 == 1 {
+            self.stick = (self.rng.below(15) as i8 - 7, self.rng.below(15) as i8 - 7);
+        }
+        self.yaw += 0.02;
+        if self.yaw > 3.1 {
+            self.yaw = -3.1;
+        }
+        let fire = self.rng.chance(0.2);
+        let input = GameMessage::Input(PlayerInput {
+            tick: (self.tick % 64) as u8,
+            buttons: if fire { buttons::FIRE } else { 0 } | buttons::SPRINT,
+            aim_yaw: self.yaw,
+            aim_pitch: 0.1,
+            move_x: self.stick.0,
+            move_y: self.stick.1,
+        });
+        self.send(UNRELIABLE, input);
+        if self.rng.chance(chat_chance) {
+            let line = LINES[self.rng.below(LINES.len() as u64) as usize];
+            let text = format!("#{} {line}", self.stats.chats_sent);
+            let chat = GameMessage::Chat(ChatMessage {
+                from: self.index,
+                text,
+            });
+            self.send(RELIABLE, chat);
+        }
+    }
+
+    fn send(&mut self, channel: usize, mut message: GameMessage) {
+        let bits = netproto::measure(&mut message);
+        let naive = message.naive_size();
+        let is_input = channel == UNRELIABLE;
+        match self.client.send(channel, message) {
+            Ok(()) => {
+                self.stats.sent.add(bits, naive);
+                if is_input {
+                    self.stats.inputs_sent += 1;
+                } else {
+                    self.stats.chats_sent += 1;
+                }
+            }
+            // Only the unreliable queue can fill at this rate: the input is stale by the
+            // time there is room, so it is dropped, as a game would.
+            Err(_) if is_input => self.stats.inputs_refused += 1,
+            Err(e) => self.stats.ended = Some(format!("send refused: {e}")),
+        }
+    }
+
+    fn take_messages(&mut self) {
+        while let Some(mut message) = self.client.receive(RELIABLE) {
+            let bits = netproto::measure(&mut message);
+            self.stats.received.add(bits, message.naive_size());
+            match message {
+                GameMessage::Chat(chat) => {
+                    self.stats.chats_received += 1;
+                    let expected = &mut self.next_chat[usize::from(chat.from)];
+                    match chat_number(&chat.text) {
+                        Some(n) if n == *expected => *expected += 1,
+                        _ => self.stats.out_of_order += 1,
+                    }
+                }
+                GameMessage::Phase(_) => self.stats.phases_received += 1,
+                _ => {}
+            }
+        }
+        while let Some(mut message) = self.client.receive(UNRELIABLE) {
+            let bits = netproto::measure(&mut message);
+            self.stats.received.add(bits, message.naive_size());
+            if let GameMessage::Update(_) = message {
+                self.stats.updates_received += 1;
+            }
+        }
+    }
+
+    /// Disconnects (the disconnect packet goes out through the link at the next pumps).
+    pub fn disconnect(&mut self) {
+        self.client.disconnect();
+    }
+}

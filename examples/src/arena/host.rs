@@ -1,0 +1,308 @@
+//! The arena's game server: moves one entity per client from its inputs, relays chat
+//! to everyone else (reliable), sends every client the entities at the snapshot rate
+//! (unreliable) and the match phase every two seconds (reliable).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use netproto::channel::LayerConfig;
+use netproto::connection::{ClientId, Mode};
+use netproto::packet::Stats;
+use netproto::transport::{UdpServer, UdpServerEvent};
+
+use super::{ArenaError, RELIABLE, Tally, UNRELIABLE, chat_number};
+use crate::game::{
+    EntityId, EntityState, EntityUpdate, GameMessage, MatchPhase, NaiveSize, PlayerInput, Position,
+};
+
+/// Most clients: a chat line's `from` is 6 bits.
+pub const MAX_CLIENTS: usize = 64;
+
+/// What the server counted for one client address.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientTally {
+    /// Inputs received (unreliable).
+    pub inputs_received: u64,
+    /// Chat lines received (reliable).
+    pub chats_received: u64,
+    /// Chat lines that were not the sender's next one.
+    pub out_of_order: u64,
+    /// Entity updates queued for this client.
+    pub updates_sent: u64,
+    /// Entity updates the unreliable queue refused (the client's link is too slow for
+    /// the snapshot rate: the oldest state is not worth more than the next snapshot).
+    pub updates_refused: u64,
+    /// Chat lines relayed to this client.
+    pub chats_relayed: u64,
+    /// Match-phase events queued for this client.
+    pub phases_sent: u64,
+    /// Why the connection ended, when it did.
+    pub ended: Option<String>,
+}
+
+/// One live line of a client, server side.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClientLive {
+    /// The client's address.
+    pub address: SocketAddr,
+    /// Its connection's statistics.
+    pub stats: Stats,
+    /// Its congestion mode and penalty time.
+    pub mode: (Mode, f64),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entity {
+    position: Position,
+    heading: f32,
+    speed: u8,
+}
+
+/// The arena server: a [`UdpServer`] and the game state.
+#[derive(Debug)]
+pub struct Host {
+    server: UdpServer<GameMessage>,
+    entities: BTreeMap<ClientId, Entity>,
+    /// Per sender slot, the next chat number expected (reset when the slot changes
+    /// hands).
+    next_chat: BTreeMap<ClientId, u64>,
+    tallies: BTreeMap<SocketAddr, ClientTally>,
+    sent: Tally,
+    tick: u64,
+    round: u8,
+    score: (u16, u16),
+    ever_connected: bool,
+}
+
+impl Host {
+    /// A server bound at `addr`.
+    pub fn bind(addr: SocketAddr) -> Result<Self, ArenaError> {
+        let server = UdpServer::bind(addr, MAX_CLIENTS, LayerConfig::default())?;
+        Ok(Self {
+            server,
+            entities: BTreeMap::new(),
+            next_chat: BTreeMap::new(),
+            tallies: BTreeMap::new(),
+            sent: Tally::default(),
+            tick: 0,
+            round: 1,
+            score: (0, 0),
+            ever_connected: false,
+        })
+    }
+
+    /// The address the server is bound to.
+    pub fn address(&self) -> Result<SocketAddr, ArenaError> {
+        Ok(self.server.local_addr()?)
+    }
+
+    /// What the server counted, by client address.
+    pub fn tallies(&self) -> &BTreeMap<SocketAddr, ClientTally> {
+        &self.tallies
+    }
+
+    /// What the server sent, as netproto bits and naive bytes.
+    pub fn sent(&self) -> Tally {
+        self.sent
+    }
+
+    /// Clients connected now.
+    pub fn connected(&self) -> usize {
+        self.server.connection().connected_clients()
+    }
+
+    /// `true` once a client connected, and none is connected any more.
+    pub fn all_left(&self) -> bool {
+        self.ever_connected && self.connected() == 0
+    }
+
+    /// `true` when every reliable message to every client was acked.
+    pub fn is_drained(&self) -> bool {
+        self.server.clients().all(|(id, _)| {
+            self.server
+                .layer(id)
+                .is_none_or(|l| l.send_queue_len(RELIABLE) == 0)
+        })
+    }
+
+    /// The server side of every connection, for the live display.
+    pub fn live(&self) -> Vec<ClientLive> {
+        let core = self.server.connection();
+        self.server
+            .clients()
+            .filter_map(|(id, address)| {
+                let stats = *core.client_stats(id)?;
+                let congestion = core.congestion(id)?;
+                Some(ClientLive {
+                    address,
+                    stats,
+                    mode: (congestion.mode(), congestion.penalty()),
+                })
+            })
+            .collect()
+    }
+
+    /// Moves the packets: reads, times out, sends; then takes what arrived.
+    pub fn pump(&mut self) -> Result<(), ArenaError> {
+        self.server.update()?;
+        while let Some(event) = self.server.poll_event() {
+            match event {
+                UdpServerEvent::Connected { client, address } => {
+                    self.ever_connected = true;
+                    self.tallies.entry(address).or_default();
+                    let spawn = f32::from(client.0) * 8.0 - 256.0;
+                    self.entities.insert(
+                        client,
+                        Entity {
+                            position: Position {
+                                x: spawn,
+                                y: -spawn,
+                                z: 2.0,
+                            },
+                            heading: 0.0,
+                            speed: 0,
+                        },
+                    );
+                    self.next_chat.insert(client, 0);
+                }
+                UdpServerEvent::Disconnected {
+                    client,
+                    address,
+                    reason,
+                } => {
+                    self.entities.remove(&client);
+                    self.next_chat.remove(&client);
+                    self.tallies.entry(address).or_default().ended = Some(reason.to_string());
+                }
+                _ => {}
+            }
+        }
+        self.take_messages();
+        Ok(())
+    }
+
+    fn take_messages(&mut self) {
+        let clients: Vec<(ClientId, SocketAddr)> = self.server.clients().collect();
+        for &(id, address) in &clients {
+            while let Some(message) = self.server.receive(id, UNRELIABLE) {
+                if let GameMessage::Input(input) = message {
+                    self.tallies.entry(address).or_default().inputs_received += 1;
+                    if let Some(entity) = self.entities.get_mut(&id) {
+                        steer(entity, &input);
+                    }
+                }
+            }
+            while let Some(message) = self.server.receive(id, RELIABLE) {
+                let GameMessage::Chat(chat) = message else {
+                    continue;
+                };
+                let tally = self.tallies.entry(address).or_default();
+                tally.chats_received += 1;
+                let expected = self.next_chat.entry(id).or_default();
+                match chat_number(&chat.text) {
+                    Some(n) if n == *expected => *expected += 1,
+                    _ => tally.out_of_order += 1,
+                }
+                // Relayed as sent: the bots check the order per `from`.
+                for &(to, to_address) in &clients {
+                    if to != id {
+                        let message = GameMessage::Chat(chat.clone());
+                        if self.send(to, RELIABLE, message) {
+                            self.tallies.entry(to_address).or_default().chats_relayed += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One game tick at `tick_rate`: the entities move; every `snapshot_every` ticks
+    /// each client gets every entity; every two seconds, the match phase.
+    pub fn tick(&mut self, tick_rate: f64, snapshot_every: u64) {
+        self.tick += 1;
+        let dt = 1.0 / tick_rate as f32;
+        for entity in self.entities.values_mut() {
+            advance(entity, dt);
+        }
+        let clients: Vec<(ClientId, SocketAddr)> = self.server.clients().collect();
+        if self.tick.is_multiple_of(snapshot_every) {
+            let updates: Vec<EntityUpdate> = self
+                .entities
+                .iter()
+                .map(|(id, e)| EntityUpdate {
+                    entity: EntityId(id.0),
+                    position: e.position,
+                    heading: e.heading,
+                    health: 100,
+                    state: if e.speed == 0 {
+                        EntityState::Idle
+                    } else {
+                        EntityState::Moving { speed: e.speed }
+                    },
+                })
+                .collect();
+            for &(to, address) in &clients {
+                for update in &updates {
+                    let sent = self.send(to, UNRELIABLE, GameMessage::Update(update.clone()));
+                    let tally = self.tallies.entry(address).or_default();
+                    if sent {
+                        tally.updates_sent += 1;
+                    } else {
+                        tally.updates_refused += 1;
+                    }
+                }
+            }
+        }
+        if self.tick.is_multiple_of((2 * tick_rate as u64).max(1)) {
+            self.score.0 = (self.score.0 + (self.tick % 3) as u16).min(999);
+            self.score.1 = (self.score.1 + (self.tick % 2) as u16).min(999);
+            let phase = MatchPhase::Playing {
+                round: self.round,
+                red: self.score.0,
+                blue: self.score.1,
+            };
+            for &(to, address) in &clients {
+                if self.send(to, RELIABLE, GameMessage::Phase(phase.clone())) {
+                    self.tallies.entry(address).or_default().phases_sent += 1;
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, to: ClientId, channel: usize, mut message: GameMessage) -> bool {
+        let bits = netproto::measure(&mut message);
+        let naive = message.naive_size();
+        let sent = self.server.send(to, channel, message).is_ok();
+        if sent {
+            self.sent.add(bits, naive);
+        }
+        sent
+    }
+
+    /// Disconnects every client (the disconnect packets go out now).
+    pub fn disconnect_all(&mut self) {
+        self.server.disconnect_all();
+    }
+}
+
+/// The entity follows its input: the stick sets the velocity (up to 6 m/s, 9 when
+/// sprinting), the aim sets the heading.
+fn steer(entity: &mut Entity, input: &PlayerInput) {
+    let sprint = input.buttons & crate::game::buttons::SPRINT != 0;
+    let top = if sprint { 9.0 } else { 6.0 };
+    let stick = f32::from(input.move_x.abs().max(input.move_y.abs())) / 7.0;
+    entity.speed = (stick * top).round() as u8;
+    entity.heading = input.aim_yaw;
+    let (dx, dy) = (f32::from(input.move_x), f32::from(input.move_y));
+    if dx != 0.0 || dy != 0.0 {
+        // Within -pi..=pi: inside the heading's declared range.
+        entity.heading = dy.atan2(dx);
+    }
+}
+
+fn advance(entity: &mut Entity, dt: f32) {
+    let step = f32::from(entity.speed) * dt;
+    let p = &mut entity.position;
+    p.x = (p.x + step * entity.heading.cos()).clamp(-1000.0, 1000.0);
+    p.y = (p.y + step * entity.heading.sin()).clamp(-1000.0, 1000.0);
+}

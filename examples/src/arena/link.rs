@@ -1,0 +1,163 @@
+//! A simulated last mile over real UDP: the network simulator between one client and
+//! the server.
+
+use std::io::{self, ErrorKind};
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Instant;
+
+use netproto::sim::{LinkConfig, Network, NodeId};
+
+const CLIENT: NodeId = NodeId(0);
+const SERVER: NodeId = NodeId(1);
+
+/// What a [`SimLink`] carried.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Datagrams the client sent into the link.
+    pub up_datagrams: u64,
+    /// Their bytes (UDP payload).
+    pub up_bytes: u64,
+    /// Datagrams the server sent into the link.
+    pub down_datagrams: u64,
+    /// Their bytes (UDP payload).
+    pub down_bytes: u64,
+    /// Datagrams the simulator lost, both directions.
+    pub lost: u64,
+    /// Datagrams from anyone but the client or the server, ignored.
+    pub strangers: u64,
+}
+
+impl LinkStats {
+    /// Datagrams the two ends put on the wire.
+    pub fn datagrams(&self) -> u64 {
+        self.up_datagrams + self.down_datagrams
+    }
+
+    /// Bytes the two ends put on the wire.
+    pub fn bytes(&self) -> u64 {
+        self.up_bytes + self.down_bytes
+    }
+}
+
+/// One client's link to the server through the [network simulator](netproto::sim):
+/// the client sends to [`address`](Self::address); the link delays, loses,
+/// duplicates and reorders the datagram by its [`LinkConfig`] and forwards it to the
+/// server from a socket of its own (so the server sees one address per link), and
+/// the same for the way back.
+///
+/// The first address that sends to the link is its client; datagrams from anyone
+/// else are counted and dropped. Call [`pump`](Self::pump) often (every millisecond
+/// or two): delivery times are only as precise as the calls.
+#[derive(Debug)]
+pub struct SimLink {
+    front: UdpSocket,
+    back: UdpSocket,
+    server: SocketAddr,
+    client: Option<SocketAddr>,
+    network: Network,
+    epoch: Instant,
+    buf: Vec<u8>,
+    stats: LinkStats,
+}
+
+impl SimLink {
+    /// A link to `server` on the loopback interface, with `config` both ways and the
+    /// simulator seeded with `seed`.
+    pub fn new(server: SocketAddr, config: LinkConfig, seed: u64) -> io::Result<Self> {
+        let front = UdpSocket::bind("127.0.0.1:0")?;
+        let back = UdpSocket::bind("127.0.0.1:0")?;
+        front.set_nonblocking(true)?;
+        back.set_nonblocking(true)?;
+        let mut network = Network::new(seed);
+        network.set_oracle_enabled(false);
+        network.set_link_both(CLIENT, SERVER, config);
+        Ok(Self {
+            front,
+            back,
+            server,
+            client: None,
+            network,
+            epoch: Instant::now(),
+            buf: vec![0; 65536],
+            stats: LinkStats::default(),
+        })
+    }
+
+    /// The address the client should connect to.
+    pub fn address(&self) -> io::Result<SocketAddr> {
+        self.front.local_addr()
+    }
+
+    /// The address the server sees for this link's client.
+    pub fn server_side_address(&self) -> io::Result<SocketAddr> {
+        self.back.local_addr()
+    }
+
+    /// What the link carried so far.
+    pub fn stats(&self) -> LinkStats {
+        let mut stats = self.stats;
+        stats.lost = self.network.stats().dropped;
+        stats
+    }
+
+    /// Reads what both ends sent, hands it to the simulator, and forwards what the
+    /// simulator delivers by now.
+    pub fn pump(&mut self) -> io::Result<()> {
+        let now = self.epoch.elapsed().as_secs_f64();
+        while let Some((len, from)) = recv(&self.front, &mut self.buf)? {
+            if *self.client.get_or_insert(from) != from {
+                self.stats.strangers += 1;
+                continue;
+            }
+            self.stats.up_datagrams += 1;
+            self.stats.up_bytes += len as u64;
+            self.network.send(now, CLIENT, SERVER, &self.buf[..len]);
+        }
+        while let Some((len, from)) = recv(&self.back, &mut self.buf)? {
+            if from != self.server {
+                self.stats.strangers += 1;
+                continue;
+            }
+            self.stats.down_datagrams += 1;
+            self.stats.down_bytes += len as u64;
+            self.network.send(now, SERVER, CLIENT, &self.buf[..len]);
+        }
+        while let Some(delivery) = self.network.poll(now) {
+            let sent = if delivery.to == SERVER {
+                self.back.send_to(&delivery.payload, self.server)
+            } else if let Some(client) = self.client {
+                self.front.send_to(&delivery.payload, client)
+            } else {
+                continue;
+            };
+            // A refused send is a lost datagram, as on a real network.
+            if let Err(e) = sent
+                && !transient(&e)
+                && e.kind() != ErrorKind::WouldBlock
+            {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One non-blocking read: `None` when nothing waits; transient errors are skipped.
+fn recv(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Option<(usize, SocketAddr)>> {
+    loop {
+        match socket.recv_from(buf) {
+            Ok(got) => return Ok(Some(got)),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if transient(&e) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// An error a UDP socket reports after an ICMP message about an earlier send.
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::ConnectionReset | ErrorKind::ConnectionRefused | ErrorKind::Interrupted
+    )
+}

@@ -1,0 +1,68 @@
+//! The arena example's engine, short: three bots and the server over real UDP on
+//! 127.0.0.1 with the simulator's bad link between them.
+
+use netproto_examples::arena::{Arena, ArenaConfig, ArenaError};
+
+#[test]
+fn a_short_arena_delivers_every_reliable_message_in_order() {
+    let config = ArenaConfig {
+        bots: 3,
+        seconds: 2.0,
+        chat_rate: 5.0,
+        display_interval: 0.5,
+        ..ArenaConfig::default()
+    };
+    let arena = Arena::local(config).unwrap();
+    let mut snapshots = Vec::new();
+    let summary = arena.run(|live| snapshots.push(live.clone())).unwrap();
+    println!("{summary}");
+    assert!(summary.passed(), "{:?}", summary.problems);
+    assert!(summary.drained_in.is_some());
+    assert_eq!(summary.rows.len(), 3);
+    for row in &summary.rows {
+        let server = row
+            .server
+            .as_ref()
+            .expect("the local arena counts server side");
+        // Reliable: everything, once, in order.
+        assert!(row.bot.chats_sent > 0);
+        assert_eq!(server.chats_received, row.bot.chats_sent);
+        assert_eq!(row.bot.chats_received, server.chats_relayed);
+        assert!(row.bot.phases_received > 0);
+        // Unreliable: most of it over a 5% loss link. One lost packet can take many
+        // inputs: the first after the handshake carries all those queued meanwhile.
+        assert!(server.inputs_received > row.bot.inputs_sent / 3);
+        assert!(server.inputs_received <= row.bot.inputs_sent);
+        assert!(row.bot.updates_received > server.updates_sent / 2);
+        assert!(row.bot.updates_received <= server.updates_sent);
+        // The link carried both ways and lost some.
+        assert!(row.wire.up_bytes > 0 && row.wire.down_bytes > 0);
+    }
+    // The messages are packed to about half their naive size.
+    let messages = summary.messages();
+    assert!(messages.bits / 8 < messages.naive_bytes * 6 / 10);
+    // The live display saw the bots connect.
+    assert!(snapshots.len() >= 4);
+    let last = snapshots.last().unwrap();
+    assert_eq!(last.connected, Some(3));
+    assert!(
+        last.bots
+            .iter()
+            .all(|b| b.client.stats.is_some() && b.server.is_some())
+    );
+}
+
+#[test]
+fn an_impossible_configuration_is_refused() {
+    let too_many = ArenaConfig {
+        bots: 65,
+        ..ArenaConfig::default()
+    };
+    assert!(matches!(Arena::local(too_many), Err(ArenaError::Config(_))));
+    let mut lossy = ArenaConfig::default();
+    lossy.link.loss = 1.5;
+    assert!(matches!(Arena::local(lossy), Err(ArenaError::Config(_))));
+    let mut negative = ArenaConfig::default();
+    negative.link.latency = -0.1;
+    assert!(matches!(Arena::local(negative), Err(ArenaError::Config(_))));
+}

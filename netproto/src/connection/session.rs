@@ -158,3 +158,43 @@ impl Session {
         self.endpoint.stats()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clock_that_goes_back_restarts_the_timers_from_now() {
+        let config = ConnectionConfig::new(1);
+        let mut session = Session::new(&config, 7, 1000.0).expect("valid");
+        let mut out = VecDeque::new();
+        session
+            .send(1000.0, 0u8, Some(b"x"), &mut out)
+            .expect("sent");
+        // Before the rebase the clock reads 0: nothing would be due for 1000 s, but
+        // a last send in the future counts as ready.
+        assert!(session.ready_to_send(0.0));
+        session.rebase(0.0);
+        assert_eq!(
+            (
+                session.last_sent,
+                session.last_received,
+                session.last_payload_sent
+            ),
+            (0.0, 0.0, 0.0)
+        );
+        // The keep-alive interval now runs from 0.
+        out.clear();
+        session.update(0.05, config.keepalive_interval, 0u8, &mut out);
+        assert!(out.is_empty());
+        session.update(0.1, config.keepalive_interval, 0u8, &mut out);
+        assert_eq!(
+            out.len(),
+            1,
+            "a keep-alive after the interval on the new clock"
+        );
+        // Timestamps before `now` are left alone.
+        session.rebase(5.0);
+        assert_eq!(session.last_sent, 0.1);
+    }
+}

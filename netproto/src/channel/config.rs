@@ -28,11 +28,14 @@ pub enum ChannelKind {
 /// that are each acked and resent on their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlockConfig {
-    /// Largest block, in bytes of the encoded message (type id + body).
+    /// Largest block, in bytes of the encoded message (type id + body), at most
+    /// 16 MiB. A queued block holds this many bytes at most (plus 9 bytes of
+    /// bookkeeping per fragment), and so does each reassembly buffer of the receiver.
     pub max_block_size: usize,
-    /// Bytes per fragment (the last fragment of a block holds the rest).
+    /// Bytes per fragment (the last fragment of a block holds the rest), at most
+    /// 65536; a block has at most 65536 fragments.
     pub fragment_size: usize,
-    /// Most fragments in one packet: the throughput knob of large blocks.
+    /// Most fragments in one packet (1 to 256): the throughput knob of large blocks.
     pub max_fragments_per_packet: usize,
     /// Most blocks with fragments out at once (the oldest unacked ones), 1 to 64. A
     /// block needs at least a round trip, so this bounds blocks per round trip; the
@@ -78,11 +81,14 @@ pub struct ChannelConfig {
     pub kind: ChannelKind,
     /// Messages queued for sending (reliable: sent and not yet acked, too). A power of
     /// two in `1..=32768`, so that it divides 65536 and the id ring wraps cleanly.
+    /// A full queue refuses [`send`](super::MessageLayer::send) with
+    /// [`SendError::QueueFull`](super::SendError::QueueFull): it never grows.
     pub send_queue_size: usize,
     /// Messages buffered on receipt and not yet taken by [`receive`]. A power of two
     /// in `1..=32768`. For a reliable channel it is also the window: the sender never
     /// sends an id at or beyond `oldest unacked + receive_queue_size`. Both ends must
-    /// use the same value.
+    /// use the same value. A full queue never grows: a reliable channel refuses the
+    /// packet (not acked, so resent later), an unreliable one drops the message.
     ///
     /// [`receive`]: super::MessageLayer::receive
     pub receive_queue_size: usize,
@@ -100,7 +106,8 @@ pub struct ChannelConfig {
     /// few packets, leaving little room for new ones; 1.25 sends each message about
     /// once per round trip.
     pub resend_rtt_factor: f64,
-    /// Most messages of this channel in one packet, 1 to 1024.
+    /// Most messages of this channel in one packet, 1 to 1024 (also what a received
+    /// packet may carry: more is malformed).
     pub max_messages_per_packet: usize,
     /// Most bits this channel's entry may take in one packet (header included). It must
     /// hold at least one maximal message, or one fragment when blocks are enabled.
@@ -211,7 +218,8 @@ pub struct LayerConfig {
     /// Packets remembered for acks: which messages each one carried. At least the
     /// packet endpoint's `sent_packets_buffer_size` and `received_packets_buffer_size`
     /// ([`MessageStack`](super::MessageStack) checks): times the messages per packet,
-    /// it bounds how far the ids move while a packet is alive.
+    /// it bounds how far the ids move while a packet is alive (1 to 32768; each record
+    /// holds at most the messages and fragments one packet carries).
     pub sent_packets_buffer_size: usize,
 }
 
@@ -326,6 +334,105 @@ pub(crate) fn entry_count_bits(channels: usize) -> usize {
 }
 
 impl LayerConfig {
+    /// The most heap memory, in bytes, a [`MessageLayer<M>`](super::MessageLayer)
+    /// with this configuration holds, whatever the peer sends and however long the
+    /// application leaves messages unread, when no message of `M` owns more than
+    /// `message_heap` bytes of heap (a `String` of `max_len` bytes owns at most
+    /// `max_len`; a message without `String` or `Vec` fields owns none):
+    ///
+    /// ```text
+    /// sum over channels of
+    ///     send_queue_size    * (slot + max(message_heap, block))   the send queue
+    ///   + receive_queue_size * (slot + message_heap)               the receive queue
+    ///   + max_blocks_in_flight * (max_block_size + fragments + P)  reassembly (blocks)
+    /// + sent_packets_buffer_size * (4 + 24 + 8 * items)            packet records
+    /// + staging
+    /// ```
+    ///
+    /// where `slot` is the size of a queue slot (about `size_of::<M>()`; an unreliable
+    /// queue grows to at least 4 slots), `block = max_block_size + 9 * fragments` is
+    /// what a queued block holds, `fragments` is
+    /// [`BlockConfig::max_fragments`], `P` a reassembly's bookkeeping (64 bytes),
+    /// `items` the reliable messages and fragments one packet can carry (summed over
+    /// channels, rounded up to a power of two, at least 4), and `staging` the scratch
+    /// space of one packet: twice the largest encoded message or block, the payload
+    /// (`max_packet_bits / 8`) and the largest block, plus a few words per item and
+    /// channel. Every term is fixed by the configuration: nothing a peer sends can
+    /// add another.
+    pub fn memory_bound<M: crate::NetMessage>(&self, message_heap: usize) -> usize {
+        use core::mem::size_of;
+        let sum = |terms: &[usize]| terms.iter().fold(0usize, |a, &b| a.saturating_add(b));
+        let mut total = 0usize;
+        let mut items = 0usize;
+        let mut largest_block = 0usize;
+        let mut per_packet_messages = 0usize;
+        for c in &self.channels {
+            per_packet_messages += c.max_messages_per_packet;
+            let (block, reassembly) = match c.blocks {
+                Some(b) => {
+                    largest_block = largest_block.max(b.max_block_size);
+                    let block = sum(&[b.max_block_size, 9usize.saturating_mul(b.max_fragments())]);
+                    let partial = sum(&[
+                        b.max_block_size,
+                        b.max_fragments(),
+                        size_of::<super::block::PartialBlock>(),
+                    ]);
+                    // The reassembly list grows like a Vec: at least 4 entries.
+                    let list =
+                        b.max_blocks_in_flight.max(4) * size_of::<super::block::PartialBlock>();
+                    (
+                        block,
+                        sum(&[b.max_blocks_in_flight.saturating_mul(partial), list]),
+                    )
+                }
+                None => (0, 0),
+            };
+            let queues = match c.kind {
+                ChannelKind::ReliableOrdered => {
+                    items += c.max_messages_per_packet
+                        + c.blocks.map_or(0, |b| b.max_fragments_per_packet);
+                    let send_slot = size_of::<Option<(u16, super::reliable::Outgoing<M>)>>();
+                    let receive_slot = size_of::<Option<(u16, M)>>();
+                    sum(&[
+                        c.send_queue_size
+                            .saturating_mul(send_slot + message_heap.max(block)),
+                        c.receive_queue_size
+                            .saturating_mul(receive_slot + message_heap),
+                    ])
+                }
+                ChannelKind::UnreliableUnordered => sum(&[
+                    c.send_queue_size
+                        .max(4)
+                        .saturating_mul(size_of::<(M, usize)>()),
+                    c.send_queue_size.saturating_mul(message_heap),
+                    c.receive_queue_size.max(4).saturating_mul(size_of::<M>()),
+                    c.receive_queue_size.saturating_mul(message_heap),
+                ]),
+            };
+            total = sum(&[
+                total,
+                queues,
+                reassembly,
+                size_of::<super::Channel<M>>() + size_of::<ChannelConfig>(),
+            ]);
+        }
+        let item = size_of::<super::SentItem>();
+        let records = self.sent_packets_buffer_size.saturating_mul(
+            4 + size_of::<Vec<super::SentItem>>() + item * items.next_power_of_two().max(4),
+        );
+        // Scratch vectors keep their largest size; growth at most doubles a need.
+        let encoded = (M::MAX_BITS.div_ceil(8) + 8).max(largest_block + 8);
+        let per_packet = (per_packet_messages + items).next_power_of_two().max(4);
+        let staging = sum(&[
+            2 * encoded,
+            2 * self.max_packet_bits.div_ceil(8),
+            2 * largest_block,
+            per_packet.saturating_mul(size_of::<(usize, Option<u16>, M)>() + 64),
+            self.channels.len() * 256,
+        ]);
+        sum(&[total, records, staging])
+    }
+
     /// A layer with these channels and the default budgets.
     pub fn with_channels(channels: Vec<ChannelConfig>) -> Self {
         Self {

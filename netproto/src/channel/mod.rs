@@ -52,6 +52,7 @@
 //! `max_block_size`), `receive_queue_size` received messages, `max_blocks_in_flight`
 //! reassembly buffers of at most `max_block_size` bytes; per layer, `sent_packets_buffer_size` packet
 //! records and a staging area no larger than one payload's messages.
+//! [`LayerConfig::memory_bound`] adds these up into one figure in bytes.
 //!
 //! # Unreliable channel
 //!
@@ -128,7 +129,7 @@ pub use config::{
     MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
 pub use error::{LayerCounters, ReadError, SendError};
-pub use stack::{MessageStack, StackConfigError, StackReceiveError};
+pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
 
 use crate::message::NetMessage;
 use crate::packet::{Sequence, SequenceBuffer};

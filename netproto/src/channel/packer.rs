@@ -96,6 +96,14 @@ fn malformed(e: Error) -> ReadError {
     ReadError::Malformed(e)
 }
 
+/// `true` while a message (or fragment) sent at `last_sent` waits for its resend
+/// interval. A send time after `now` means the clock went back: the message is due
+/// at once (and is stamped with the new time), rather than held until the clock
+/// catches up.
+fn waiting(last_sent: f64, interval: f64, now: f64) -> bool {
+    last_sent <= now && last_sent + interval > now
+}
+
 /// Picks the reliable messages and fragments of one channel for this packet.
 #[allow(clippy::too_many_arguments)]
 fn select_reliable<M: NetMessage>(
@@ -137,7 +145,7 @@ fn select_reliable<M: NetMessage>(
             Outgoing::Message {
                 bits, last_sent, ..
             } => {
-                if messages_done || *last_sent + interval > now {
+                if messages_done || waiting(*last_sent, interval, now) {
                     continue;
                 }
                 let value = base + k as u32;
@@ -167,7 +175,7 @@ fn select_reliable<M: NetMessage>(
                     if scratch.frags.len() - start >= bc.max_fragments_per_packet {
                         break;
                     }
-                    if b.acked[f] || b.last_sent[f] + interval > now {
+                    if b.acked[f] || waiting(b.last_sent[f], interval, now) {
                         continue;
                     }
                     let group = if scratch.frags.len() == start {
@@ -703,5 +711,16 @@ mod tests {
         assert_eq!(relative_bits(10, 12), 1 + 1 + 3);
         assert_eq!(relative_bits(10, 10 + 23), 1 + 2 + 5);
         assert_eq!(relative_bits(0, 1000), 1 + 4 + 13);
+    }
+
+    #[test]
+    fn a_send_time_in_the_future_is_due() {
+        assert!(!waiting(f64::NEG_INFINITY, 0.1, 0.0));
+        assert!(waiting(1.0, 0.1, 1.05));
+        assert!(!waiting(1.0, 0.1, 1.1));
+        // The clock went back from 100 to 0.
+        assert!(!waiting(100.0, 0.1, 0.0));
+        // It stands still: the interval has not passed.
+        assert!(waiting(5.0, 0.1, 5.0));
     }
 }

@@ -37,6 +37,45 @@ pub enum StackConfigError {
     },
 }
 
+/// Checks that a layer fits over an endpoint: its packet budget within the endpoint's
+/// `max_packet_size`, and the endpoint's packet windows within the layer's
+/// `sent_packets_buffer_size` (the layer's message-id rule, `AckWindowTooLarge`,
+/// assumes a packet older than that window is dropped by the endpoint). Anything
+/// that glues a [`MessageLayer`] to an endpoint (a [`MessageStack`], the UDP
+/// transport) checks this; the configurations themselves are checked by their own
+/// `validate`.
+///
+/// ```
+/// use netproto::channel::{LayerConfig, StackConfigError, check_pair};
+/// use netproto::packet::EndpointConfig;
+///
+/// assert_eq!(check_pair(&EndpointConfig::default(), &LayerConfig::default()), Ok(()));
+/// let wide = EndpointConfig { received_packets_buffer_size: 1024, ..EndpointConfig::default() };
+/// assert!(matches!(
+///     check_pair(&wide, &LayerConfig::default()),
+///     Err(StackConfigError::PacketWindow { .. })
+/// ));
+/// ```
+pub fn check_pair(endpoint: &EndpointConfig, layer: &LayerConfig) -> Result<(), StackConfigError> {
+    if layer.max_packet_bits.div_ceil(8) > endpoint.max_packet_size {
+        return Err(StackConfigError::PacketTooLarge {
+            bits: layer.max_packet_bits,
+            bytes: endpoint.max_packet_size,
+        });
+    }
+    let window = endpoint
+        .sent_packets_buffer_size
+        .max(endpoint.received_packets_buffer_size);
+    if window > layer.sent_packets_buffer_size {
+        return Err(StackConfigError::PacketWindow {
+            sent: endpoint.sent_packets_buffer_size,
+            received: endpoint.received_packets_buffer_size,
+            layer: layer.sent_packets_buffer_size,
+        });
+    }
+    Ok(())
+}
+
 /// Why [`MessageStack::receive_datagram`] dropped a datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -91,22 +130,7 @@ impl<M: NetMessage> MessageStack<M> {
         layer: LayerConfig,
         now: f64,
     ) -> Result<Self, StackConfigError> {
-        if layer.max_packet_bits.div_ceil(8) > endpoint.max_packet_size {
-            return Err(StackConfigError::PacketTooLarge {
-                bits: layer.max_packet_bits,
-                bytes: endpoint.max_packet_size,
-            });
-        }
-        let window = endpoint
-            .sent_packets_buffer_size
-            .max(endpoint.received_packets_buffer_size);
-        if window > layer.sent_packets_buffer_size {
-            return Err(StackConfigError::PacketWindow {
-                sent: endpoint.sent_packets_buffer_size,
-                received: endpoint.received_packets_buffer_size,
-                layer: layer.sent_packets_buffer_size,
-            });
-        }
+        check_pair(&endpoint, &layer)?;
         let endpoint = Endpoint::new(endpoint, now).map_err(StackConfigError::Endpoint)?;
         let layer = MessageLayer::new(layer).map_err(StackConfigError::Layer)?;
         Ok(Self {

@@ -172,9 +172,16 @@ impl<A: Copy + Eq> Client<A> {
     /// silent server, refreshes statistics and congestion, sends a keep-alive when
     /// nothing was sent for `keepalive_interval`. Send the tick's payload packet
     /// before calling it (see [`Server::update`](super::Server::update)).
+    ///
+    /// `now` should not decrease, but may: a time earlier than the last event (the
+    /// clock went back) restarts the timers (handshake resend and give-up, timeout,
+    /// keep-alive) from `now`. A jump forward is elapsed time: a server silent for
+    /// `timeout` by the new clock times out.
     pub fn update(&mut self, now: f64) {
         match self.state {
             ClientState::Requesting | ClientState::Responding => {
+                self.started = self.started.min(now);
+                self.last_handshake_sent = self.last_handshake_sent.min(now);
                 if now - self.started >= self.config.connect_timeout {
                     self.end(DisconnectReason::HandshakeTimedOut);
                 } else if now - self.last_handshake_sent >= self.config.handshake_resend_interval {
@@ -185,6 +192,7 @@ impl<A: Copy + Eq> Client<A> {
                 let Some(session) = self.session.as_mut() else {
                     return;
                 };
+                session.rebase(now);
                 if now - session.last_received >= self.config.timeout {
                     self.end(DisconnectReason::TimedOut);
                     return;

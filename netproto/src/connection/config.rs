@@ -17,6 +17,40 @@ use crate::packet::EndpointConfig;
 /// The endpoint's RTT smoothing is the article's 10% here (not the reference's
 /// 0.0025): congestion avoidance reads the smoothed RTT every update, and must see a
 /// jump above its threshold within a few acks.
+///
+/// # Timeouts and the sequence space
+///
+/// Packet sequences are 16 bits and compared wrap-aware: of two sequences, the newer
+/// is the one less than half the space (32768) ahead. A connection lives on while
+/// anything arrives within `timeout`, so the oldest sequence a side can still hear of
+/// (an ack stuck at the last packet the peer received while our packets are lost, a
+/// fragment of a packet still being reassembled, a packet that arrives up to
+/// `timeout` late) is at most the packets sent in `timeout` behind the newest, plus a
+/// packet window. [`validate`](Self::validate) refuses a configuration where that
+/// could reach half the space, so an old sequence is never taken for a new one:
+///
+/// ```text
+/// timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)
+///     + max(sent_packets_buffer_size, received_packets_buffer_size) < 32768
+/// ```
+///
+/// With the defaults, 5 s x (30 + 10) + 256 = 456 packets. The rate assumes the
+/// caller keeps to [`ready_to_send`](super::Server::ready_to_send) (the UDP transport
+/// does). The message ids of the channels have their own rule, checked by the
+/// layer's configuration (`AckWindowTooLarge`).
+///
+/// ```
+/// use netproto::connection::{ConfigError, ConnectionConfig};
+///
+/// let mut config = ConnectionConfig::new(7);
+/// config.timeout = 600.0; // ten minutes at 40 packets per second: 24,000 packets
+/// assert!(config.validate().is_ok());
+/// config.congestion.good_rate = 60.0; // 42,000: an old ack could look new
+/// assert!(matches!(
+///     config.validate(),
+///     Err(ConfigError::TimeoutOutlastsSequences { .. })
+/// ));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConnectionConfig {
     /// The protocol id: the message set's schema fingerprint
@@ -33,7 +67,8 @@ pub struct ConnectionConfig {
     pub connect_timeout: f64,
     /// Copies of the disconnect packet sent when a side disconnects (1 to 16).
     pub disconnect_copies: u32,
-    /// The packet endpoint of each connection.
+    /// The packet endpoint of each connection (its windows and reassembly table bound
+    /// a connection's memory: [`EndpointConfig::memory_bound`]).
     pub endpoint: EndpointConfig,
     /// Congestion avoidance of each connection.
     pub congestion: CongestionConfig,
@@ -57,6 +92,24 @@ impl ConnectionConfig {
         }
     }
 
+    /// The most heap memory, in bytes, one established connection (its session: the
+    /// packet endpoint and the record of which packets carried a payload) holds,
+    /// whatever the peer sends:
+    ///
+    /// ```text
+    /// endpoint.memory_bound() + 4 * endpoint.sent_packets_buffer_size
+    /// ```
+    ///
+    /// ([`EndpointConfig::memory_bound`]). The datagrams and events a connection
+    /// queues are the caller's to drain and are not included; neither is the
+    /// message layer above (see
+    /// [`LayerConfig::memory_bound`](crate::channel::LayerConfig::memory_bound)).
+    pub fn memory_per_connection(&self) -> usize {
+        self.endpoint
+            .memory_bound()
+            .saturating_add(4usize.saturating_mul(self.endpoint.sent_packets_buffer_size))
+    }
+
     /// Checks every field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (field, value) in [
@@ -74,7 +127,28 @@ impl ConnectionConfig {
         }
         self.congestion.validate()?;
         self.endpoint.validate()?;
+        let packets = self.packets_per_timeout();
+        let limit = SEQUENCE_HALF - self.sequence_window();
+        if packets.is_nan() || packets >= limit as f64 {
+            return Err(ConfigError::TimeoutOutlastsSequences { packets, limit });
+        }
         Ok(())
+    }
+
+    /// The most packets one side sends in `timeout` seconds when it keeps to its
+    /// congestion mode's rate ([`ready_to_send`](super::Server::ready_to_send)) and
+    /// sends keep-alives: `timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)`.
+    pub fn packets_per_timeout(&self) -> f64 {
+        let rate = self.congestion.good_rate.max(self.congestion.bad_rate);
+        self.timeout * (rate + 1.0 / self.keepalive_interval)
+    }
+
+    /// The larger packet window of the endpoint (sent or received).
+    fn sequence_window(&self) -> usize {
+        self.endpoint
+            .sent_packets_buffer_size
+            .max(self.endpoint.received_packets_buffer_size)
+            .min(SEQUENCE_HALF)
     }
 }
 
@@ -101,7 +175,10 @@ pub(crate) fn positive(field: &'static str, value: f64) -> Result<(), ConfigErro
 pub struct ServerConfig {
     /// The settings of every connection.
     pub connection: ConnectionConfig,
-    /// Client slots (1 to 65536). Default 64.
+    /// Client slots (1 to 65536). Default 64. Allocated at construction; each
+    /// connection holds at most
+    /// [`ConnectionConfig::memory_per_connection`] bytes besides
+    /// ([`Server::memory_bound`](super::Server::memory_bound) for the whole server).
     pub max_clients: usize,
     /// The secret key of the challenge hash. Must be random per server: anyone who
     /// knows it can answer challenges for addresses they do not own. The core takes
@@ -156,4 +233,73 @@ pub enum ConfigError {
     /// The packet endpoint's configuration is invalid.
     #[error("endpoint: {0}")]
     Endpoint(#[from] crate::packet::ConfigError),
+    /// A side may send so many packets within `timeout` that sequence numbers could
+    /// wrap around and an old packet or ack be taken for a new one (see
+    /// [`ConnectionConfig`]): shorten `timeout`, or lower the rates.
+    #[error(
+        "timeout x packet rate allows {packets} packets, at least the {limit} that keep sequence numbers unambiguous (32768 minus the packet window)"
+    )]
+    TimeoutOutlastsSequences {
+        /// [`ConnectionConfig::packets_per_timeout`].
+        packets: f64,
+        /// Half the sequence space minus the endpoint's larger packet window.
+        limit: usize,
+    },
+}
+
+/// Half the 16-bit sequence space.
+const SEQUENCE_HALF: usize = 32768;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_far_from_a_sequence_wrap() {
+        let config = ConnectionConfig::new(1);
+        assert_eq!(config.validate(), Ok(()));
+        assert_eq!(config.packets_per_timeout(), 200.0);
+    }
+
+    #[test]
+    fn a_timeout_that_could_outlast_a_sequence_wrap_is_refused() {
+        let base = ConnectionConfig::new(1);
+        // 32768 - 256 = 32512 packets allowed within the timeout, at 40 per second.
+        let at = |timeout: f64| {
+            ConnectionConfig {
+                timeout,
+                ..base.clone()
+            }
+            .validate()
+        };
+        assert_eq!(at(812.0), Ok(()));
+        assert_eq!(
+            at(813.0),
+            Err(ConfigError::TimeoutOutlastsSequences {
+                packets: 32520.0,
+                limit: 32512,
+            })
+        );
+        // Keep-alives count: a 1 ms interval is 1000 packets a second.
+        let fast = ConnectionConfig {
+            keepalive_interval: 0.001,
+            timeout: 40.0,
+            ..base.clone()
+        };
+        assert!(matches!(
+            fast.validate(),
+            Err(ConfigError::TimeoutOutlastsSequences { .. })
+        ));
+        // So does the packet window.
+        let mut wide = base.clone();
+        wide.timeout = 500.0; // 20000 packets
+        assert_eq!(wide.validate(), Ok(()));
+        wide.endpoint.received_packets_buffer_size = 16384;
+        assert!(matches!(
+            wide.validate(),
+            Err(ConfigError::TimeoutOutlastsSequences { limit: 16384, .. })
+        ));
+        let err = at(1e9).expect_err("refused");
+        assert!(err.to_string().contains("sequence"), "{err}");
+    }
 }

@@ -153,9 +153,18 @@ impl Congestion {
 
     /// Advances to `now` with the current RTT (ms). Conditions are taken to have held
     /// since the previous update. Returns the mode after the update.
+    ///
+    /// Time anomalies: a `now` before the previous update (the clock went back)
+    /// counts as no time elapsed and becomes the new reference, so the timers go on
+    /// from the new clock instead of waiting for it to catch up; a jump forward is
+    /// elapsed time (minutes of good conditions return to good and halve the penalty
+    /// down to its minimum); a non-finite `now` is ignored.
     pub fn update(&mut self, now: f64, rtt_ms: f64) -> Mode {
+        if !now.is_finite() {
+            return self.mode;
+        }
         let dt = (now - self.last_update).max(0.0);
-        self.last_update = now.max(self.last_update);
+        self.last_update = now;
         let c = self.config;
         let bad_conditions = rtt_ms > c.rtt_threshold_ms;
         match self.mode {
@@ -171,6 +180,12 @@ impl Congestion {
                     self.good_time += dt;
                     self.reduction += dt;
                     while self.reduction + EPSILON >= c.reduce_every {
+                        if self.penalty <= c.min_penalty {
+                            // Nothing left to halve: drop whole periods at once, so
+                            // that a jump of any size ends the loop.
+                            self.reduction %= c.reduce_every;
+                            break;
+                        }
                         self.reduction -= c.reduce_every;
                         self.penalty = (self.penalty / 2.0).max(c.min_penalty);
                     }
@@ -237,6 +252,25 @@ mod tests {
         step(&mut c, 50.0, 60.0);
         step(&mut c, 50.0, 200.0);
         assert_eq!(c.penalty(), 1.0);
+    }
+
+    #[test]
+    fn far_jumps_end_and_a_clock_that_goes_back_restarts_the_timers() {
+        let config = CongestionConfig::default();
+        let mut c = Congestion::new(config, 0.0);
+        assert_eq!(c.update(1e18, 50.0), Mode::Good);
+        // Halving period by period would never end at this magnitude.
+        assert_eq!(c.update(2e18, 50.0), Mode::Good);
+        assert_eq!(c.penalty(), config.min_penalty);
+        c.update(f64::NAN, 50.0);
+        c.update(f64::NEG_INFINITY, 50.0);
+        assert_eq!(c.update(2e18, 300.0), Mode::Bad);
+        // Back to 0: good again after the penalty on the new clock.
+        let mut now = 0.0;
+        while c.update(now, 50.0) == Mode::Bad {
+            now += 0.1;
+            assert!(now <= config.min_penalty + 0.2, "{now}");
+        }
     }
 
     #[test]

@@ -136,6 +136,35 @@ impl<A: Copy + Eq + Hash> Server<A> {
         self.by_address.len()
     }
 
+    /// The most heap memory, in bytes, this server holds with every slot in use,
+    /// whatever its peers and unknown addresses send:
+    ///
+    /// ```text
+    /// max_clients * S                                      slots
+    ///   + 4 * max_clients * (E + 1) + 64                    address map
+    ///   + max_clients * connection.memory_per_connection()  sessions
+    /// ```
+    ///
+    /// where `S` is the size of a slot (the session's fixed part) and `E` that of an
+    /// (address, index) pair; both fixed parts are allocated by [`new`](Self::new). Not included:
+    /// the datagrams and events waiting in [`poll_transmit`](Self::poll_transmit) and
+    /// [`poll_event`](Self::poll_event), which the caller drains (each call of
+    /// [`handle_datagram`](Self::handle_datagram) queues at most one reply and one
+    /// payload event of at most `max_packet_size` bytes, besides the acks it reports).
+    /// A datagram from an unknown address adds nothing to the server's own memory.
+    pub fn memory_bound(&self) -> usize {
+        use core::mem::size_of;
+        let clients = self.slots.len();
+        let slot = size_of::<Option<Slot<A>>>();
+        // The address map: hashbrown's buckets (at most 4 per reserved entry, each an
+        // (address, index) pair and a control byte) and one group of control bytes.
+        let map = 4 * clients * (size_of::<(A, u16)>() + 1) + 64;
+        clients
+            .saturating_mul(slot)
+            .saturating_add(map)
+            .saturating_add(clients.saturating_mul(self.config.connection.memory_per_connection()))
+    }
+
     /// The number of slots.
     pub fn max_clients(&self) -> usize {
         self.slots.len()
@@ -422,6 +451,11 @@ impl<A: Copy + Eq + Hash> Server<A> {
     /// comes after the update gets a keep-alive as well when its send interval is
     /// the keep-alive interval (10 packets per second in bad mode, the default), and
     /// sends twice the packets its congestion mode allows.
+    ///
+    /// `now` should not decrease, but may: a time earlier than a connection's last
+    /// event (the clock went back) restarts its timeout and keep-alive interval from
+    /// `now`. A jump forward is elapsed time: clients silent for `timeout` by the new
+    /// clock time out.
     pub fn update(&mut self, now: f64) {
         self.time = now;
         let timeout = self.config.connection.timeout;
@@ -430,6 +464,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
             let Some(slot) = self.slots[index].as_mut() else {
                 continue;
             };
+            slot.session.rebase(now);
             if now - slot.session.last_received >= timeout {
                 self.counters.clients_timed_out += 1;
                 self.free(index, DisconnectReason::TimedOut);

@@ -113,6 +113,15 @@ impl Session {
         Ok(Incoming { payload, acks })
     }
 
+    /// The clock went back if a timestamp is after `now`: such timestamps become
+    /// `now`, so that the timeout, the keep-alive interval and the send rate count
+    /// from the new time instead of waiting for the clock to catch up.
+    pub(crate) fn rebase(&mut self, now: f64) {
+        self.last_sent = self.last_sent.min(now);
+        self.last_received = self.last_received.min(now);
+        self.last_payload_sent = self.last_payload_sent.min(now);
+    }
+
     /// Refreshes the statistics and congestion mode; sends a keep-alive when nothing
     /// was sent for `keepalive_interval`.
     pub(crate) fn update<A: Copy>(
@@ -139,10 +148,53 @@ impl Session {
     /// `true` when a payload sent now keeps to the congestion mode's rate.
     pub(crate) fn ready_to_send(&self, now: f64) -> bool {
         // A microsecond of slack so that a 60 Hz tick keeps to 30 packets per second.
-        now - self.last_payload_sent + 1e-6 >= self.congestion.send_interval()
+        // A last send after `now` means the clock went back: ready (that send is
+        // then stamped with the new time).
+        self.last_payload_sent > now
+            || now - self.last_payload_sent + 1e-6 >= self.congestion.send_interval()
     }
 
     pub(crate) fn stats(&self) -> &Stats {
         self.endpoint.stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clock_that_goes_back_restarts_the_timers_from_now() {
+        let config = ConnectionConfig::new(1);
+        let mut session = Session::new(&config, 7, 1000.0).expect("valid");
+        let mut out = VecDeque::new();
+        session
+            .send(1000.0, 0u8, Some(b"x"), &mut out)
+            .expect("sent");
+        // Before the rebase the clock reads 0: nothing would be due for 1000 s, but
+        // a last send in the future counts as ready.
+        assert!(session.ready_to_send(0.0));
+        session.rebase(0.0);
+        assert_eq!(
+            (
+                session.last_sent,
+                session.last_received,
+                session.last_payload_sent
+            ),
+            (0.0, 0.0, 0.0)
+        );
+        // The keep-alive interval now runs from 0.
+        out.clear();
+        session.update(0.05, config.keepalive_interval, 0u8, &mut out);
+        assert!(out.is_empty());
+        session.update(0.1, config.keepalive_interval, 0u8, &mut out);
+        assert_eq!(
+            out.len(),
+            1,
+            "a keep-alive after the interval on the new clock"
+        );
+        // Timestamps before `now` are left alone.
+        session.rebase(5.0);
+        assert_eq!(session.last_sent, 0.1);
     }
 }

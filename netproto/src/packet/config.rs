@@ -47,16 +47,24 @@ pub struct EndpointConfig {
     /// Most fragments per packet, 1 to 256. `max_fragments * fragment_size` must be
     /// at least `max_packet_size`, so every packet that may be sent can be.
     pub max_fragments: usize,
-    /// Sent packets remembered for acks (the ack window of our packets).
+    /// Sent packets remembered for acks (the ack window of our packets): a fixed ring
+    /// of this many entries, allocated at construction.
     pub sent_packets_buffer_size: usize,
-    /// Received packets remembered for ack bits and duplicate detection.
+    /// Received packets remembered for ack bits and duplicate detection: a fixed ring
+    /// of this many entries, allocated at construction. Packets older than this
+    /// window are dropped as stale.
     pub received_packets_buffer_size: usize,
-    /// Packets being reassembled at once. Memory is bounded by
-    /// `fragment_reassembly_buffer_size * max_fragments * fragment_size`.
+    /// Packets being reassembled at once (a ring indexed by sequence, like the packet
+    /// windows: a new packet evicts the one a window older, so a never-completed
+    /// packet holds its slot only until the peer's sequences move on). Each slot keeps
+    /// a buffer of at most `max_fragments * fragment_size` bytes, so reassembly memory
+    /// is bounded by `fragment_reassembly_buffer_size * max_fragments * fragment_size`
+    /// (1 MiB with the defaults); see [`memory_bound`](Self::memory_bound).
     pub fragment_reassembly_buffer_size: usize,
     /// Weight of each new RTT sample in the smoothed RTT, in (0, 1].
     pub rtt_smoothing_factor: f64,
-    /// RTT samples kept for min / max / average / jitter.
+    /// RTT samples kept for min / max / average / jitter (a fixed array of this many
+    /// `f64`, allocated at construction).
     pub rtt_history_size: usize,
     /// Weight of each new packet-loss measurement, in (0, 1].
     pub packet_loss_smoothing_factor: f64,
@@ -135,6 +143,55 @@ pub enum ConfigError {
 }
 
 impl EndpointConfig {
+    /// The most heap memory, in bytes, an [`Endpoint`](super::Endpoint) with this
+    /// configuration holds, whatever it is sent:
+    ///
+    /// ```text
+    /// fragment_reassembly_buffer_size * (max_fragments * fragment_size + 4 + P)
+    ///   + sent_packets_buffer_size * (4 + E)
+    ///   + received_packets_buffer_size * (4 + E)
+    ///   + rtt_history_size * 8
+    ///   + max(min(fragment_above, max_packet_size) + 9, fragment_size + 14)
+    /// ```
+    ///
+    /// where `P` is the size of a reassembly slot's bookkeeping (80 bytes on 64-bit
+    /// targets), `E` that of a packet record (16 bytes) and 4 the stored sequence of
+    /// a ring slot; the last term is the transmit buffer. Everything but the
+    /// reassembly buffers is allocated at construction; those grow to their bound when
+    /// a peer sends maximal fragments for every slot, and are kept for reuse. The
+    /// payload handed to `receive`'s closure borrows these buffers.
+    ///
+    /// ```
+    /// use netproto::packet::EndpointConfig;
+    ///
+    /// let bound = EndpointConfig::default().memory_bound();
+    /// // 64 reassembly slots of 16 x 1024 bytes dominate: just over 1 MiB.
+    /// assert!(bound > 64 * 16 * 1024 && bound < 64 * 16 * 1024 + 64 * 1024);
+    /// ```
+    pub fn memory_bound(&self) -> usize {
+        use super::header::MAX_HEADER_BYTES;
+        use core::mem::size_of;
+        let ring = |n: usize, entry: usize| n.saturating_mul(4 + entry);
+        let reassembly = ring(
+            self.fragment_reassembly_buffer_size,
+            size_of::<super::reassembly::Partial>()
+                .saturating_add(self.max_fragments.saturating_mul(self.fragment_size)),
+        );
+        let transmit = (self.fragment_above.min(self.max_packet_size) + MAX_HEADER_BYTES)
+            .max(super::fragment::FRAGMENT_HEADER_BYTES + MAX_HEADER_BYTES + self.fragment_size);
+        reassembly
+            .saturating_add(ring(
+                self.sent_packets_buffer_size,
+                size_of::<super::stats::SentPacket>(),
+            ))
+            .saturating_add(ring(
+                self.received_packets_buffer_size,
+                size_of::<super::stats::ReceivedPacket>(),
+            ))
+            .saturating_add(self.rtt_history_size.saturating_mul(size_of::<f64>()))
+            .saturating_add(transmit)
+    }
+
     /// Checks every field; [`Endpoint::new`](super::Endpoint::new) calls this.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let sizes = [

@@ -13,7 +13,10 @@ use super::stats::{Counters, Estimator, ReceivedPacket, SentPacket, Stats};
 /// One end of a packet connection, byte-compatible with a `reliable` endpoint.
 ///
 /// Sans-IO: it never reads a clock or touches a socket. Time comes in as `now`
-/// (seconds, any origin, non-decreasing), datagrams come in as byte slices, and
+/// (seconds, any origin, non-decreasing; if it does go back, an ack that seems to
+/// arrive before its packet left is an RTT sample of 0, never negative, and a jump
+/// forward is one long sample: the smoothed RTT recovers with the next acks, and the
+/// endpoint has no timers to stall), datagrams come in as byte slices, and
 /// outgoing datagrams are handed to a closure, one call per datagram, from an
 /// internal buffer (no allocation per packet).
 ///

@@ -126,6 +126,7 @@ impl<M: MessageSet> UdpClient<M> {
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
         let layer = MessageLayer::new(layer)?;
+        crate::channel::check_pair(&config.endpoint, layer.config())?;
         let server = resolve(server)?;
         let socket = UdpSocket::bind(resolve(local)?)?;
         socket.set_nonblocking(true)?;

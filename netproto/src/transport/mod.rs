@@ -52,7 +52,9 @@ use crate::channel;
 use crate::connection;
 
 /// Most datagrams read from the socket per `update`, so that a flood cannot stall the
-/// game loop; the rest waits in the socket buffer for the next update.
+/// game loop; the rest waits in the socket buffer for the next update. It also bounds
+/// the replies (challenges, denials: at most 33 bytes each) queued within one update
+/// before they are sent.
 pub const MAX_DATAGRAMS_PER_UPDATE: usize = 4096;
 
 /// The receive buffer: any UDP datagram fits.
@@ -71,6 +73,10 @@ pub enum TransportError {
     /// The message layer configuration is invalid.
     #[error("invalid message layer configuration: {0}")]
     Layer(#[from] channel::ConfigError),
+    /// The message layer does not fit over the connection's packet endpoint
+    /// ([`check_pair`](channel::check_pair)).
+    #[error("the message layer does not fit the packet endpoint: {0}")]
+    Stack(#[from] channel::StackConfigError),
     /// An address did not resolve to any socket address.
     #[error("the address resolved to nothing")]
     NoAddress,

@@ -123,6 +123,7 @@ impl<M: MessageSet> UdpServer<M> {
     ) -> Result<Self, TransportError> {
         // Validate the layer configuration once: every client's layer is built from it.
         MessageLayer::<M>::new(layer.clone())?;
+        crate::channel::check_pair(&config.connection.endpoint, &layer)?;
         let socket = UdpSocket::bind(resolve(addr)?)?;
         socket.set_nonblocking(true)?;
         let epoch = Instant::now();

@@ -1,0 +1,446 @@
+//! Time anomalies: `now` going backwards, standing still and jumping minutes forward,
+//! for the packet endpoint, congestion avoidance, the message layer and the
+//! connection (server and client). Nothing panics or hangs, RTT is never negative,
+//! the estimators recover, and timers behave as documented: a timestamp later than
+//! `now` (the clock went back) counts as `now`, so every timeout and interval starts
+//! over from the new time instead of waiting for the clock to catch up; a jump
+//! forward is elapsed time (a connection silent for longer than `timeout` ends).
+
+use netproto::NetMessage;
+use netproto::channel::{LayerConfig, MessageLayer};
+use netproto::connection::{
+    Client, ClientEvent, Congestion, CongestionConfig, ConnectionConfig, DisconnectReason, Mode,
+    Server, ServerConfig, ServerEvent,
+};
+use netproto::packet::{Endpoint, EndpointConfig, Sequence, Stats};
+
+const TICK: f64 = 1.0 / 60.0;
+
+fn check_stats(stats: &Stats) {
+    for (name, value) in [
+        ("rtt", stats.rtt_ms),
+        ("rtt min", stats.rtt_min_ms),
+        ("rtt max", stats.rtt_max_ms),
+        ("rtt avg", stats.rtt_avg_ms),
+        ("jitter avg", stats.jitter_avg_vs_min_rtt_ms),
+        ("jitter max", stats.jitter_max_vs_min_rtt_ms),
+        ("jitter stddev", stats.jitter_stddev_vs_avg_rtt_ms),
+        ("loss", stats.packet_loss_percent),
+        ("sent kbps", stats.sent_kbps),
+        ("received kbps", stats.received_kbps),
+        ("acked kbps", stats.acked_kbps),
+    ] {
+        assert!(
+            value.is_finite() && value >= 0.0,
+            "{name} is {value}: {stats:?}"
+        );
+    }
+}
+
+/// Two endpoints; `b` answers each packet of `a` at once, so `a` sees the time
+/// between its send and the answer as RTT.
+struct Pair {
+    a: Endpoint,
+    b: Endpoint,
+}
+
+impl Pair {
+    fn new() -> Self {
+        let config = EndpointConfig {
+            rtt_smoothing_factor: 0.1,
+            ..EndpointConfig::default()
+        };
+        Self {
+            a: Endpoint::new(config.clone(), 0.0).expect("valid"),
+            b: Endpoint::new(config, 0.0).expect("valid"),
+        }
+    }
+
+    /// `a` sends at `sent`, `b` answers, `a` receives the answer at `answered`.
+    fn round(&mut self, sent: f64, answered: f64) {
+        let mut wire = Vec::new();
+        self.a
+            .send(sent, b"ping", |d| wire.push(d.to_vec()))
+            .expect("fits");
+        for d in wire.drain(..) {
+            self.b.receive(sent, &d, |_, _| true).expect("accepted");
+        }
+        self.b
+            .send(sent, b"pong", |d| wire.push(d.to_vec()))
+            .expect("fits");
+        for d in wire.drain(..) {
+            self.a.receive(answered, &d, |_, _| true).expect("accepted");
+        }
+        self.a.update(answered);
+        self.b.update(answered);
+        check_stats(self.a.stats());
+        check_stats(self.b.stats());
+    }
+}
+
+#[test]
+fn endpoint_rtt_is_never_negative_and_recovers_from_every_anomaly() {
+    let mut p = Pair::new();
+    let mut t = 0.0;
+    for _ in 0..100 {
+        p.round(t, t + 0.05);
+        t += TICK;
+    }
+    let settled = p.a.stats().rtt_ms;
+    assert!((settled - 50.0).abs() < 1.0, "{settled}");
+
+    // Backwards: the answer arrives "before" the packet left. The sample is 0, never
+    // negative.
+    p.round(t, t - 60.0);
+    assert!(p.a.stats().rtt_ms >= 0.0 && p.a.stats().rtt_ms < settled);
+    t -= 60.0;
+    // Standing still: every answer at the same instant.
+    for _ in 0..50 {
+        p.round(t, t);
+    }
+    assert!(p.a.stats().rtt_ms < 1.0, "{:?}", p.a.stats());
+    // Recovery at the real 50 ms.
+    for _ in 0..100 {
+        t += TICK;
+        p.round(t, t + 0.05);
+    }
+    assert!((p.a.stats().rtt_ms - 50.0).abs() < 1.0, "{:?}", p.a.stats());
+
+    // Forward: one answer arrives five minutes later.
+    p.round(t, t + 300.0);
+    t += 300.0;
+    let jumped = p.a.stats().rtt_ms;
+    assert!(jumped > 1000.0, "{jumped}");
+    let mut rounds = 0;
+    while (p.a.stats().rtt_ms - 50.0).abs() >= 1.0 {
+        t += TICK;
+        p.round(t, t + 0.05);
+        rounds += 1;
+        assert!(
+            rounds < 200,
+            "RTT still {} after {rounds} acks",
+            p.a.stats().rtt_ms
+        );
+    }
+    // The history (min / max / jitter) forgets the outlier once it is overwritten.
+    for _ in 0..600 {
+        t += TICK;
+        p.round(t, t + 0.05);
+    }
+    assert!(p.a.stats().rtt_max_ms < 51.0, "{:?}", p.a.stats());
+}
+
+#[test]
+fn congestion_survives_jumps_and_a_clock_that_goes_back() {
+    let config = CongestionConfig::default();
+    let mut c = Congestion::new(config, 0.0);
+    // Standing still: no time passes, nothing changes.
+    for _ in 0..1000 {
+        assert_eq!(c.update(0.0, 50.0), Mode::Bad);
+    }
+    // Minutes forward in good conditions: good at once, the penalty halved to its
+    // minimum.
+    assert_eq!(c.update(300.0, 50.0), Mode::Good);
+    c.update(600.0, 50.0);
+    assert_eq!(c.penalty(), config.min_penalty);
+    // A jump to a far epoch must not hang (each halving period counted one by one)
+    // nor break the state.
+    assert_eq!(c.update(1e18, 50.0), Mode::Good);
+    assert_eq!(c.penalty(), config.min_penalty);
+    // Non-finite times are ignored.
+    c.update(f64::NAN, 50.0);
+    c.update(f64::INFINITY, 50.0);
+    assert_eq!(
+        c.update(1e18 + 1e3, 500.0),
+        Mode::Bad,
+        "a bad RTT still counts"
+    );
+    assert!(c.penalty().is_finite() && c.penalty() >= config.min_penalty);
+
+    // The clock goes back (a new epoch): the state carries on from the new time
+    // instead of freezing until the clock catches up.
+    let penalty = c.penalty();
+    let mut now = 0.0;
+    while c.update(now, 50.0) == Mode::Bad {
+        now += 0.1;
+        assert!(
+            now < penalty + 1.0,
+            "still bad at {now} after the clock went back"
+        );
+    }
+    // And once more from good.
+    let mut c = Congestion::new(config, 100.0);
+    c.update(200.0, 50.0);
+    assert_eq!(c.mode(), Mode::Good);
+    let before = c.penalty();
+    let mut now = 0.0;
+    for _ in 0..=(10.0 * config.reduce_every / 0.1) as usize {
+        now += 0.1;
+        c.update(now, 50.0);
+    }
+    assert!(
+        c.penalty() < before || c.penalty() == config.min_penalty,
+        "time spent in good after the clock went back counts"
+    );
+}
+
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+struct Note(#[net(range = 0..=1000)] u16);
+
+/// Packets from `a` to `b` written at `times`; returns what `b` received, in order.
+fn pump(a: &mut MessageLayer<Note>, b: &mut MessageLayer<Note>, times: &[f64]) -> Vec<u16> {
+    let mut payload = Vec::new();
+    let mut got = Vec::new();
+    for (i, &t) in times.iter().enumerate() {
+        let sequence = Sequence(1000 + i as u16);
+        a.write_packet(t, sequence, &mut payload);
+        b.read_packet(&payload).expect("valid");
+        a.on_packet_acked(sequence);
+        while let Some(Note(n)) = b.receive(0) {
+            got.push(n);
+        }
+    }
+    got
+}
+
+#[test]
+fn reliable_messages_are_resent_when_the_clock_goes_back() {
+    let config = LayerConfig::default();
+    let mut a = MessageLayer::<Note>::new(config.clone()).expect("valid");
+    let mut b = MessageLayer::<Note>::new(config).expect("valid");
+    for n in 0..10 {
+        a.send(0, Note(n)).expect("queued");
+    }
+    // Sent at t = 100 and lost.
+    let mut lost = Vec::new();
+    a.write_packet(100.0, Sequence(0), &mut lost);
+    assert!(lost.len() > 1);
+    // The clock goes back to 0: the messages are due again now, not at t = 100.1.
+    let got = pump(&mut a, &mut b, &[0.0, 0.05, 0.1]);
+    assert_eq!(got, (0..10).collect::<Vec<_>>());
+    assert_eq!(a.send_queue_len(0), 0);
+}
+
+#[test]
+fn reliable_resends_wait_while_time_stands_still_and_resume() {
+    let config = LayerConfig::default();
+    let mut a = MessageLayer::<Note>::new(config.clone()).expect("valid");
+    let mut b = MessageLayer::<Note>::new(config).expect("valid");
+    a.send(0, Note(7)).expect("queued");
+    let mut payload = Vec::new();
+    a.write_packet(5.0, Sequence(0), &mut payload); // lost
+    let sent = a.counters().transmissions;
+    // The clock stands still: no resend storm, one transmission in all.
+    for i in 1..100 {
+        a.write_packet(5.0, Sequence(i), &mut payload);
+    }
+    assert_eq!(a.counters().transmissions, sent);
+    // Minutes forward: due at once, delivered.
+    assert_eq!(pump(&mut a, &mut b, &[305.0]), vec![7]);
+}
+
+/// A client and a server on a perfect instant network, each with its own clock.
+struct Link {
+    server: Server<u8>,
+    client: Client<u8>,
+    server_events: Vec<ServerEvent<u8>>,
+    client_events: Vec<ClientEvent>,
+}
+
+const SERVER: u8 = 0;
+const CLIENT: u8 = 1;
+
+impl Link {
+    fn new(client_now: f64, server_now: f64) -> Self {
+        let config = ConnectionConfig::new(0x7171);
+        Self {
+            server: Server::new(ServerConfig::new(config.clone(), [9; 16]), server_now)
+                .expect("valid"),
+            client: Client::new(config, SERVER, 77, client_now).expect("valid"),
+            server_events: Vec::new(),
+            client_events: Vec::new(),
+        }
+    }
+
+    /// One tick: both update at their own time; `deliver` says whether the datagrams
+    /// of this tick arrive.
+    fn tick(&mut self, client_now: f64, server_now: f64, deliver: bool) {
+        self.client.update(client_now);
+        self.server.update(server_now);
+        while let Some(t) = self.client.poll_transmit() {
+            if deliver {
+                self.server.handle_datagram(server_now, CLIENT, &t.payload);
+            }
+        }
+        while let Some(t) = self.server.poll_transmit() {
+            if deliver {
+                self.client.handle_datagram(client_now, SERVER, &t.payload);
+            }
+        }
+        self.server_events
+            .extend(std::iter::from_fn(|| self.server.poll_event()));
+        self.client_events
+            .extend(std::iter::from_fn(|| self.client.poll_event()));
+        for s in self.server.clients().map(|(id, _)| id).collect::<Vec<_>>() {
+            if let Some(stats) = self.server.client_stats(s) {
+                check_stats(stats);
+            }
+        }
+    }
+
+    fn server_disconnects(&self) -> Vec<DisconnectReason> {
+        self.server_events
+            .iter()
+            .filter_map(|e| match e {
+                ServerEvent::Disconnected { reason, .. } => Some(*reason),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn client_disconnected(&self) -> Option<DisconnectReason> {
+        self.client_events.iter().find_map(|e| match e {
+            ClientEvent::Disconnected { reason } => Some(*reason),
+            _ => None,
+        })
+    }
+
+    /// Connects at times `c0` (client) and `s0` (server), ticking both clocks.
+    fn connect(&mut self, c0: f64, s0: f64) -> f64 {
+        for i in 0..60 {
+            let dt = f64::from(i) * TICK;
+            self.tick(c0 + dt, s0 + dt, true);
+            if self.client.is_connected() && self.server.connected_clients() == 1 {
+                return dt;
+            }
+        }
+        panic!("no connection");
+    }
+}
+
+#[test]
+fn keepalives_go_on_when_the_clients_clock_goes_back() {
+    let mut link = Link::new(1000.0, 0.0);
+    let dt = link.connect(1000.0, 0.0);
+    // The client's clock goes back 1000 s; the server's goes on. Nobody sends
+    // payloads: only keep-alives keep the connection.
+    for i in 1..=(30.0 / TICK) as usize {
+        let t = dt + i as f64 * TICK;
+        link.tick(t, t, true);
+    }
+    assert_eq!(
+        link.server_disconnects(),
+        vec![],
+        "the server kept hearing keep-alives"
+    );
+    assert_eq!(link.client_disconnected(), None);
+    assert!(link.client.is_connected());
+    let stats = link.client.stats().expect("connected");
+    check_stats(stats);
+    // Idle, an ack waits up to a keep-alive interval for the peer's next packet.
+    let keepalive = link.server.config().connection.keepalive_interval;
+    assert!(
+        stats.rtt_ms < 2000.0 * keepalive,
+        "the client's RTT recovered: {stats:?}"
+    );
+}
+
+#[test]
+fn a_silent_client_times_out_after_the_servers_clock_goes_back() {
+    let mut link = Link::new(0.0, 1000.0);
+    let dt = link.connect(0.0, 1000.0);
+    // The server's clock goes back to 0 and the client goes silent: its slot is
+    // freed `timeout` seconds later on the new clock, not 1000 s later.
+    let timeout = link.server.config().connection.timeout;
+    let mut freed = None;
+    for i in 1..=(3.0 * timeout / TICK) as usize {
+        let t = i as f64 * TICK;
+        link.tick(dt + t, t, false);
+        if freed.is_none() && link.server.connected_clients() == 0 {
+            freed = Some(t);
+        }
+    }
+    let freed = freed.expect("the silent client timed out");
+    assert!(
+        (timeout..timeout + 0.1).contains(&freed),
+        "freed after {freed} s, timeout {timeout}"
+    );
+    assert_eq!(link.server_disconnects(), vec![DisconnectReason::TimedOut]);
+}
+
+#[test]
+fn the_handshake_goes_on_when_the_clients_clock_goes_back() {
+    let mut link = Link::new(1000.0, 0.0);
+    // The request sent at 1000 is lost; then the client's clock goes back to 0.
+    link.tick(1000.0, 0.0, false);
+    let mut connected_at = None;
+    for i in 1..=120 {
+        let t = f64::from(i) * TICK;
+        link.tick(t, t, true);
+        if link.client.is_connected() {
+            connected_at = Some(t);
+            break;
+        }
+    }
+    let t = connected_at.expect("the handshake resumed on the new clock");
+    assert!(t < 0.5, "connected after {t} s");
+
+    // And a handshake that never gets an answer still gives up on the new clock.
+    let mut link = Link::new(1000.0, 0.0);
+    link.tick(1000.0, 0.0, false);
+    let connect_timeout = link.server.config().connection.connect_timeout;
+    for i in 1..=((connect_timeout + 1.0) / TICK) as usize {
+        let t = i as f64 * TICK;
+        link.tick(t, t, false);
+    }
+    assert_eq!(
+        link.client_disconnected(),
+        Some(DisconnectReason::HandshakeTimedOut)
+    );
+}
+
+#[test]
+fn a_jump_of_minutes_ends_the_connection_and_a_new_one_works() {
+    let mut link = Link::new(0.0, 0.0);
+    let dt = link.connect(0.0, 0.0);
+    for i in 1..60 {
+        let t = dt + f64::from(i) * TICK;
+        link.tick(t, t, true);
+    }
+    // Ten minutes pass at once on both sides (a suspended host): that is silence
+    // longer than the timeout, and both ends say so.
+    let t = dt + 600.0;
+    link.tick(t, t, true);
+    assert_eq!(link.server_disconnects(), vec![DisconnectReason::TimedOut]);
+    assert_eq!(link.client_disconnected(), Some(DisconnectReason::TimedOut));
+    // A new client connects at the new time.
+    let config = ConnectionConfig::new(0x7171);
+    link.client = Client::new(config, SERVER, 78, t).expect("valid");
+    link.connect(t + TICK, t + TICK);
+}
+
+#[test]
+fn a_clock_that_stands_still_breaks_nothing() {
+    let mut link = Link::new(5.0, 5.0);
+    link.connect(5.0, 5.0);
+    let t = 5.0 + TICK;
+    for _ in 0..1000 {
+        link.tick(t, t, true);
+        let client = link.server.clients().next().map(|(id, _)| id).expect("one");
+        if link.server.ready_to_send(t, client) {
+            link.server.send(t, client, b"state").expect("sent");
+        }
+    }
+    // Nothing timed out, and no more than one payload went out on a frozen clock.
+    assert!(link.client.is_connected());
+    assert_eq!(link.server.connected_clients(), 1);
+    let client = link.server.clients().next().map(|(id, _)| id).expect("one");
+    assert!(!link.server.ready_to_send(t, client));
+    // Time resumes: payloads and keep-alives flow again.
+    for i in 1..120 {
+        let now = t + f64::from(i) * TICK;
+        link.tick(now, now, true);
+    }
+    assert!(link.server.ready_to_send(t + 2.0, client));
+    assert!(link.client.is_connected());
+}

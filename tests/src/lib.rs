@@ -40,3 +40,5 @@ pub mod fixtures {
         bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 }
+
+pub mod fuzz;

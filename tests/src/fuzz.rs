@@ -370,8 +370,7 @@ fn run_layer(data: &[u8]) -> Vec<LayerStep> {
             2 => layer.on_packet_acked(Sequence(script.u16())),
             3 => {
                 let channel = usize::from(script.byte().unwrap_or(0) % 2);
-                let seed = u64::from(script.byte().unwrap_or(0));
-                let message = workload(1, seed).remove(0);
+                let message = seeded_message(u16::from(script.byte().unwrap_or(0)));
                 let result = layer.send(channel, message);
                 let mut payload = Vec::new();
                 layer.write_packet(0.0, sequence, &mut payload);
@@ -441,7 +440,7 @@ pub fn connection_unknown(data: &[u8]) -> usize {
         decoded_count += usize::from(decoded.is_some());
         let accepted_before = server.counters().clients_accepted;
         server.handle_datagram_with(now, from, datagram, |_, payload| {
-            message_set_payload_is_sane(payload);
+            assert_payload_within_limit(payload);
             true
         });
         handled += 1;
@@ -468,7 +467,7 @@ pub fn connection_unknown(data: &[u8]) -> usize {
     decoded_count
 }
 
-fn message_set_payload_is_sane(payload: &[u8]) {
+fn assert_payload_within_limit(payload: &[u8]) {
     assert!(payload.len() <= connection_config().endpoint.max_packet_size);
 }
 

@@ -41,4 +41,6 @@ pub mod fixtures {
     }
 }
 
+pub mod fuzz;
+
 pub mod sim_stack;

@@ -66,3 +66,33 @@ fn an_impossible_configuration_is_refused() {
     negative.link.latency = -0.1;
     assert!(matches!(Arena::local(negative), Err(ArenaError::Config(_))));
 }
+
+#[test]
+fn bots_that_join_late_check_order_from_the_first_line_they_get() {
+    // Twelve bots chatting ten lines a second: the far bots finish their handshake
+    // after the near ones have chatted, and never get the lines relayed before.
+    let config = ArenaConfig {
+        bots: 12,
+        seconds: 2.0,
+        chat_rate: 10.0,
+        ..ArenaConfig::default()
+    };
+    let summary = Arena::local(config).unwrap().run(|_| {}).unwrap();
+    assert!(summary.passed(), "{:?}", summary.problems);
+    let relayed: Vec<u64> = summary
+        .rows
+        .iter()
+        .map(|r| r.server.as_ref().unwrap().chats_relayed)
+        .collect();
+    let sent: u64 = summary.rows.iter().map(|r| r.bot.chats_sent).sum();
+    // Somebody missed lines sent before it joined (otherwise this test checks
+    // nothing new): it was relayed fewer than everyone else's lines.
+    assert!(
+        summary
+            .rows
+            .iter()
+            .zip(&relayed)
+            .any(|(r, &got)| got < sent - r.bot.chats_sent),
+        "every bot got every line: {relayed:?}"
+    );
+}

@@ -34,7 +34,9 @@ pub struct BotStats {
     pub chats_sent: u64,
     /// Chat lines of the other bots the server relayed to us.
     pub chats_received: u64,
-    /// Relayed chat lines that were not the next one of their sender.
+    /// Relayed chat lines that were not the next one of their sender (from the first
+    /// line of each sender that reached us: lines relayed before we joined are not
+    /// ours; the server counts what it relayed to us, and the summary compares).
     pub out_of_order: u64,
     /// Match-phase events received (reliable).
     pub phases_received: u64,
@@ -69,8 +71,9 @@ pub struct Bot {
     stick: (i8, i8),
     yaw: f32,
     tick: u64,
-    /// Per sender, the next chat number we expect.
-    next_chat: Vec<u64>,
+    /// Per sender, the next chat number we expect; `None` until its first line
+    /// reaches us (lines relayed before we joined never will).
+    next_chat: Vec<Option<u64>>,
     stats: BotStats,
 }
 
@@ -92,7 +95,7 @@ impl Bot {
             stick: (0, 0),
             yaw: 0.0,
             tick: 0,
-            next_chat: vec![0; 64],
+            next_chat: vec![None; 64],
             stats: BotStats::default(),
         })
     }
@@ -215,8 +218,9 @@ impl Bot {
                 GameMessage::Chat(chat) => {
                     self.stats.chats_received += 1;
                     let expected = &mut self.next_chat[usize::from(chat.from)];
-                    match chat_number(&chat.text) {
-                        Some(n) if n == *expected => *expected += 1,
+                    match (chat_number(&chat.text), *expected) {
+                        (Some(n), None) => *expected = Some(n + 1),
+                        (Some(n), Some(next)) if n == next => *expected = Some(n + 1),
                         _ => self.stats.out_of_order += 1,
                     }
                 }

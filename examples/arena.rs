@@ -29,6 +29,8 @@ usage: cargo run --release --example arena -- [options]
 
   --bots N          bot clients, 0 to 64 (default 6)
   --seconds S       seconds of play, then the drain (default 20)
+  --drain S         most seconds to wait after play for every reliable message to
+                    be acked (default 5; raise it with heavy loss and latency)
   --latency MS      mean one-way latency of the bots' links (default 80)
   --jitter MS       delay variation, plus or minus (default 20)
   --loss PCT        datagrams lost, each way (default 5)
@@ -73,6 +75,7 @@ fn parse() -> Result<Options, lexopt::Error> {
         match arg {
             Long("bots") => config.bots = parser.value()?.parse()?,
             Long("seconds") => seconds = Some(parser.value()?.parse()?),
+            Long("drain") => config.drain_limit = parser.value()?.parse()?,
             Long("latency") => config.link.latency = ms(parser.value()?.parse()?),
             Long("jitter") => config.link.jitter = ms(parser.value()?.parse()?),
             Long("loss") => config.link.loss = pct(parser.value()?.parse()?),

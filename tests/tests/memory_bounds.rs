@@ -6,20 +6,21 @@
 //! queues hold, and that datagrams from unknown addresses leave nothing behind.
 //!
 //! The allocator is process-global, so this binary holds a single test and runs its
-//! cases one after the other. The server is the sans-IO core glued to one message
-//! layer per client exactly as the UDP transport does it. Every datagram of the
+//! cases one after the other. The server is the library's sans-IO `ServerStack`, the
+//! glue of the connection and its message layers that the UDP transport runs. Every datagram of the
 //! attack is generated before the baseline is taken (the attackers' own state is
 //! dropped by then), so the live bytes measured are the server's.
 
 use std::alloc::System;
 
 use cap::Cap;
-use netproto::channel::{BlockConfig, ChannelConfig, LayerConfig, MessageLayer, MessageStack};
+use netproto::channel::{BlockConfig, ChannelConfig, LayerConfig, MessageStack};
 use netproto::connection::{
     ClientId, ConnectionConfig, Packet, Server, ServerConfig, ServerEvent, challenge_token,
     time_bucket,
 };
 use netproto::sim::Rng;
+use netproto::transport::ServerStack;
 use netproto::{MessageSet, NetMessage, Stream, WriteStream};
 
 #[global_allocator]
@@ -370,26 +371,24 @@ fn unknown_traffic(rng: &mut Rng, count: usize) -> Vec<Datagram> {
         .collect()
 }
 
-/// The server side: the sans-IO server and one message layer per client, glued like
-/// `netproto::transport::UdpServer`, with a game that never reads what clients send
-/// and relays chat and blocks to every client until its queues refuse them.
+/// The server side: the library's sans-IO [`ServerStack`] (the connection server and
+/// one message layer per client, as the UDP transport runs it), with a game that never
+/// reads what clients send and relays chat and blocks to every client until its
+/// queues refuse them.
 struct Host {
-    server: Server<u32>,
-    layers: Vec<Option<MessageLayer<Msg>>>,
-    payload: Vec<u8>,
+    stack: ServerStack<u32, Msg>,
     /// Most live bytes seen since the last reset.
     peak: usize,
 }
 
 impl Host {
     fn new() -> Self {
-        let server = Server::new(server_config(), 0.0).expect("valid configuration");
-        Self {
-            layers: (0..CLIENTS).map(|_| None).collect(),
-            server,
-            payload: Vec::with_capacity(2048),
-            peak: 0,
-        }
+        let stack = ServerStack::new(server_config(), layer_config(), 0.0).expect("valid");
+        Self { stack, peak: 0 }
+    }
+
+    fn server(&self) -> &Server<u32> {
+        self.stack.connection()
     }
 
     fn sample(&mut self) {
@@ -397,81 +396,35 @@ impl Host {
     }
 
     fn deliver(&mut self, d: &Datagram) {
-        let layers = &mut self.layers;
-        self.server
-            .handle_datagram_with(d.now, d.from, &d.bytes, |client, payload| {
-                layers
-                    .get_mut(usize::from(client.0))
-                    .and_then(Option::as_mut)
-                    .is_some_and(|layer| layer.read_packet(payload).is_ok())
-            });
-        self.drain(d.now);
+        self.stack.handle_datagram(d.now, d.from, &d.bytes);
+        self.drain();
         self.sample();
     }
 
-    /// Applies the connection events to the layers; drops every reply (the attackers
-    /// never ack) and closes connections that broke the message protocol.
-    fn drain(&mut self, now: f64) {
-        loop {
-            while let Some(event) = self.server.poll_event() {
-                match event {
-                    ServerEvent::Connected { client, .. } => {
-                        self.layers[usize::from(client.0)] =
-                            Some(MessageLayer::new(layer_config()).expect("valid"));
-                    }
-                    ServerEvent::Disconnected { client, .. } => {
-                        self.layers[usize::from(client.0)] = None;
-                    }
-                    ServerEvent::PacketAcked { client, sequence } => {
-                        if let Some(layer) = self.layers[usize::from(client.0)].as_mut() {
-                            layer.on_packet_acked(sequence);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let broken = (0..CLIENTS).find(|&i| {
-                self.layers[i]
-                    .as_ref()
-                    .is_some_and(|l| l.protocol_error().is_some())
-            });
-            match broken {
-                Some(i) => {
-                    self.server.disconnect(now, ClientId(i as u16));
-                }
-                None => break,
-            }
-        }
-        while self.server.poll_transmit().is_some() {}
+    /// Drops every reply (the attackers never ack) and every event.
+    fn drain(&mut self) {
+        while self.stack.poll_event().is_some() {}
+        while self.stack.poll_transmit().is_some() {}
     }
 
-    /// One tick: the game's relay, one packet per ready client, then timeouts and
-    /// keep-alives (the transport's order).
+    /// One tick: the game's relay, then the stack's update (one packet per ready
+    /// client, connections that broke the message protocol closed, timeouts and
+    /// keep-alives).
     fn tick(&mut self, now: f64, relay: usize) {
         for index in 0..CLIENTS {
-            let client = ClientId(index as u16);
-            let Some(layer) = self.layers[index].as_mut() else {
-                continue;
-            };
-            let _ = layer.send(0, chat(relay));
-            let _ = layer.send(0, big(relay));
-            let _ = layer.send(1, chat(relay));
-            let _ = layer.send(2, chat(relay));
-            if !self.server.ready_to_send(now, client) {
-                continue;
+            if let Some(layer) = self.stack.layer_mut(ClientId(index as u16)) {
+                let _ = layer.send(0, chat(relay));
+                let _ = layer.send(0, big(relay));
+                let _ = layer.send(1, chat(relay));
+                let _ = layer.send(2, chat(relay));
             }
-            let Some(sequence) = self.server.next_sequence(client) else {
-                continue;
-            };
-            layer.write_packet(now, sequence, &mut self.payload);
-            let _ = self.server.send(now, client, &self.payload);
         }
-        self.server.update(now);
-        self.drain(now);
+        self.stack.update(now);
+        self.drain();
         self.sample();
     }
 
-    /// Runs a script, ticking at 60 Hz between its datagrams.
+    /// Runs a script, ticking at 60 Hz between its datagrams and once after the last.
     fn run(&mut self, script: &[Datagram], next_tick: &mut f64) {
         for (i, d) in script.iter().enumerate() {
             while *next_tick <= d.now {
@@ -480,6 +433,8 @@ impl Host {
             }
             self.deliver(d);
         }
+        self.tick(*next_tick, script.len());
+        *next_tick += TICK;
     }
 }
 
@@ -511,7 +466,7 @@ fn server_memory_stays_within_its_documented_bound() {
 
     let before_server = ALLOC.allocated();
     let mut host = Host::new();
-    let server_bound = host.server.memory_bound();
+    let server_bound = host.server().memory_bound();
     let bound = server_bound + CLIENTS * layer_bound + queue_allowance();
     let fixed = ALLOC.allocated() - before_server;
     eprintln!(
@@ -542,8 +497,8 @@ fn server_memory_stays_within_its_documented_bound() {
             answered += 1;
         }
     }
-    assert_eq!(host.server.connected_clients(), 0);
-    let c = *host.server.counters();
+    assert_eq!(host.server().connected_clients(), 0);
+    let c = *host.server().counters();
     assert_eq!(
         answered,
         c.challenges_sent + c.denials_sent - 1,
@@ -563,12 +518,12 @@ fn server_memory_stays_within_its_documented_bound() {
     let mut next_tick = 2.0;
     host.run(&alone, &mut next_tick);
     assert_eq!(
-        host.server.connected_clients(),
+        host.server().connected_clients(),
         1,
         "the attacker stays connected"
     );
     let client = ClientId(0);
-    let counters = *host.layers[0].as_ref().expect("connected").counters();
+    let counters = *host.stack.layer(ClientId(0)).expect("connected").counters();
     assert!(counters.packets_refused > 0, "the receive queues filled up");
     assert!(
         counters.packets_malformed > 0,
@@ -595,8 +550,8 @@ fn server_memory_stays_within_its_documented_bound() {
         "the attack did not fill the reassembly table ({one_live} bytes)"
     );
     // A connection's memory goes with it.
-    assert!(host.server.disconnect(next_tick, client));
-    host.drain(next_tick);
+    assert!(host.stack.disconnect(next_tick, client));
+    host.drain();
     let after_disconnect = ALLOC.allocated() as isize - before_one as isize;
     eprintln!("after its disconnection: {after_disconnect} bytes left");
     assert!(
@@ -625,7 +580,7 @@ fn server_memory_stays_within_its_documented_bound() {
         "every attacker filled its reassembly table"
     );
     assert_eq!(
-        host.server.connected_clients(),
+        host.server().connected_clients(),
         CLIENTS - 1,
         "the peer that broke the protocol was disconnected, the others stay"
     );

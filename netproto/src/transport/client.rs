@@ -4,7 +4,10 @@ use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::time::Instant;
 
-use super::{RECV_BUFFER_SIZE, Recv, SendError, TransportCounters, TransportError, recv, resolve};
+use super::{
+    ClientStack, RECV_BUFFER_SIZE, Recv, SendError, TransportCounters, TransportError, recv,
+    resolve,
+};
 use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
 use crate::connection::{
@@ -87,12 +90,10 @@ pub enum UdpClientEvent {
 #[derive(Debug)]
 pub struct UdpClient<M: MessageSet> {
     socket: UdpSocket,
-    client: Client<SocketAddr>,
-    layer: MessageLayer<M>,
+    stack: ClientStack<SocketAddr, M>,
     epoch: Instant,
     events: VecDeque<UdpClientEvent>,
     recv_buf: Vec<u8>,
-    payload: Vec<u8>,
     counters: TransportCounters,
 }
 
@@ -125,21 +126,16 @@ impl<M: MessageSet> UdpClient<M> {
         config: ConnectionConfig,
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
-        let layer = MessageLayer::new(layer)?;
-        crate::channel::check_pair(&config.endpoint, layer.config())?;
         let server = resolve(server)?;
+        let stack = ClientStack::new(config, server, super::random_u64(), layer, 0.0)?;
         let socket = UdpSocket::bind(resolve(local)?)?;
         socket.set_nonblocking(true)?;
-        let epoch = Instant::now();
-        let client = Client::new(config, server, super::random_u64(), 0.0)?;
         Ok(Self {
             socket,
-            client,
-            layer,
-            epoch,
+            stack,
+            epoch: Instant::now(),
             events: VecDeque::new(),
             recv_buf: vec![0; RECV_BUFFER_SIZE],
-            payload: Vec::new(),
             counters: TransportCounters::default(),
         })
     }
@@ -151,12 +147,12 @@ impl<M: MessageSet> UdpClient<M> {
 
     /// The sans-IO connection client: state, statistics and congestion state.
     pub fn connection(&self) -> &Client<SocketAddr> {
-        &self.client
+        self.stack.connection()
     }
 
     /// The message layer (queues and counters).
     pub fn layer(&self) -> &MessageLayer<M> {
-        &self.layer
+        self.stack.layer()
     }
 
     /// The socket counters.
@@ -166,12 +162,12 @@ impl<M: MessageSet> UdpClient<M> {
 
     /// The connection state.
     pub fn state(&self) -> ClientState {
-        self.client.state()
+        self.stack.connection().state()
     }
 
     /// `true` once connected (and until disconnected).
     pub fn is_connected(&self) -> bool {
-        self.client.is_connected()
+        self.stack.connection().is_connected()
     }
 
     fn now(&self) -> f64 {
@@ -196,70 +192,35 @@ impl<M: MessageSet> UdpClient<M> {
                 }
             };
             self.counters.datagrams_received += 1;
-            let layer = &mut self.layer;
-            let counters = &mut self.counters;
             let datagram = self.recv_buf.get(..len).unwrap_or_default();
-            self.client
-                .handle_datagram_with(now, from, datagram, |payload| {
-                    let taken = layer.read_packet(payload).is_ok();
-                    if !taken {
-                        counters.payloads_refused += 1;
-                    }
-                    taken
-                });
-            self.drain_core_events();
+            self.stack.handle_datagram(now, from, datagram);
         }
-        if self.client.is_connected() && self.layer.protocol_error().is_some() {
-            self.client.disconnect(now);
-            self.drain_core_events();
-        }
-        // The payload before the core's update: it sends a keep-alive when nothing
-        // was sent for the keep-alive interval, and a payload packet carries the acks
-        // as well.
-        if self.client.is_connected()
-            && self.client.ready_to_send(now)
-            && let Some(sequence) = self.client.next_sequence()
-        {
-            if let Some(stats) = self.client.stats() {
-                self.layer.set_rtt(stats.rtt_ms / 1000.0);
-            }
-            self.layer.write_packet(now, sequence, &mut self.payload);
-            // A refusal (payload larger than the endpoint takes) is a lost packet.
-            let _ = self.client.send(now, &self.payload);
-        }
-        self.client.update(now);
-        self.drain_core_events();
+        self.stack.update(now);
         self.flush();
         Ok(())
     }
 
-    fn drain_core_events(&mut self) {
-        while let Some(event) = self.client.poll_event() {
-            match event {
-                ClientEvent::Connected { .. } => {
-                    let client = self.client.client_id();
-                    self.events.push_back(UdpClientEvent::Connected { client });
-                }
-                ClientEvent::Disconnected { reason } => {
-                    self.events
-                        .push_back(UdpClientEvent::Disconnected { reason });
-                }
+    /// Turns the stack's events into ours, and hands every queued datagram to the
+    /// socket; a refused one counts as lost.
+    fn flush(&mut self) {
+        while let Some(event) = self.stack.poll_event() {
+            self.events.push_back(match event {
+                ClientEvent::Connected { .. } => UdpClientEvent::Connected {
+                    client: self.stack.connection().client_id(),
+                },
+                ClientEvent::Disconnected { reason } => UdpClientEvent::Disconnected { reason },
                 ClientEvent::Denied {
                     reason,
                     server_protocol_id,
-                } => self.events.push_back(UdpClientEvent::Denied {
+                } => UdpClientEvent::Denied {
                     reason,
                     server_protocol_id,
-                }),
-                ClientEvent::PacketAcked { sequence } => self.layer.on_packet_acked(sequence),
-                // Already read by the layer when the packet was accepted.
-                _ => {}
-            }
+                },
+                _ => continue,
+            });
         }
-    }
-
-    fn flush(&mut self) {
-        while let Some(transmit) = self.client.poll_transmit() {
+        self.counters.payloads_refused = self.stack.counters().payloads_refused;
+        while let Some(transmit) = self.stack.poll_transmit() {
             match self.socket.send_to(&transmit.payload, transmit.to) {
                 Ok(_) => self.counters.datagrams_sent += 1,
                 Err(_) => self.counters.send_errors += 1,
@@ -271,18 +232,12 @@ impl<M: MessageSet> UdpClient<M> {
     /// connected, when still in the handshake). Fails with
     /// [`SendError::NotConnected`] after a denial or a disconnection.
     pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
-        if matches!(
-            self.client.state(),
-            ClientState::Denied(_) | ClientState::Disconnected(_)
-        ) {
-            return Err(SendError::NotConnected);
-        }
-        Ok(self.layer.send(channel, message)?)
+        self.stack.send(channel, message)
     }
 
     /// The next message delivered on `channel`.
     pub fn receive(&mut self, channel: usize) -> Option<M> {
-        self.layer.receive(channel)
+        self.stack.receive(channel)
     }
 
     /// The next event.
@@ -299,15 +254,14 @@ impl<M: MessageSet> UdpClient<M> {
     /// [`UdpClientEvent::Disconnected`] with [`DisconnectReason::Local`] is reported.
     pub fn disconnect(&mut self) {
         let now = self.now();
-        self.client.disconnect(now);
-        self.drain_core_events();
+        self.stack.disconnect(now);
         self.flush();
     }
 }
 
 impl<M: MessageSet> Drop for UdpClient<M> {
     fn drop(&mut self) {
-        if self.client.is_connected() {
+        if self.stack.connection().is_connected() {
             self.disconnect();
         }
     }

@@ -3,20 +3,12 @@
 //!
 //! [`UdpServer`] and [`UdpClient`] are the only code of the crate that reads the clock
 //! ([`Instant`](std::time::Instant)) or touches a socket; everything below them is
-//! sans-IO. Each wraps the sans-IO [`Server`](crate::connection::Server) or
-//! [`Client`](crate::connection::Client) and one [`MessageLayer`](crate::channel::MessageLayer)
-//! per connection:
-//!
-//! * every received payload is read by the connection's layer *before* the packet is
-//!   taken: a payload the layer refuses is dropped whole and not acked, so the peer
-//!   resends what it carried;
-//! * every `PacketAcked` event releases what that packet carried
-//!   ([`on_packet_acked`](crate::channel::MessageLayer::on_packet_acked));
-//! * at each [`update`](UdpServer::update), each connection whose congestion mode
-//!   allows a packet now ([`ready_to_send`](crate::connection::Server::ready_to_send),
-//!   30 or 10 per second by default) gets one payload packet written by its layer
-//!   (empty of messages if there is nothing to send: it still carries acks), with the
-//!   layer's RTT taken from the connection's statistics.
+//! sans-IO. Each drives a sans-IO [`ServerStack`] or [`ClientStack`]: the connection
+//! and one [`MessageLayer`](crate::channel::MessageLayer) per connection, glued once
+//! for every driver (this one, the tests' simulator harness, or a transport of your
+//! own). [`ServerStack`] says how: the payload read before the packet is taken, acks
+//! to the layer, one payload packet per connection when its congestion mode allows,
+//! and the connection's own update (keep-alives) after the payloads.
 //!
 //! The protocol id is the message set's schema fingerprint
 //! ([`MessageSet::FINGERPRINT`](crate::MessageSet::FINGERPRINT)): a client built with a
@@ -41,12 +33,14 @@
 mod client;
 mod random;
 mod server;
+mod stack;
 
 use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
 pub use random::{random_key, random_u64};
 pub use server::{UdpServer, UdpServerEvent};
+pub use stack::{ClientStack, ServerStack, StackCounters};
 
 use crate::channel;
 use crate::connection;

@@ -4,7 +4,10 @@ use std::collections::VecDeque;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::time::Instant;
 
-use super::{RECV_BUFFER_SIZE, Recv, SendError, TransportCounters, TransportError, recv, resolve};
+use super::{
+    RECV_BUFFER_SIZE, Recv, SendError, ServerStack, TransportCounters, TransportError, recv,
+    resolve,
+};
 use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
 use crate::connection::{
@@ -88,13 +91,10 @@ pub enum UdpServerEvent {
 #[derive(Debug)]
 pub struct UdpServer<M: MessageSet> {
     socket: UdpSocket,
-    server: Server<SocketAddr>,
-    layers: Vec<Option<MessageLayer<M>>>,
-    layer_config: LayerConfig,
+    stack: ServerStack<SocketAddr, M>,
     epoch: Instant,
     events: VecDeque<UdpServerEvent>,
     recv_buf: Vec<u8>,
-    payload: Vec<u8>,
     counters: TransportCounters,
 }
 
@@ -121,23 +121,15 @@ impl<M: MessageSet> UdpServer<M> {
         config: ServerConfig,
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
-        // Validate the layer configuration once: every client's layer is built from it.
-        MessageLayer::<M>::new(layer.clone())?;
-        crate::channel::check_pair(&config.connection.endpoint, &layer)?;
+        let stack = ServerStack::new(config, layer, 0.0)?;
         let socket = UdpSocket::bind(resolve(addr)?)?;
         socket.set_nonblocking(true)?;
-        let epoch = Instant::now();
-        let server = Server::new(config, 0.0)?;
-        let layers = (0..server.max_clients()).map(|_| None).collect();
         Ok(Self {
             socket,
-            server,
-            layers,
-            layer_config: layer,
-            epoch,
+            stack,
+            epoch: Instant::now(),
             events: VecDeque::new(),
             recv_buf: vec![0; RECV_BUFFER_SIZE],
-            payload: Vec::new(),
             counters: TransportCounters::default(),
         })
     }
@@ -151,14 +143,12 @@ impl<M: MessageSet> UdpServer<M> {
     /// The sans-IO connection server: statistics, congestion state and counters of
     /// every client.
     pub fn connection(&self) -> &Server<SocketAddr> {
-        &self.server
+        self.stack.connection()
     }
 
     /// The message layer of a connected client (queues and counters).
     pub fn layer(&self, client: ClientId) -> Option<&MessageLayer<M>> {
-        self.layers
-            .get(usize::from(client.0))
-            .and_then(Option::as_ref)
+        self.stack.layer(client)
     }
 
     /// The socket counters.
@@ -168,7 +158,7 @@ impl<M: MessageSet> UdpServer<M> {
 
     /// The connected clients and their addresses.
     pub fn clients(&self) -> impl Iterator<Item = (ClientId, SocketAddr)> + '_ {
-        self.server.clients()
+        self.stack.clients()
     }
 
     /// Seconds since the server started: the time the connection layer runs on.
@@ -185,27 +175,6 @@ impl<M: MessageSet> UdpServer<M> {
     /// a UDP socket reports after an ICMP message (those are skipped and counted).
     pub fn update(&mut self) -> Result<(), TransportError> {
         let now = self.now();
-        self.receive_datagrams(now)?;
-        for index in 0..self.layers.len() {
-            let broken = self.layers[index]
-                .as_ref()
-                .is_some_and(|l| l.protocol_error().is_some());
-            if broken {
-                self.server.disconnect(now, ClientId(index as u16));
-            }
-        }
-        self.drain_core_events();
-        // Payloads before the core's update: it sends a keep-alive to every client
-        // nothing was sent to for the keep-alive interval, and a payload packet
-        // carries the acks as well.
-        self.send_packets(now);
-        self.server.update(now);
-        self.drain_core_events();
-        self.flush();
-        Ok(())
-    }
-
-    fn receive_datagrams(&mut self, now: f64) -> Result<(), TransportError> {
         for _ in 0..super::MAX_DATAGRAMS_PER_UPDATE {
             let (len, from) = match recv(&self.socket, &mut self.recv_buf)? {
                 Recv::Datagram(len, from) => (len, from),
@@ -216,93 +185,36 @@ impl<M: MessageSet> UdpServer<M> {
                 }
             };
             self.counters.datagrams_received += 1;
-            let layers = &mut self.layers;
-            let counters = &mut self.counters;
             let datagram = self.recv_buf.get(..len).unwrap_or_default();
-            self.server
-                .handle_datagram_with(now, from, datagram, |client, payload| {
-                    let taken = layers
-                        .get_mut(usize::from(client.0))
-                        .and_then(Option::as_mut)
-                        .is_some_and(|layer| layer.read_packet(payload).is_ok());
-                    if !taken {
-                        counters.payloads_refused += 1;
-                    }
-                    taken
-                });
-            // Connections open and close between datagrams, so that each payload
-            // meets the layer of its own session.
-            self.drain_core_events();
+            self.stack.handle_datagram(now, from, datagram);
         }
+        self.stack.update(now);
+        self.flush();
         Ok(())
     }
 
-    /// Applies the connection events to the layers and queues the game's events.
-    fn drain_core_events(&mut self) {
-        while let Some(event) = self.server.poll_event() {
-            match event {
+    /// Turns the stack's events into ours, and hands every queued datagram to the
+    /// socket; a refused one counts as lost.
+    fn flush(&mut self) {
+        while let Some(event) = self.stack.poll_event() {
+            self.events.push_back(match event {
                 ServerEvent::Connected { client, address } => {
-                    if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
-                        // The configuration was validated at bind.
-                        *slot = MessageLayer::new(self.layer_config.clone()).ok();
-                    }
-                    self.events
-                        .push_back(UdpServerEvent::Connected { client, address });
+                    UdpServerEvent::Connected { client, address }
                 }
                 ServerEvent::Disconnected {
                     client,
                     address,
                     reason,
-                } => {
-                    if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
-                        *slot = None;
-                    }
-                    self.events.push_back(UdpServerEvent::Disconnected {
-                        client,
-                        address,
-                        reason,
-                    });
-                }
-                ServerEvent::PacketAcked { client, sequence } => {
-                    if let Some(layer) = self
-                        .layers
-                        .get_mut(usize::from(client.0))
-                        .and_then(Option::as_mut)
-                    {
-                        layer.on_packet_acked(sequence);
-                    }
-                }
-                // Already read by the layer when the packet was accepted.
-                _ => {}
-            }
+                } => UdpServerEvent::Disconnected {
+                    client,
+                    address,
+                    reason,
+                },
+                _ => continue,
+            });
         }
-    }
-
-    fn send_packets(&mut self, now: f64) {
-        for (index, slot) in self.layers.iter_mut().enumerate() {
-            let Some(layer) = slot.as_mut() else {
-                continue;
-            };
-            let client = ClientId(index as u16);
-            if !self.server.ready_to_send(now, client) {
-                continue;
-            }
-            let Some(sequence) = self.server.next_sequence(client) else {
-                continue;
-            };
-            if let Some(stats) = self.server.client_stats(client) {
-                layer.set_rtt(stats.rtt_ms / 1000.0);
-            }
-            layer.write_packet(now, sequence, &mut self.payload);
-            // A payload within the layer's max_packet_bits always fits the endpoint
-            // (fragmented above its threshold); a refusal is a lost packet.
-            let _ = self.server.send(now, client, &self.payload);
-        }
-    }
-
-    /// Hands every queued datagram to the socket; a refused one counts as lost.
-    fn flush(&mut self) {
-        while let Some(transmit) = self.server.poll_transmit() {
+        self.counters.payloads_refused = self.stack.counters().payloads_refused;
+        while let Some(transmit) = self.stack.poll_transmit() {
             match self.socket.send_to(&transmit.payload, transmit.to) {
                 Ok(_) => self.counters.datagrams_sent += 1,
                 Err(_) => self.counters.send_errors += 1,
@@ -312,20 +224,12 @@ impl<M: MessageSet> UdpServer<M> {
 
     /// Queues `message` to `client` on `channel`; it goes out with the next packets.
     pub fn send(&mut self, client: ClientId, channel: usize, message: M) -> Result<(), SendError> {
-        let layer = self
-            .layers
-            .get_mut(usize::from(client.0))
-            .and_then(Option::as_mut)
-            .ok_or(SendError::NotConnected)?;
-        Ok(layer.send(channel, message)?)
+        self.stack.send(client, channel, message)
     }
 
     /// The next message delivered from `client` on `channel`.
     pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
-        self.layers
-            .get_mut(usize::from(client.0))
-            .and_then(Option::as_mut)?
-            .receive(channel)
+        self.stack.receive(client, channel)
     }
 
     /// The next event.
@@ -342,8 +246,7 @@ impl<M: MessageSet> UdpServer<M> {
     /// `false` if it was not connected.
     pub fn disconnect(&mut self, client: ClientId) -> bool {
         let now = self.now();
-        let done = self.server.disconnect(now, client);
-        self.drain_core_events();
+        let done = self.stack.disconnect(now, client);
         self.flush();
         done
     }
@@ -351,8 +254,7 @@ impl<M: MessageSet> UdpServer<M> {
     /// Disconnects every client now.
     pub fn disconnect_all(&mut self) {
         let now = self.now();
-        self.server.disconnect_all(now);
-        self.drain_core_events();
+        self.stack.disconnect_all(now);
         self.flush();
     }
 }

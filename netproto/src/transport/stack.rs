@@ -1,0 +1,380 @@
+//! The sans-IO glue of a connection and its message layer: what every driver (the
+//! UDP transport, a simulator harness, a custom transport) runs, written once.
+
+use std::collections::VecDeque;
+use std::hash::Hash;
+
+use super::{SendError, TransportError};
+use crate::MessageSet;
+use crate::channel::{LayerConfig, MessageLayer};
+use crate::connection::{
+    Client, ClientEvent, ClientId, ConnectionConfig, Server, ServerConfig, ServerEvent, Transmit,
+};
+
+/// What a stack counted of the payloads it wrote and read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StackCounters {
+    /// Payload packets written by a layer and handed to the connection.
+    pub payloads_sent: u64,
+    /// The largest payload written, bytes.
+    pub largest_payload: usize,
+    /// Payloads of connected peers that the layer refused (dropped whole, not acked).
+    pub payloads_refused: u64,
+}
+
+/// A game server without a clock or a socket: the connection [`Server`] and one
+/// [`MessageLayer`] per client slot, glued the one way they must be:
+///
+/// * a received payload is read by the client's layer *before* the packet is taken:
+///   a payload the layer refuses drops the whole packet, unacked, so the peer resends
+///   what it carried;
+/// * `PacketAcked` events release what that packet carried
+///   ([`on_packet_acked`](MessageLayer::on_packet_acked));
+/// * a client whose layer saw a protocol error is disconnected;
+/// * at each [`update`](Self::update), every client whose congestion mode allows a
+///   packet gets one payload written by its layer (empty of messages if there is
+///   nothing to send: it still carries acks), with the layer's RTT taken from the
+///   connection; *then* the connection's own update runs, so a keep-alive goes only
+///   to clients nothing was sent to.
+///
+/// The driver hands it every datagram ([`handle_datagram`](Self::handle_datagram)),
+/// calls [`update`](Self::update) once per tick with the time, and sends what
+/// [`poll_transmit`](Self::poll_transmit) gives. [`UdpServer`](super::UdpServer) is
+/// this over a socket.
+#[derive(Debug)]
+pub struct ServerStack<A, M> {
+    server: Server<A>,
+    layers: Vec<Option<MessageLayer<M>>>,
+    layer_config: LayerConfig,
+    events: VecDeque<ServerEvent<A>>,
+    payload: Vec<u8>,
+    counters: StackCounters,
+}
+
+impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
+    /// A server with `config` and `layer` for every client, at time `now`. Fails when
+    /// either configuration is invalid or the layer does not fit the endpoint.
+    pub fn new(config: ServerConfig, layer: LayerConfig, now: f64) -> Result<Self, TransportError> {
+        // Validated once: every client's layer is built from it.
+        MessageLayer::<M>::new(layer.clone())?;
+        crate::channel::check_pair(&config.connection.endpoint, &layer)?;
+        let server = Server::new(config, now)?;
+        let layers = (0..server.max_clients()).map(|_| None).collect();
+        Ok(Self {
+            server,
+            layers,
+            layer_config: layer,
+            events: VecDeque::new(),
+            payload: Vec::new(),
+            counters: StackCounters::default(),
+        })
+    }
+
+    /// The sans-IO connection server: statistics, congestion state and counters of
+    /// every client.
+    pub fn connection(&self) -> &Server<A> {
+        &self.server
+    }
+
+    /// What the stack counted.
+    pub fn counters(&self) -> &StackCounters {
+        &self.counters
+    }
+
+    /// The message layer of a connected client (queues and counters).
+    pub fn layer(&self, client: ClientId) -> Option<&MessageLayer<M>> {
+        self.layers
+            .get(usize::from(client.0))
+            .and_then(Option::as_ref)
+    }
+
+    /// The message layer of a connected client, to send and receive directly.
+    pub fn layer_mut(&mut self, client: ClientId) -> Option<&mut MessageLayer<M>> {
+        self.layers
+            .get_mut(usize::from(client.0))
+            .and_then(Option::as_mut)
+    }
+
+    /// Every connected client's layer.
+    pub fn layers(&self) -> impl Iterator<Item = (ClientId, &MessageLayer<M>)> + '_ {
+        self.layers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| Some((ClientId(i as u16), l.as_ref()?)))
+    }
+
+    /// The connected clients and their addresses.
+    pub fn clients(&self) -> impl Iterator<Item = (ClientId, A)> + '_ {
+        self.server.clients()
+    }
+
+    /// Handles one datagram from `from`: the client's layer reads a payload before
+    /// the connection takes the packet; connections that open or close with it get or
+    /// lose their layer at once, so that the next payload meets its own session's.
+    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
+        let layers = &mut self.layers;
+        let counters = &mut self.counters;
+        self.server
+            .handle_datagram_with(now, from, datagram, |client, payload| {
+                let taken = layers
+                    .get_mut(usize::from(client.0))
+                    .and_then(Option::as_mut)
+                    .is_some_and(|layer| layer.read_packet(payload).is_ok());
+                if !taken {
+                    counters.payloads_refused += 1;
+                }
+                taken
+            });
+        self.drain_core_events();
+    }
+
+    /// One tick at `now`: disconnects clients that broke the message protocol, sends
+    /// each client its next payload packet when its congestion mode allows one, then
+    /// runs the connection's update (timeouts, statistics, congestion, keep-alives to
+    /// clients nothing was sent to).
+    pub fn update(&mut self, now: f64) {
+        for index in 0..self.layers.len() {
+            let broken = self.layers[index]
+                .as_ref()
+                .is_some_and(|l| l.protocol_error().is_some());
+            if broken {
+                self.server.disconnect(now, ClientId(index as u16));
+            }
+        }
+        self.drain_core_events();
+        for (index, slot) in self.layers.iter_mut().enumerate() {
+            let Some(layer) = slot.as_mut() else {
+                continue;
+            };
+            let client = ClientId(index as u16);
+            if !self.server.ready_to_send(now, client) {
+                continue;
+            }
+            let Some(sequence) = self.server.next_sequence(client) else {
+                continue;
+            };
+            if let Some(stats) = self.server.client_stats(client) {
+                layer.set_rtt(stats.rtt_ms / 1000.0);
+            }
+            layer.write_packet(now, sequence, &mut self.payload);
+            // A payload within the layer's max_packet_bits always fits the endpoint
+            // (checked at construction); a refusal is a lost packet.
+            if self.server.send(now, client, &self.payload).is_ok() {
+                self.counters.payloads_sent += 1;
+                self.counters.largest_payload =
+                    self.counters.largest_payload.max(self.payload.len());
+            }
+        }
+        self.server.update(now);
+        self.drain_core_events();
+    }
+
+    /// Applies the connection's events to the layers; keeps connections and
+    /// disconnections for [`poll_event`](Self::poll_event).
+    fn drain_core_events(&mut self) {
+        while let Some(event) = self.server.poll_event() {
+            match event {
+                ServerEvent::Connected { client, .. } => {
+                    if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
+                        // The configuration was validated at construction.
+                        *slot = MessageLayer::new(self.layer_config.clone()).ok();
+                    }
+                    self.events.push_back(event);
+                }
+                ServerEvent::Disconnected { client, .. } => {
+                    if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
+                        *slot = None;
+                    }
+                    self.events.push_back(event);
+                }
+                ServerEvent::PacketAcked { client, sequence } => {
+                    if let Some(layer) = self.layer_mut(client) {
+                        layer.on_packet_acked(sequence);
+                    }
+                }
+                // Already read by the layer when the packet was accepted.
+                _ => {}
+            }
+        }
+    }
+
+    /// The next datagram to send.
+    pub fn poll_transmit(&mut self) -> Option<Transmit<A>> {
+        self.server.poll_transmit()
+    }
+
+    /// The next connection or disconnection (acks and payloads are the layers').
+    pub fn poll_event(&mut self) -> Option<ServerEvent<A>> {
+        self.events.pop_front()
+    }
+
+    /// Queues `message` to `client` on `channel`; it goes out with the next packets.
+    pub fn send(&mut self, client: ClientId, channel: usize, message: M) -> Result<(), SendError> {
+        let layer = self.layer_mut(client).ok_or(SendError::NotConnected)?;
+        Ok(layer.send(channel, message)?)
+    }
+
+    /// The next message delivered from `client` on `channel`.
+    pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
+        self.layer_mut(client)?.receive(channel)
+    }
+
+    /// Disconnects `client` (the disconnect packets are queued at once); `false` if
+    /// it was not connected.
+    pub fn disconnect(&mut self, now: f64, client: ClientId) -> bool {
+        let done = self.server.disconnect(now, client);
+        self.drain_core_events();
+        done
+    }
+
+    /// Disconnects every client.
+    pub fn disconnect_all(&mut self, now: f64) {
+        self.server.disconnect_all(now);
+        self.drain_core_events();
+    }
+}
+
+/// A game client without a clock or a socket: the connection [`Client`] and its
+/// [`MessageLayer`], glued like a [`ServerStack`]'s (the payload read before the
+/// packet is taken, acks to the layer, a protocol error disconnects, the payload
+/// before the connection's update). [`UdpClient`](super::UdpClient) is this over a
+/// socket.
+#[derive(Debug)]
+pub struct ClientStack<A, M> {
+    client: Client<A>,
+    layer: MessageLayer<M>,
+    events: VecDeque<ClientEvent>,
+    payload: Vec<u8>,
+    counters: StackCounters,
+}
+
+impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
+    /// A client connecting to `server` with `config`, `nonce` (random per connection)
+    /// and `layer`, at time `now`. Fails when either configuration is invalid or the
+    /// layer does not fit the endpoint.
+    pub fn new(
+        config: ConnectionConfig,
+        server: A,
+        nonce: u64,
+        layer: LayerConfig,
+        now: f64,
+    ) -> Result<Self, TransportError> {
+        let layer = MessageLayer::new(layer)?;
+        crate::channel::check_pair(&config.endpoint, layer.config())?;
+        let client = Client::new(config, server, nonce, now)?;
+        Ok(Self {
+            client,
+            layer,
+            events: VecDeque::new(),
+            payload: Vec::new(),
+            counters: StackCounters::default(),
+        })
+    }
+
+    /// The sans-IO connection client: state, statistics and congestion state.
+    pub fn connection(&self) -> &Client<A> {
+        &self.client
+    }
+
+    /// The message layer (queues and counters).
+    pub fn layer(&self) -> &MessageLayer<M> {
+        &self.layer
+    }
+
+    /// What the stack counted.
+    pub fn counters(&self) -> &StackCounters {
+        &self.counters
+    }
+
+    /// Handles one datagram from `from`: the layer reads a payload before the
+    /// connection takes the packet.
+    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
+        let layer = &mut self.layer;
+        let counters = &mut self.counters;
+        self.client
+            .handle_datagram_with(now, from, datagram, |payload| {
+                let taken = layer.read_packet(payload).is_ok();
+                if !taken {
+                    counters.payloads_refused += 1;
+                }
+                taken
+            });
+        self.drain_core_events();
+    }
+
+    /// One tick at `now`: disconnects on a protocol error, sends the next payload
+    /// packet when connected and the congestion mode allows one, then runs the
+    /// connection's update (handshake, timeouts, statistics, congestion, a keep-alive
+    /// when nothing was sent).
+    pub fn update(&mut self, now: f64) {
+        if self.client.is_connected() && self.layer.protocol_error().is_some() {
+            self.client.disconnect(now);
+            self.drain_core_events();
+        }
+        if self.client.is_connected()
+            && self.client.ready_to_send(now)
+            && let Some(sequence) = self.client.next_sequence()
+        {
+            if let Some(stats) = self.client.stats() {
+                self.layer.set_rtt(stats.rtt_ms / 1000.0);
+            }
+            self.layer.write_packet(now, sequence, &mut self.payload);
+            // A refusal (a payload larger than the endpoint takes) is a lost packet.
+            if self.client.send(now, &self.payload).is_ok() {
+                self.counters.payloads_sent += 1;
+                self.counters.largest_payload =
+                    self.counters.largest_payload.max(self.payload.len());
+            }
+        }
+        self.client.update(now);
+        self.drain_core_events();
+    }
+
+    fn drain_core_events(&mut self) {
+        while let Some(event) = self.client.poll_event() {
+            match event {
+                ClientEvent::PacketAcked { sequence } => self.layer.on_packet_acked(sequence),
+                // Already read by the layer when the packet was accepted.
+                ClientEvent::Payload { .. } => {}
+                other => self.events.push_back(other),
+            }
+        }
+    }
+
+    /// The next datagram to send.
+    pub fn poll_transmit(&mut self) -> Option<Transmit<A>> {
+        self.client.poll_transmit()
+    }
+
+    /// The next connection, disconnection or denial (acks and payloads are the
+    /// layer's).
+    pub fn poll_event(&mut self) -> Option<ClientEvent> {
+        self.events.pop_front()
+    }
+
+    /// Queues `message` on `channel`; it goes out with the next packets (once
+    /// connected, when still in the handshake). Fails with
+    /// [`SendError::NotConnected`] after a denial or a disconnection.
+    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+        use crate::connection::ClientState;
+        if matches!(
+            self.client.state(),
+            ClientState::Denied(_) | ClientState::Disconnected(_)
+        ) {
+            return Err(SendError::NotConnected);
+        }
+        Ok(self.layer.send(channel, message)?)
+    }
+
+    /// The next message delivered on `channel`.
+    pub fn receive(&mut self, channel: usize) -> Option<M> {
+        self.layer.receive(channel)
+    }
+
+    /// Disconnects (the disconnect packets are queued at once).
+    pub fn disconnect(&mut self, now: f64) {
+        self.client.disconnect(now);
+        self.drain_core_events();
+    }
+}

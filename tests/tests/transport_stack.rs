@@ -1,0 +1,117 @@
+//! The sans-IO stacks the UDP transport and the simulator harness share, on virtual
+//! time over a perfect in-memory network: deterministic.
+
+use netproto::channel::LayerConfig;
+use netproto::connection::{ClientEvent, ConnectionConfig, Mode, ServerConfig, ServerEvent};
+use netproto::transport::{ClientStack, ServerStack};
+use netproto::{MessageSet, NetMessage};
+
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+struct Hello {
+    #[net(range = 0..=100)]
+    n: u8,
+}
+
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+#[net(message_set)]
+enum Msg {
+    Hello(Hello),
+}
+
+fn hello(n: u8) -> Msg {
+    Msg::Hello(Hello { n })
+}
+
+const SERVER: u32 = 0;
+const CLIENT: u32 = 1;
+
+fn pair() -> (ServerStack<u32, Msg>, ClientStack<u32, Msg>) {
+    let config = ConnectionConfig::new(Msg::FINGERPRINT);
+    let server = ServerStack::new(
+        ServerConfig::new(config.clone(), [7; 16]),
+        LayerConfig::default(),
+        0.0,
+    )
+    .expect("valid configuration");
+    let client = ClientStack::new(config, SERVER, 99, LayerConfig::default(), 0.0)
+        .expect("valid configuration");
+    (server, client)
+}
+
+/// One millisecond tick: both updates, then every datagram delivered at once. Returns
+/// the datagrams (client's, server's) sent.
+fn tick(
+    now: f64,
+    server: &mut ServerStack<u32, Msg>,
+    client: &mut ClientStack<u32, Msg>,
+) -> (u32, u32) {
+    client.update(now);
+    server.update(now);
+    let (mut up, mut down) = (0, 0);
+    while let Some(t) = client.poll_transmit() {
+        up += 1;
+        server.handle_datagram(now, CLIENT, &t.payload);
+    }
+    while let Some(t) = server.poll_transmit() {
+        down += 1;
+        assert_eq!(t.to, CLIENT);
+        client.handle_datagram(now, SERVER, &t.payload);
+    }
+    (up, down)
+}
+
+#[test]
+fn messages_go_both_ways_and_bad_mode_keeps_to_its_rate() {
+    let (mut server, mut client) = pair();
+    client.send(0, hello(1)).unwrap();
+    let mut now = 0.0;
+    while !client.connection().is_connected() {
+        now += 0.001;
+        tick(now, &mut server, &mut client);
+        assert!(
+            now < 1.0,
+            "no handshake: {:?} {:?}",
+            client.connection().state(),
+            server.connection().counters()
+        );
+    }
+    assert!(matches!(
+        client.poll_event(),
+        Some(ClientEvent::Connected { .. })
+    ));
+    assert!(matches!(
+        server.poll_event(),
+        Some(ServerEvent::Connected {
+            address: CLIENT,
+            ..
+        })
+    ));
+
+    // Two seconds of 1 ms ticks in bad mode (the first 4 s): 10 packets a second each
+    // way, a payload every 0.1 s and never a keep-alive beside it.
+    let (mut up, mut down) = (0, 0);
+    for _ in 0..2000 {
+        now += 0.001;
+        let (u, d) = tick(now, &mut server, &mut client);
+        up += u;
+        down += d;
+    }
+    assert_eq!(client.connection().congestion().unwrap().mode(), Mode::Bad);
+    assert!((19..=21).contains(&up), "client sent {up} datagrams in 2 s");
+    assert!(
+        (19..=21).contains(&down),
+        "server sent {down} datagrams in 2 s"
+    );
+    assert_eq!(client.counters().payloads_sent, u64::from(up));
+
+    // The queued message arrived, and an answer comes back.
+    let (id, _) = server.clients().next().unwrap();
+    assert_eq!(server.receive(id, 0), Some(hello(1)));
+    server.send(id, 0, hello(2)).unwrap();
+    for _ in 0..200 {
+        now += 0.001;
+        tick(now, &mut server, &mut client);
+    }
+    assert_eq!(client.receive(0), Some(hello(2)));
+    assert_eq!(server.layer(id).unwrap().send_queue_len(0), 0, "acked");
+}

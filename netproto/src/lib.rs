@@ -37,6 +37,7 @@ pub mod connection;
 mod error;
 mod message;
 mod message_set;
+pub mod netcode;
 pub mod packet;
 mod quantize;
 pub mod schema;

@@ -3,10 +3,11 @@
 //! configuration. Ends with more than 100,000 random and mutated datagrams.
 
 use netproto::packet::{
-    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, PacketHeader,
-    ReceiveError, Received, Sequence,
+    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, Incoming,
+    PacketHeader, ReceiveError, Received, Sequence,
 };
 use netproto::sim::Rng;
+use netproto_tests::endpoint::receive_with;
 use proptest::prelude::*;
 
 fn endpoint(config: EndpointConfig) -> Endpoint {
@@ -46,7 +47,7 @@ fn drops(c: &Counters) -> u64 {
 fn feed(e: &mut Endpoint, now: f64, datagram: &[u8]) -> Result<Received, ReceiveError> {
     let before = *e.counters();
     let max_payload = e.config().max_packet_size;
-    let result = e.receive(now, datagram, |_, payload| {
+    let result = receive_with(e, now, datagram, |_, payload| {
         assert!(payload.len() <= max_payload);
         true
     });
@@ -291,7 +292,7 @@ fn count_changing_between_fragments_and_duplicates() {
     );
     assert!(feed(&mut e, 0.0, &fragment(5, 1, 3, &part)).is_ok());
     let mut got = None;
-    let r = e.receive(0.0, &fragment(5, 2, 3, &[9; 10]), |s, p| {
+    let r = receive_with(&mut e, 0.0, &fragment(5, 2, 3, &[9; 10]), |s, p| {
         got = Some((s, p.len()));
         true
     });
@@ -358,7 +359,7 @@ fn forged_acks() {
     let mut d = header(0, 500, u32::MAX).encode().to_vec();
     d.extend_from_slice(b"payload");
     let mut handed_up = false;
-    let r = a.receive(0.0, &d, |_, _| {
+    let r = receive_with(&mut a, 0.0, &d, |_, _| {
         handed_up = true;
         true
     });
@@ -433,7 +434,7 @@ fn valid_datagrams(config: &EndpointConfig, rng: &mut Rng, count: usize) -> Vec<
         let mut back = Vec::new();
         let _ = peer.send(0.0, b"ack", |d| back.push(d.to_vec()));
         for d in back {
-            let _ = sender.receive(0.0, &d, |_, _| true);
+            let _ = sender.receive(0.0, &d).map(Incoming::accept);
         }
     }
     out

@@ -947,4 +947,86 @@ mod tests {
         assert_eq!(a.counters().packets_invalid, 1);
         assert_eq!(a.is_acked(Sequence(0)), Some(false));
     }
+
+    #[test]
+    fn dropping_a_pending_packet_refuses_it() {
+        let (mut a, mut b) = pair();
+        let d = send(&mut a, 0.0, b"x");
+        let pending = b.receive(0.0, &d[0]).expect("valid");
+        drop(pending);
+        assert_eq!(b.counters().packets_rejected, 1);
+        assert_eq!(b.next_header().ack_bits, 0);
+        // Not recorded: a copy is not a duplicate.
+        assert!(matches!(
+            b.receive(0.0, &d[0]).expect("valid").accept(),
+            Received::Packet {
+                sequence: Sequence(0),
+                ..
+            }
+        ));
+        assert_eq!(b.counters().packets_rejected, 1);
+        assert_eq!(b.counters().packets_duplicate, 0);
+    }
+
+    #[test]
+    fn a_refused_packet_applies_none_of_its_acks() {
+        let (mut a, mut b) = pair();
+        let d = send(&mut a, 0.0, b"x");
+        b.receive(0.0, &d[0]).expect("valid").accept();
+        let reply = send(&mut b, 0.1, b"y");
+        match a.receive(0.2, &reply[0]).expect("valid") {
+            Incoming::Packet(p) => {
+                assert_eq!(p.header().ack, Sequence(0));
+                p.refuse();
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(a.is_acked(Sequence(0)), Some(false));
+        assert_eq!(a.counters().packets_acked, 0);
+        assert_eq!(a.stats().rtt_ms, 0.0);
+        // The copy, accepted, acks it (once).
+        let Incoming::Packet(p) = a.receive(0.2, &reply[0]).expect("valid") else {
+            panic!("a whole packet");
+        };
+        assert_eq!(p.accept().as_slice(), &[Sequence(0)]);
+        assert_eq!(a.is_acked(Sequence(0)), Some(true));
+    }
+
+    #[test]
+    fn a_reassembled_packet_gives_its_buffer_back_whatever_the_verdict() {
+        let (mut a, mut b) = pair();
+        let payload = vec![3u8; 4000];
+        let frags = send(&mut a, 0.0, &payload);
+        assert_eq!(frags.len(), 4);
+        for d in &frags[..3] {
+            assert!(matches!(b.receive(0.0, d), Ok(Incoming::Fragment { .. })));
+        }
+        let memory = b.reassembly_memory();
+        assert_eq!(memory, 4 * 1024);
+        match b.receive(0.0, &frags[3]).expect("valid") {
+            Incoming::Packet(p) => {
+                assert_eq!(p.payload(), &payload[..]);
+                p.refuse();
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(b.reassembly_memory(), memory);
+        assert_eq!(b.pending_reassemblies(), 0);
+        // Refused: the packet can be reassembled again, in the same buffer.
+        for d in &frags[..3] {
+            assert!(b.receive(0.0, d).is_ok());
+        }
+        let Incoming::Packet(p) = b.receive(0.0, &frags[3]).expect("valid") else {
+            panic!("complete");
+        };
+        assert_eq!(p.payload(), &payload[..]);
+        drop(p);
+        assert_eq!(b.counters().packets_rejected, 2);
+        assert_eq!(b.reassembly_memory(), memory);
+        for d in &frags {
+            let _ = b.receive(0.0, d).map(Incoming::accept);
+        }
+        assert_eq!(b.reassembly_memory(), memory);
+        assert_eq!(b.next_header().ack_bits, 1);
+    }
 }

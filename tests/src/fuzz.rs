@@ -89,7 +89,7 @@ pub fn push_blob(script: &mut Vec<u8>, bytes: &[u8]) {
 // ---------------------------------------------------------------------------------
 
 /// The packet endpoint of the endpoint target: 32-byte fragments, at most 8 of them,
-/// 4 packets in reassembly at once.
+/// 4 packets in reassembly at once, a skipped sequence every 8 packets on average.
 pub fn endpoint_config() -> EndpointConfig {
     EndpointConfig {
         max_packet_size: 256,
@@ -99,6 +99,9 @@ pub fn endpoint_config() -> EndpointConfig {
         sent_packets_buffer_size: 64,
         received_packets_buffer_size: 64,
         fragment_reassembly_buffer_size: 4,
+        // The skipped-sequence trap armed, with short gaps, so that inputs reach it.
+        skip_sequence_seed: Some(0xF022),
+        skip_interval: 8,
         ..EndpointConfig::default()
     }
 }

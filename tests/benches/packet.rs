@@ -11,7 +11,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use netproto::packet::{Endpoint, EndpointConfig};
+use netproto::packet::{Endpoint, EndpointConfig, Incoming};
 
 /// Two endpoints and reusable datagram buffers (no allocation in the loop).
 struct Pair {
@@ -52,11 +52,9 @@ impl Pair {
     fn deliver(to: &mut Endpoint, now: f64, wire: &[Vec<u8>], used: usize) -> usize {
         let mut acks = 0;
         for d in &wire[..used] {
-            if let Ok(r) = to.receive(now, d, |_, payload| {
-                black_box(payload);
-                true
-            }) {
-                acks += r.acks().len();
+            if let Ok(Incoming::Packet(packet)) = to.receive(now, d) {
+                black_box(packet.payload());
+                acks += packet.accept().len();
             }
         }
         acks

@@ -24,8 +24,8 @@ use netproto::connection::{
     Client, ClientEvent, ConnectionConfig, Packet, Server, ServerConfig, ServerEvent,
 };
 use netproto::packet::{
-    Endpoint, EndpointConfig, FRAGMENT_HEADER_BYTES, PacketHeader, ReceiveError, Received,
-    Sequence, parse_fragment,
+    Endpoint, EndpointConfig, FRAGMENT_HEADER_BYTES, Incoming, PacketHeader, ReceiveError,
+    Received, Sequence, parse_fragment,
 };
 use netproto::sim::Rng;
 use netproto::{MessageSet, NetMessage};
@@ -89,7 +89,7 @@ pub fn push_blob(script: &mut Vec<u8>, bytes: &[u8]) {
 // ---------------------------------------------------------------------------------
 
 /// The packet endpoint of the endpoint target: 32-byte fragments, at most 8 of them,
-/// 4 packets in reassembly at once.
+/// 4 packets in reassembly at once, a skipped sequence every 8 packets on average.
 pub fn endpoint_config() -> EndpointConfig {
     EndpointConfig {
         max_packet_size: 256,
@@ -99,6 +99,9 @@ pub fn endpoint_config() -> EndpointConfig {
         sent_packets_buffer_size: 64,
         received_packets_buffer_size: 64,
         fragment_reassembly_buffer_size: 4,
+        // The skipped-sequence trap armed, with short gaps, so that inputs reach it.
+        skip_sequence_seed: Some(0xF022),
+        skip_interval: 8,
         ..EndpointConfig::default()
     }
 }
@@ -279,11 +282,16 @@ fn run_endpoint(data: &[u8]) -> Vec<EndpointStep> {
                 let datagram = script.blob();
                 check_datagram_codecs(datagram, &limits);
                 let mut got = None;
-                let result = endpoint.receive(now, datagram, |sequence, payload| {
-                    assert!(payload.len() <= limits.max_packet_size, "oversized payload");
-                    got = Some((sequence, payload.to_vec()));
-                    payload.first() != Some(&0xEE)
-                });
+                let result = crate::endpoint::receive_with(
+                    &mut endpoint,
+                    now,
+                    datagram,
+                    |sequence, payload| {
+                        assert!(payload.len() <= limits.max_packet_size, "oversized payload");
+                        got = Some((sequence, payload.to_vec()));
+                        payload.first() != Some(&0xEE)
+                    },
+                );
                 if let Ok(Received::Packet { sequence, acks }) = &result {
                     assert_eq!(got.as_ref().map(|g| g.0), Some(*sequence));
                     for acked in acks {
@@ -1049,7 +1057,7 @@ pub mod seeds {
                     });
                     if rng.below(4) != 0 {
                         for d in &ours {
-                            let _ = peer.receive(now, d, |_, _| true);
+                            let _ = peer.receive(now, d).map(Incoming::accept);
                         }
                     }
                     // The peer sends a packet of a random size.
@@ -1067,7 +1075,9 @@ pub mod seeds {
                     for d in &datagrams {
                         script.push(0);
                         push_blob(&mut script, d);
-                        let _ = target.receive(now, d, |_, p| p.first() != Some(&0xEE));
+                        let _ = crate::endpoint::receive_with(&mut target, now, d, |_, p| {
+                            p.first() != Some(&0xEE)
+                        });
                     }
                     now += 0.016;
                     target.update(now);

@@ -44,3 +44,36 @@ pub mod fixtures {
 pub mod fuzz;
 
 pub mod sim_stack;
+
+pub mod endpoint {
+    //! The one-call receive the tests were written against, on top of the endpoint's
+    //! two-phase receive.
+
+    use netproto::packet::{Endpoint, Incoming, ReceiveError, Received, Sequence};
+
+    /// Receives `datagram` and, when it completes a packet, gives `verdict` its
+    /// sequence and payload: `true` accepts it ([`Received::Packet`] with its acks),
+    /// `false` refuses it ([`ReceiveError::Rejected`]).
+    pub fn receive_with(
+        endpoint: &mut Endpoint,
+        now: f64,
+        datagram: &[u8],
+        verdict: impl FnOnce(Sequence, &[u8]) -> bool,
+    ) -> Result<Received, ReceiveError> {
+        match endpoint.receive(now, datagram)? {
+            Incoming::Packet(packet) => {
+                let sequence = packet.sequence();
+                if verdict(sequence, packet.payload()) {
+                    Ok(Received::Packet {
+                        sequence,
+                        acks: packet.accept(),
+                    })
+                } else {
+                    packet.refuse();
+                    Err(ReceiveError::Rejected(sequence))
+                }
+            }
+            fragment => Ok(fragment.accept()),
+        }
+    }
+}

@@ -3,10 +3,11 @@
 //! configuration. Ends with more than 100,000 random and mutated datagrams.
 
 use netproto::packet::{
-    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, PacketHeader,
-    ReceiveError, Received, Sequence,
+    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, Incoming,
+    PacketHeader, ReceiveError, Received, Sequence,
 };
 use netproto::sim::Rng;
+use netproto_tests::endpoint::receive_with;
 use proptest::prelude::*;
 
 fn endpoint(config: EndpointConfig) -> Endpoint {
@@ -35,6 +36,7 @@ fn drops(c: &Counters) -> u64 {
         + c.packets_stale
         + c.packets_duplicate
         + c.packets_rejected
+        + c.optimistic_acks
         + c.packets_too_large_to_receive
         + c.fragments_invalid
         + c.fragments_duplicate
@@ -46,7 +48,7 @@ fn drops(c: &Counters) -> u64 {
 fn feed(e: &mut Endpoint, now: f64, datagram: &[u8]) -> Result<Received, ReceiveError> {
     let before = *e.counters();
     let max_payload = e.config().max_packet_size;
-    let result = e.receive(now, datagram, |_, payload| {
+    let result = receive_with(e, now, datagram, |_, payload| {
         assert!(payload.len() <= max_payload);
         true
     });
@@ -291,7 +293,7 @@ fn count_changing_between_fragments_and_duplicates() {
     );
     assert!(feed(&mut e, 0.0, &fragment(5, 1, 3, &part)).is_ok());
     let mut got = None;
-    let r = e.receive(0.0, &fragment(5, 2, 3, &[9; 10]), |s, p| {
+    let r = receive_with(&mut e, 0.0, &fragment(5, 2, 3, &[9; 10]), |s, p| {
         got = Some((s, p.len()));
         true
     });
@@ -358,7 +360,7 @@ fn forged_acks() {
     let mut d = header(0, 500, u32::MAX).encode().to_vec();
     d.extend_from_slice(b"payload");
     let mut handed_up = false;
-    let r = a.receive(0.0, &d, |_, _| {
+    let r = receive_with(&mut a, 0.0, &d, |_, _| {
         handed_up = true;
         true
     });
@@ -433,7 +435,7 @@ fn valid_datagrams(config: &EndpointConfig, rng: &mut Rng, count: usize) -> Vec<
         let mut back = Vec::new();
         let _ = peer.send(0.0, b"ack", |d| back.push(d.to_vec()));
         for d in back {
-            let _ = sender.receive(0.0, &d, |_, _| true);
+            let _ = sender.receive(0.0, &d).map(Incoming::accept);
         }
     }
     out
@@ -553,4 +555,68 @@ proptest! {
             let _ = feed(&mut small, now, d);
         }
     }
+}
+
+/// A sender fragments only packets above `fragment_above`: a one-fragment packet is
+/// one of `fragment_above + 1 ..= fragment_size` bytes. Where none exists (the
+/// default, `fragment_size == fragment_above`), or below that range, it is refused
+/// whole; where the reference sends them (the vectors' FA=1000, FS=1500), accepted.
+#[test]
+fn one_fragment_packets_only_where_a_sender_makes_them() {
+    // Default: 1024 / 1024. A one-fragment packet cannot come from a sender.
+    let mut e = default_endpoint();
+    for len in [1, 500, 1024] {
+        assert_eq!(
+            feed(&mut e, 0.0, &fragment(3, 0, 1, &vec![7; len])),
+            Err(ReceiveError::InvalidFragment(
+                FragmentError::NeedlessFragment {
+                    len,
+                    fragment_above: 1024
+                }
+            )),
+            "{len} bytes"
+        );
+    }
+    assert_eq!(e.counters().fragments_invalid, 3);
+    assert_eq!(e.counters().fragments_received, 0);
+    assert_eq!(e.pending_reassemblies(), 0);
+    // Two fragments are still fine.
+    assert!(matches!(
+        feed(&mut e, 0.0, &fragment(4, 0, 2, &[1; 1024])),
+        Ok(Received::Fragment { .. })
+    ));
+
+    // FA=1000, FS=1500: packets of 1001..=1500 bytes travel as one fragment.
+    let config = EndpointConfig {
+        fragment_above: 1000,
+        fragment_size: 1500,
+        max_fragments: 11,
+        ..EndpointConfig::default()
+    };
+    let mut e = endpoint(config.clone());
+    for (seq, len) in [(1u16, 1001), (2, 1023), (3, 1025), (4, 1500)] {
+        match feed(&mut e, 0.0, &fragment(seq, 0, 1, &vec![9; len])) {
+            Ok(Received::Packet { sequence, .. }) => assert_eq!(sequence, Sequence(seq)),
+            other => panic!("{len} bytes: {other:?}"),
+        }
+    }
+    // ... but not one that would have been sent whole.
+    assert!(matches!(
+        feed(&mut e, 0.0, &fragment(5, 0, 1, &[9; 1000])),
+        Err(ReceiveError::InvalidFragment(
+            FragmentError::NeedlessFragment { len: 1000, .. }
+        ))
+    ));
+    // Our own sender makes them, and they get through.
+    let mut sender = endpoint(config);
+    let mut wire = Vec::new();
+    let sent = sender
+        .send(0.0, &[5; 1200], |d| wire.push(d.to_vec()))
+        .expect("fits");
+    assert_eq!(sent.fragments, 1);
+    let mut receiver = endpoint(sender.config().clone());
+    assert!(matches!(
+        feed(&mut receiver, 0.0, &wire[0]),
+        Ok(Received::Packet { .. })
+    ));
 }

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use netproto::packet::{Endpoint, EndpointConfig, ReceiveError, Received, Sequence};
 use netproto::sim::{GilbertElliott, LinkConfig, Network, NodeId};
+use netproto_tests::endpoint::receive_with;
 
 const TICK_RATE: f64 = 60.0;
 
@@ -131,7 +132,7 @@ fn receive(to: &mut Side, from: &Side, now: f64, number: u64, datagram: &[u8]) {
     let n = number as usize;
     let first_copy = !to.delivered[n];
     let mut handed_up = None;
-    let result = to.endpoint.receive(now, datagram, |seq, p| {
+    let result = receive_with(&mut to.endpoint, now, datagram, |seq, p| {
         handed_up = Some((seq, p.to_vec()));
         true
     });

@@ -8,6 +8,7 @@
 use netproto::packet::{
     Endpoint, EndpointConfig, HeaderError, PacketHeader, Received, SendError, Sequence,
 };
+use netproto_tests::endpoint::receive_with;
 use netproto_tests::fixtures::{hex, load as fixture, to_hex};
 use serde_json::Value;
 
@@ -109,7 +110,7 @@ fn fragment_payload(len: usize) -> Vec<u8> {
 fn deliver(receiver: &mut Endpoint, datagrams: &[Vec<u8>]) -> Vec<(Sequence, Vec<u8>)> {
     let mut got = Vec::new();
     for (k, d) in datagrams.iter().enumerate() {
-        let result = receiver.receive(0.0, d, |seq, payload| {
+        let result = receive_with(receiver, 0.0, d, |seq, payload| {
             got.push((seq, payload.to_vec()));
             true
         });
@@ -239,17 +240,16 @@ fn reference_session_reproduces_headers_and_acks() {
         let mut b_acks = Vec::new();
         if line["a_delivered"].as_bool().expect("bool") {
             let mut got = None;
-            let r = b
-                .receive(now, from_a, |seq, p| {
-                    got = Some((seq, p.to_vec()));
-                    true
-                })
-                .expect("valid");
+            let r = receive_with(&mut b, now, from_a, |seq, p| {
+                got = Some((seq, p.to_vec()));
+                true
+            })
+            .expect("valid");
             assert_eq!(got, Some((Sequence(step as u16), payload_a)));
             b_acks.extend(r.acks().iter().map(|s| s.0));
         }
         if line["b_delivered"].as_bool().expect("bool") {
-            let r = a.receive(now, from_b, |_, _| true).expect("valid");
+            let r = a.receive(now, from_b).expect("valid").accept();
             a_acks.extend(r.acks().iter().map(|s| s.0));
         }
         assert_eq!(a_acks, acks_of(line, "a_acks"), "step {step}: A's acks");

@@ -31,17 +31,24 @@ fn readme() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(bits, 42); // the align is charged 7 bits
     assert_eq!((back.tick, back.health, back.fire), (9, 97, true));
     assert!((back.yaw - 1.25).abs() <= 0.0005);
-    use netproto::packet::{Endpoint, EndpointConfig};
+    use netproto::packet::{Endpoint, EndpointConfig, Incoming};
     let mut a = Endpoint::new(EndpointConfig::default(), 0.0)?;
     let mut b = Endpoint::new(EndpointConfig::default(), 0.0)?;
     let mut wire = Vec::new();
     let mut delivered = 0;
     a.send(0.0, b"hello", |datagram| wire.push(datagram.to_vec()))?;
     for datagram in &wire {
-        b.receive(0.05, datagram, |_sequence, payload| payload == b"hello")?;
-        delivered += 1;
+        if let Incoming::Packet(packet) = b.receive(0.05, datagram)? {
+            if packet.payload() == b"hello" {
+                let _acks = packet.accept();
+                delivered += 1;
+            } else {
+                packet.refuse();
+            }
+        }
     }
     assert_eq!(delivered, 1);
+    assert_eq!(b.next_header().ack_bits, 1);
     Ok(())
 }
 

@@ -63,13 +63,13 @@ impl Pair {
             .send(sent, b"ping", |d| wire.push(d.to_vec()))
             .expect("fits");
         for d in wire.drain(..) {
-            self.b.receive(sent, &d, |_, _| true).expect("accepted");
+            self.b.receive(sent, &d).expect("accepted").accept();
         }
         self.b
             .send(sent, b"pong", |d| wire.push(d.to_vec()))
             .expect("fits");
         for d in wire.drain(..) {
-            self.a.receive(answered, &d, |_, _| true).expect("accepted");
+            self.a.receive(answered, &d).expect("accepted").accept();
         }
         self.a.update(answered);
         self.b.update(answered);

@@ -2,7 +2,7 @@
 
 use super::{ConfigError, LayerConfig, MessageLayer, ReadError, SendError};
 use crate::message::NetMessage;
-use crate::packet::{self, Endpoint, EndpointConfig, ReceiveError, Received, Sent};
+use crate::packet::{self, Endpoint, EndpointConfig, Incoming, ReceiveError, Received, Sent};
 
 /// Why a [`MessageStack`] could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
@@ -191,28 +191,20 @@ impl<M: NetMessage> MessageStack<M> {
         now: f64,
         datagram: &[u8],
     ) -> Result<Received, StackReceiveError> {
-        let layer = &mut self.layer;
-        let mut refused = None;
-        let result = self.endpoint.receive(now, datagram, |_, payload| {
-            match layer.read_packet(payload) {
-                Ok(()) => true,
-                Err(e) => {
-                    refused = Some(e);
-                    false
-                }
-            }
-        });
-        match result {
-            Ok(received) => {
-                for sequence in &received.acks() {
-                    self.layer.on_packet_acked(sequence);
-                }
-                Ok(received)
-            }
-            Err(e) => Err(match refused {
-                Some(r) => StackReceiveError::Messages(r),
-                None => StackReceiveError::Packet(e),
-            }),
+        let packet = match self.endpoint.receive(now, datagram) {
+            Ok(Incoming::Packet(packet)) => packet,
+            Ok(fragment) => return Ok(fragment.accept()),
+            Err(e) => return Err(StackReceiveError::Packet(e)),
+        };
+        let sequence = packet.sequence();
+        if let Err(e) = self.layer.read_packet(packet.payload()) {
+            packet.refuse();
+            return Err(StackReceiveError::Messages(e));
         }
+        let acks = packet.accept();
+        for sequence in &acks {
+            self.layer.on_packet_acked(sequence);
+        }
+        Ok(Received::Packet { sequence, acks })
     }
 }

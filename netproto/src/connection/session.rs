@@ -7,7 +7,10 @@ use super::config::ConnectionConfig;
 use super::congestion::Congestion;
 use super::event::Transmit;
 use super::packet::{SESSION_PREFIX_SIZE, kind};
-use crate::packet::{Acks, Endpoint, ReceiveError, SendError, Sequence, SequenceBuffer, Stats};
+use crate::packet::{
+    Acks, Endpoint, Incoming as PacketIncoming, ReceiveError, SendError, Sequence, SequenceBuffer,
+    Stats,
+};
 
 #[derive(Debug)]
 pub(crate) struct Session {
@@ -92,20 +95,28 @@ impl Session {
         accept: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Incoming, ReceiveError> {
         let mut payload = None;
-        let received = self.endpoint.receive(now, datagram, |sequence, bytes| {
-            if is_payload {
-                if !accept(bytes) {
-                    return false;
+        let received = match self.endpoint.receive(now, datagram)? {
+            PacketIncoming::Packet(packet) => {
+                let sequence = packet.sequence();
+                let take = if is_payload {
+                    accept(packet.payload())
+                } else {
+                    packet.payload().is_empty()
+                };
+                if !take {
+                    packet.refuse();
+                    return Err(ReceiveError::Rejected(sequence));
                 }
-                payload = Some((sequence, bytes.to_vec()));
-                true
-            } else {
-                bytes.is_empty()
+                if is_payload {
+                    payload = Some((sequence, packet.payload().to_vec()));
+                }
+                packet.accept()
             }
-        })?;
+            PacketIncoming::Fragment { .. } => Acks::EMPTY,
+        };
         self.last_received = now;
         let mut acks = Acks::EMPTY;
-        for sequence in &received.acks() {
+        for sequence in &received {
             if self.payload_packets.remove(sequence).is_some() {
                 acks.push(sequence);
             }

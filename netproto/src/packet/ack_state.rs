@@ -52,8 +52,9 @@ impl ReceivedBits {
 /// A bit covered by an earlier header needs no second look: its packet was then
 /// either acked, or absent from the sent window. It was not "not sent yet", because
 /// an ack at or beyond our next sequence is refused; and it cannot re-enter the window
-/// before the sequence wraps, which needs 65536 more sends. The cache is dropped well
-/// before that (after 32768 sends).
+/// before the sequence wraps, which needs 65536 more sequences (sends plus skipped
+/// sequences: the endpoint passes their count as `sent`). The cache is dropped well
+/// before that (after 32768 of them).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ProcessedAcks {
     /// `(ack, ack_bits, packets sent when recorded)`.

@@ -21,6 +21,8 @@ use super::sequence_buffer::MAX_SEQUENCE_BUFFER_SIZE;
 /// | `packet_loss_smoothing_factor` | 0.1 |
 /// | `bandwidth_smoothing_factor` | 0.1 |
 /// | `packet_header_size` | 28 |
+/// | `skip_sequence_seed` | `None` (never skip: the reference's datagrams) |
+/// | `skip_interval` | 256 |
 ///
 /// The RTT smoothing factor is the reference's 0.0025, not the 10% of the article
 /// the design cites: with 10% a single jittery sample moves the estimate by a tenth
@@ -72,6 +74,32 @@ pub struct EndpointConfig {
     pub bandwidth_smoothing_factor: f64,
     /// Bytes added to every packet for bandwidth accounting (IPv4 + UDP = 28).
     pub packet_header_size: usize,
+    /// Arms the skipped-sequence trap against optimistic acks (QUIC's defence): with
+    /// a seed, the endpoint now and then skips a sequence number when sending (the
+    /// sequence is never sent, and recorded as skipped in the sent window), and a
+    /// received header that acks a skipped sequence comes from a peer that acks
+    /// packets it never received: it is dropped whole with
+    /// [`ReceiveError::OptimisticAck`](super::ReceiveError::OptimisticAck) so that
+    /// the connection can disconnect the peer. The gaps between skips are drawn
+    /// from this seed (deterministic: seed it from the OS RNG in production, from a
+    /// constant in tests).
+    ///
+    /// `None` (the default) never skips, so a default endpoint sends exactly the
+    /// reference's datagrams.
+    ///
+    /// The cost: one sequence number in `skip_interval`. The peer sees it as one
+    /// lost packet (a `reliable` C peer simply sees a gap in our sequences); we
+    /// count it in `sequences_skipped`, never as sent, lost or in the loss and
+    /// bandwidth estimates. A skip never pushes an unacked packet out of the sent
+    /// window (it waits for a slot that holds none), and the record lives in the sent
+    /// window like any packet, so it leaves it (and stops trapping) as a packet
+    /// would.
+    pub skip_sequence_seed: Option<u64>,
+    /// Mean packets sent between two skipped sequences (the gaps are uniform in
+    /// `1 ..= 2 * skip_interval - 1`), at least 2. Unused without
+    /// `skip_sequence_seed`. A peer that acks everything trips the trap about once
+    /// per `skip_interval` packets.
+    pub skip_interval: usize,
 }
 
 impl Default for EndpointConfig {
@@ -89,6 +117,8 @@ impl Default for EndpointConfig {
             packet_loss_smoothing_factor: 0.1,
             bandwidth_smoothing_factor: 0.1,
             packet_header_size: 28,
+            skip_sequence_seed: None,
+            skip_interval: 256,
         }
     }
 }
@@ -132,6 +162,16 @@ pub enum ConfigError {
         /// Configured fragment size.
         fragment_size: usize,
     },
+    /// A value is below its minimum.
+    #[error("{field} is {value}, the minimum is {min}")]
+    TooSmall {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: usize,
+        /// The smallest supported value.
+        min: usize,
+    },
     /// A smoothing factor is not in (0, 1].
     #[error("{field} is {value}, it must be in (0, 1]")]
     SmoothingFactor {
@@ -159,7 +199,7 @@ impl EndpointConfig {
     /// a ring slot; the last term is the transmit buffer. Everything but the
     /// reassembly buffers is allocated at construction; those grow to their bound when
     /// a peer sends maximal fragments for every slot, and are kept for reuse. The
-    /// payload handed to `receive`'s closure borrows these buffers.
+    /// payload of a [`PendingPacket`](super::PendingPacket) borrows these buffers.
     ///
     /// ```
     /// use netproto::packet::EndpointConfig;
@@ -234,6 +274,13 @@ impl EndpointConfig {
             if value > max {
                 return Err(ConfigError::TooLarge { field, value, max });
             }
+        }
+        if self.skip_interval < 2 {
+            return Err(ConfigError::TooSmall {
+                field: "skip_interval",
+                value: self.skip_interval,
+                min: 2,
+            });
         }
         let capacity = self.max_fragments.checked_mul(self.fragment_size);
         if capacity.is_none_or(|c| c < self.max_packet_size) {
@@ -315,6 +362,10 @@ mod tests {
             },
             EndpointConfig {
                 packet_header_size: usize::MAX,
+                ..base.clone()
+            },
+            EndpointConfig {
+                skip_interval: 1,
                 ..base.clone()
             },
         ];

@@ -2,13 +2,16 @@
 
 use super::ack_state::{ProcessedAcks, ReceivedBits};
 use super::config::{ConfigError, EndpointConfig};
-use super::fragment::{FRAGMENT_HEADER_BYTES, FragmentHeader, FragmentLimits, parse_fragment};
+use super::fragment::{
+    FRAGMENT_HEADER_BYTES, FragmentError, FragmentHeader, FragmentLimits, parse_fragment,
+};
 use super::header::{HeaderError, MAX_HEADER_BYTES, PacketHeader};
 use super::outcome::{Acks, ReceiveError, Received, SendError, Sent};
 use super::reassembly::{Reassembly, StoreError};
 use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
 use super::stats::{Counters, Estimator, ReceivedPacket, SentPacket, Stats};
+use core::fmt;
 
 /// One end of a packet connection, byte-compatible with a `reliable` endpoint.
 ///
@@ -24,13 +27,14 @@ use super::stats::{Counters, Estimator, ReceivedPacket, SentPacket, Stats};
 ///   of what we received, and transmits it as one datagram, or as fragments when it
 ///   is larger than `fragment_above`.
 /// * [`receive`](Self::receive) validates a datagram, reassembles fragments, drops
-///   stale and duplicate packets, hands the payload to the layer above (which accepts
-///   it or not: only accepted packets are acked), then reports which of our packets
-///   the peer's header newly acked.
+///   stale and duplicate packets, and hands a whole packet out as a
+///   [`PendingPacket`]; the layer above reads its payload and accepts it or not
+///   (only accepted packets are acked; accepting reports which of our packets the
+///   peer's header newly acked).
 /// * [`update`](Self::update) refreshes the [`Stats`].
 ///
 /// ```
-/// use netproto::packet::{Endpoint, EndpointConfig, Sequence};
+/// use netproto::packet::{Endpoint, EndpointConfig, Incoming, Sequence};
 ///
 /// let mut a = Endpoint::new(EndpointConfig::default(), 0.0)?;
 /// let mut b = Endpoint::new(EndpointConfig::default(), 0.0)?;
@@ -40,18 +44,17 @@ use super::stats::{Counters, Estimator, ReceivedPacket, SentPacket, Stats};
 /// let sent = a.send(0.0, b"state update", |d| datagrams.push(d.to_vec()))?;
 /// assert_eq!(sent.sequence, Sequence(0));
 ///
-/// // ... and B receives it and accepts the payload.
-/// let mut got = Vec::new();
-/// b.receive(0.05, &datagrams[0], |_seq, payload| {
-///     got.extend_from_slice(payload);
-///     true
-/// })?;
-/// assert_eq!(got, b"state update");
+/// // ... and B receives it, reads the payload and accepts the packet.
+/// let Incoming::Packet(packet) = b.receive(0.05, &datagrams[0])? else {
+///     unreachable!("a regular datagram is a whole packet");
+/// };
+/// assert_eq!(packet.payload(), b"state update");
+/// packet.accept();
 ///
 /// // B's next packet acks A's packet 0.
 /// datagrams.clear();
 /// b.send(0.06, b"ack carrier", |d| datagrams.push(d.to_vec()))?;
-/// let received = a.receive(0.1, &datagrams[0], |_, _| true)?;
+/// let received = a.receive(0.1, &datagrams[0])?.accept();
 /// assert_eq!(received.acks().as_slice(), &[Sequence(0)]);
 /// assert_eq!(a.stats().rtt_ms, 100.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -72,6 +75,42 @@ pub struct Endpoint {
     estimator: Estimator,
     counters: Counters,
     transmit_buffer: Box<[u8]>,
+    /// The skipped-sequence trap, when `skip_sequence_seed` is set.
+    skip: Option<Skipper>,
+}
+
+/// When to skip the next sequence: a countdown of sends, redrawn after each skip
+/// from a splitmix64 stream (deterministic from the seed).
+#[derive(Clone, Copy, Debug)]
+struct Skipper {
+    state: u64,
+    /// Mean sends between skips.
+    interval: u64,
+    /// Sends left before the next skip (0: skip as soon as it evicts nothing).
+    countdown: u64,
+}
+
+impl Skipper {
+    fn new(seed: u64, interval: usize) -> Self {
+        let mut skipper = Self {
+            state: seed,
+            interval: interval as u64,
+            countdown: 0,
+        };
+        skipper.countdown = skipper.draw();
+        skipper
+    }
+
+    /// A gap uniform in `1 ..= 2 * interval - 1` (mean `interval`).
+    fn draw(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let span = self.interval.saturating_mul(2).saturating_sub(1).max(1);
+        1 + z % span
+    }
 }
 
 impl Endpoint {
@@ -102,6 +141,9 @@ impl Endpoint {
             estimator: Estimator::new(&config),
             counters: Counters::default(),
             transmit_buffer,
+            skip: config
+                .skip_sequence_seed
+                .map(|seed| Skipper::new(seed, config.skip_interval)),
             config,
         })
     }
@@ -148,9 +190,20 @@ impl Endpoint {
     }
 
     /// `true` when our packet `sequence` is in the sent window and has been acked;
-    /// `false` when it is in the window unacked; `None` when it is not in the window.
+    /// `false` when it is in the window unacked; `None` when it is not in the window
+    /// (or is a sequence we skipped: never sent).
     pub fn is_acked(&self, sequence: Sequence) -> Option<bool> {
-        self.sent.get(sequence).map(|p| p.acked)
+        self.sent
+            .get(sequence)
+            .filter(|p| !p.skipped)
+            .map(|p| p.acked)
+    }
+
+    /// `true` when `sequence` is in the sent window as a sequence we skipped (never
+    /// sent): a peer acking it acks a packet it never received (see
+    /// [`EndpointConfig::skip_sequence_seed`]).
+    pub fn is_skipped(&self, sequence: Sequence) -> bool {
+        self.sent.get(sequence).is_some_and(|p| p.skipped)
     }
 
     /// Packets currently being reassembled (at most `fragment_reassembly_buffer_size`).
@@ -204,7 +257,7 @@ impl Endpoint {
         let lost = self
             .sent
             .occupant(sequence)
-            .filter(|&old| self.sent.get(old).is_some_and(|p| !p.acked));
+            .filter(|&old| self.sent.get(old).is_some_and(|p| !p.acked && !p.skipped));
         if lost.is_some() {
             self.counters.packets_lost += 1;
         }
@@ -212,6 +265,7 @@ impl Endpoint {
             time: now,
             bytes: u32::try_from(self.config.packet_header_size + len).unwrap_or(u32::MAX),
             acked: false,
+            skipped: false,
         };
         // Sends are consecutive and newest, never stale.
         if let Ok(slot) = self.sent.insert_in_place(sequence) {
@@ -249,6 +303,7 @@ impl Endpoint {
             count as u16
         };
         self.counters.packets_sent += 1;
+        self.maybe_skip(now);
         Ok(Sent {
             sequence,
             fragments,
@@ -256,24 +311,90 @@ impl Endpoint {
         })
     }
 
-    /// Receives one datagram at time `now`.
+    /// The skipped-sequence trap: after a send, when the countdown is over, takes
+    /// the next sequence out of use (recorded in the sent window as skipped, never
+    /// sent), so that [`next_sequence`](Self::next_sequence) already names the
+    /// packet after it. A skip waits while its slot holds an unacked packet, so that
+    /// it never pushes a packet out of the window (every packet is still reported
+    /// once, acked or lost, by the send that evicts it).
+    fn maybe_skip(&mut self, now: f64) {
+        let Some(skip) = &mut self.skip else {
+            return;
+        };
+        skip.countdown = skip.countdown.saturating_sub(1);
+        if skip.countdown > 0 {
+            return;
+        }
+        let sequence = self.sequence;
+        let evicts_unacked = self
+            .sent
+            .occupant(sequence)
+            .and_then(|old| self.sent.get(old))
+            .is_some_and(|p| !p.acked && !p.skipped);
+        if evicts_unacked {
+            return;
+        }
+        skip.countdown = skip.draw();
+        // Consecutive and newest, never stale.
+        if let Ok(slot) = self.sent.insert_in_place(sequence) {
+            *slot = SentPacket {
+                time: now,
+                bytes: 0,
+                acked: false,
+                skipped: true,
+            };
+        }
+        self.sequence = sequence.next();
+        self.counters.sequences_skipped += 1;
+    }
+
+    /// Phase 1 of receiving one datagram at time `now`: validates it and, when it
+    /// completes a packet, hands the packet out for the layer above's verdict.
     ///
-    /// When it completes a packet that is neither stale nor a duplicate, `process` is
-    /// called with the packet's sequence and payload; it returns whether the layer
-    /// above accepted the packet. Only an accepted packet is recorded as received (so
-    /// that it will be acked) and has its header's acks processed: the sequences of
-    /// our packets it newly acks are returned in [`Received::Packet`], each reported
-    /// once over the endpoint's life.
+    /// Every check runs here, before a byte of payload is handed out: the header or
+    /// fragment fields, the sizes, the acks (an ack naming a packet not sent yet is
+    /// [`ForgedAck`](ReceiveError::ForgedAck), one naming a sequence we skipped is
+    /// [`OptimisticAck`](ReceiveError::OptimisticAck)), stale and duplicate packets.
+    /// A fragment is stored and reported as [`Incoming::Fragment`]; a regular datagram,
+    /// or the last fragment of a packet, gives [`Incoming::Packet`] with a
+    /// [`PendingPacket`] that borrows the endpoint until the verdict: only
+    /// [`accept`](PendingPacket::accept) records the packet as received (so that it
+    /// will be acked) and processes its header's acks;
+    /// [`refuse`](PendingPacket::refuse), or dropping it, leaves no trace but the
+    /// `packets_rejected` counter.
     ///
     /// Everything else is dropped whole, counted, and returned as a
     /// [`ReceiveError`]; no input can make this panic or allocate beyond the
     /// configured reassembly table.
-    pub fn receive(
-        &mut self,
+    ///
+    /// ```
+    /// use netproto::packet::{Endpoint, EndpointConfig, Incoming, Sequence};
+    ///
+    /// let mut a = Endpoint::new(EndpointConfig::default(), 0.0)?;
+    /// let mut b = Endpoint::new(EndpointConfig::default(), 0.0)?;
+    /// let mut wire = Vec::new();
+    /// a.send(0.0, b"bad", |d| wire.push(d.to_vec()))?;
+    /// a.send(0.0, b"good", |d| wire.push(d.to_vec()))?;
+    /// for datagram in &wire {
+    ///     if let Incoming::Packet(packet) = b.receive(0.05, datagram)? {
+    ///         if packet.payload() == b"good" {
+    ///             packet.accept();
+    ///         } else {
+    ///             packet.refuse();
+    ///         }
+    ///     }
+    /// }
+    /// // Only packet 1 was accepted: only it will be acked.
+    /// assert_eq!(b.next_header().ack, Sequence(1));
+    /// assert_eq!(b.next_header().ack_bits, 0b1);
+    /// assert_eq!(b.counters().packets_rejected, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn receive<'a>(
+        &'a mut self,
         now: f64,
-        datagram: &[u8],
-        process: impl FnOnce(Sequence, &[u8]) -> bool,
-    ) -> Result<Received, ReceiveError> {
+        datagram: &'a [u8],
+    ) -> Result<Incoming<'a>, ReceiveError> {
         self.time = now;
         let Some(&prefix) = datagram.first() else {
             self.counters.packets_invalid += 1;
@@ -290,29 +411,48 @@ impl Endpoint {
                 max,
             });
         }
-        if prefix & 1 == 0 {
-            self.counters.packets_received += 1;
-            let (header, header_len) = PacketHeader::decode(datagram).map_err(|e| {
-                self.counters.packets_invalid += 1;
-                ReceiveError::InvalidHeader(e)
-            })?;
-            self.process_packet(header, &datagram[header_len..], datagram.len(), process)
-        } else {
-            self.receive_fragment(datagram, process)
+        if prefix & 1 != 0 {
+            return self.receive_fragment(datagram);
         }
+        self.counters.packets_received += 1;
+        let (header, header_len) = PacketHeader::decode(datagram).map_err(|e| {
+            self.counters.packets_invalid += 1;
+            ReceiveError::InvalidHeader(e)
+        })?;
+        let payload = datagram.get(header_len..).unwrap_or_default();
+        self.check_packet(&header, payload.len())?;
+        Ok(Incoming::Packet(PendingPacket {
+            header,
+            wire_len: datagram.len(),
+            payload: Payload::Datagram(payload),
+            endpoint: Some(self),
+        }))
     }
 
-    fn receive_fragment(
-        &mut self,
-        datagram: &[u8],
-        process: impl FnOnce(Sequence, &[u8]) -> bool,
-    ) -> Result<Received, ReceiveError> {
+    fn receive_fragment<'a>(
+        &'a mut self,
+        datagram: &'a [u8],
+    ) -> Result<Incoming<'a>, ReceiveError> {
         let fragment = parse_fragment(datagram, &self.limits).map_err(|e| {
             self.counters.fragments_invalid += 1;
             ReceiveError::InvalidFragment(e)
         })?;
         let sequence = fragment.header.sequence;
         let fragment_id = fragment.header.fragment_id;
+        // A sender fragments only packets above `fragment_above`, so a one-fragment
+        // packet is a packet of `fragment_above + 1 ..= fragment_size` bytes: with
+        // `fragment_size <= fragment_above` there is none, and a smaller one would
+        // have been sent whole.
+        let fragment_above = self.config.fragment_above;
+        if fragment.header.fragment_count == 1 && fragment.payload.len() <= fragment_above {
+            self.counters.fragments_invalid += 1;
+            return Err(ReceiveError::InvalidFragment(
+                FragmentError::NeedlessFragment {
+                    len: fragment.payload.len(),
+                    fragment_above,
+                },
+            ));
+        }
         if self.received.contains(sequence) {
             self.counters.fragments_duplicate += 1;
             return Err(ReceiveError::DuplicateFragment {
@@ -352,34 +492,42 @@ impl Endpoint {
         };
         self.counters.fragments_received += 1;
         let Some(packet) = completed else {
-            return Ok(Received::Fragment {
+            return Ok(Incoming::Fragment {
                 sequence,
                 fragment_id,
                 fragment_count: fragment.header.fragment_count,
             });
         };
         self.counters.packets_received += 1;
-        let payload = packet.data.get(..packet.len).unwrap_or_default();
-        let wire_len = packet.header.encoded_len() + payload.len();
-        let result = self.process_packet(packet.header, payload, wire_len, process);
-        self.reassembly.recycle(sequence, packet.data);
-        result
+        if let Err(e) = self.check_packet(&packet.header, packet.len) {
+            self.reassembly.recycle(sequence, packet.data);
+            return Err(e);
+        }
+        Ok(Incoming::Packet(PendingPacket {
+            header: packet.header,
+            wire_len: packet.header.encoded_len() + packet.len,
+            payload: Payload::Reassembled {
+                data: packet.data,
+                len: packet.len,
+            },
+            endpoint: Some(self),
+        }))
     }
 
-    /// The regular receive path, shared by whole datagrams and reassembled packets.
+    /// The checks of a whole packet, shared by regular datagrams and reassembled
+    /// packets: everything is refused here or nowhere, so that a packet handed out
+    /// needs nothing but the verdict.
     #[inline]
-    fn process_packet(
+    fn check_packet(
         &mut self,
-        header: PacketHeader,
-        payload: &[u8],
-        wire_len: usize,
-        process: impl FnOnce(Sequence, &[u8]) -> bool,
-    ) -> Result<Received, ReceiveError> {
+        header: &PacketHeader,
+        payload_len: usize,
+    ) -> Result<(), ReceiveError> {
         let sequence = header.sequence;
-        if payload.len() > self.config.max_packet_size {
+        if payload_len > self.config.max_packet_size {
             self.counters.packets_too_large_to_receive += 1;
             return Err(ReceiveError::TooLarge {
-                size: payload.len(),
+                size: payload_len,
                 max: self.config.max_packet_size,
             });
         }
@@ -393,6 +541,10 @@ impl Endpoint {
                 next: self.sequence,
             });
         }
+        if let Some(skipped) = self.acked_skip(header) {
+            self.counters.optimistic_acks += 1;
+            return Err(ReceiveError::OptimisticAck { sequence: skipped });
+        }
         if self.received.is_stale(sequence) {
             self.counters.packets_stale += 1;
             return Err(ReceiveError::Stale(sequence));
@@ -401,10 +553,46 @@ impl Endpoint {
             self.counters.packets_duplicate += 1;
             return Err(ReceiveError::Duplicate(sequence));
         }
-        if !process(sequence, payload) {
-            self.counters.packets_rejected += 1;
-            return Err(ReceiveError::Rejected(sequence));
+        Ok(())
+    }
+
+    /// The bits of `header` not covered by a header already accepted. Those covered
+    /// were checked when it was, and cannot ack anything new.
+    #[inline]
+    fn unseen_bits(&self, header: &PacketHeader) -> u32 {
+        self.processed
+            .unseen(header.ack, header.ack_bits, self.sequences_used())
+    }
+
+    /// Sequences consumed so far: sent packets plus skipped sequences.
+    fn sequences_used(&self) -> u64 {
+        self.counters.packets_sent + self.counters.sequences_skipped
+    }
+
+    /// A sequence we skipped (never sent) that `header` acks, if any.
+    #[inline]
+    fn acked_skip(&self, header: &PacketHeader) -> Option<Sequence> {
+        // Nothing can be skipped without a skip seed: no lookups.
+        self.skip.as_ref()?;
+        let mut bits = self.unseen_bits(header);
+        let mut acked = header.ack;
+        while bits != 0 {
+            let skip = bits.trailing_zeros();
+            acked = acked.wrapping_sub(skip as u16);
+            bits >>= skip;
+            if self.sent.get(acked).is_some_and(|p| p.skipped) {
+                return Some(acked);
+            }
+            bits >>= 1;
+            acked = acked.prev();
         }
+        None
+    }
+
+    /// Phase 2 of an accepted packet: records it as received (so it will be acked)
+    /// and processes its header's acks. The packet passed [`check_packet`].
+    fn accept_packet(&mut self, header: &PacketHeader, wire_len: usize) -> Acks {
+        let sequence = header.sequence;
         let record = ReceivedPacket {
             time: self.time,
             bytes: u32::try_from(self.config.packet_header_size + wire_len).unwrap_or(u32::MAX),
@@ -420,19 +608,17 @@ impl Endpoint {
         // Walk the ack bits from bit 0 (ack) to bit 31 (ack - 31), skipping those an
         // earlier header already covered (they cannot ack anything new).
         let mut acks = Acks::EMPTY;
-        let sent_total = self.counters.packets_sent;
-        let mut bits = self
-            .processed
-            .unseen(header.ack, header.ack_bits, sent_total);
-        self.processed
-            .record(header.ack, header.ack_bits, sent_total);
+        let used = self.sequences_used();
+        let mut bits = self.unseen_bits(header);
+        self.processed.record(header.ack, header.ack_bits, used);
         let mut acked = header.ack;
         while bits != 0 {
             let skip = bits.trailing_zeros();
             acked = acked.wrapping_sub(skip as u16);
             bits >>= skip;
             if let Some(packet) = self.sent.get_mut(acked) {
-                if !packet.acked {
+                // A skipped sequence cannot be here: `check_packet` refused it.
+                if !packet.acked && !packet.skipped {
                     packet.acked = true;
                     let rtt_ms = ((self.time - packet.time) * 1000.0).max(0.0);
                     self.counters.packets_acked += 1;
@@ -443,7 +629,160 @@ impl Endpoint {
             bits >>= 1;
             acked = acked.prev();
         }
-        Ok(Received::Packet { sequence, acks })
+        acks
+    }
+}
+
+/// What [`Endpoint::receive`] made of a valid datagram.
+#[derive(Debug)]
+#[must_use = "a packet is acked only if it is accepted: dropping it refuses it"]
+pub enum Incoming<'a> {
+    /// A fragment was stored; its packet is not complete yet.
+    Fragment {
+        /// The sequence of the packet.
+        sequence: Sequence,
+        /// The fragment's index.
+        fragment_id: u8,
+        /// The packet's fragment count.
+        fragment_count: u16,
+    },
+    /// A whole packet (a regular datagram, or the last fragment of a packet), waiting
+    /// for the layer above's verdict.
+    Packet(PendingPacket<'a>),
+}
+
+impl Incoming<'_> {
+    /// Accepts the packet, if this is one, without looking at its payload (see
+    /// [`PendingPacket::accept`]); a fragment needs no verdict. For tests and layers
+    /// that take every packet.
+    ///
+    /// ```
+    /// use netproto::packet::{Endpoint, EndpointConfig, Received, Sequence};
+    ///
+    /// let mut a = Endpoint::new(EndpointConfig::default(), 0.0)?;
+    /// let mut b = Endpoint::new(EndpointConfig::default(), 0.0)?;
+    /// let mut wire = Vec::new();
+    /// a.send(0.0, b"hello", |d| wire.push(d.to_vec()))?;
+    /// let received = b.receive(0.05, &wire[0])?.accept();
+    /// assert!(matches!(received, Received::Packet { sequence: Sequence(0), .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn accept(self) -> Received {
+        match self {
+            Self::Fragment {
+                sequence,
+                fragment_id,
+                fragment_count,
+            } => Received::Fragment {
+                sequence,
+                fragment_id,
+                fragment_count,
+            },
+            Self::Packet(packet) => {
+                let sequence = packet.sequence();
+                Received::Packet {
+                    sequence,
+                    acks: packet.accept(),
+                }
+            }
+        }
+    }
+}
+
+/// Where a pending packet's payload lives.
+enum Payload<'a> {
+    /// In the datagram (a regular packet).
+    Datagram(&'a [u8]),
+    /// In a reassembly buffer taken out of the table, given back at the verdict.
+    Reassembled { data: Vec<u8>, len: usize },
+}
+
+/// A whole packet that passed every check of [`Endpoint::receive`], waiting for the
+/// layer above's verdict. It borrows the endpoint (nothing else can happen to it
+/// meanwhile) and, for a reassembled packet, one of its reassembly buffers, which
+/// the verdict gives back for reuse (no allocation per packet).
+///
+/// [`accept`](Self::accept) records it; [`refuse`](Self::refuse) and dropping it
+/// refuse it: not recorded, not acked, its acks not applied, counted in
+/// `packets_rejected`. A refused packet can be received again (a retransmitted copy
+/// is not a duplicate).
+#[must_use = "a packet is acked only if it is accepted: dropping it refuses it"]
+pub struct PendingPacket<'a> {
+    header: PacketHeader,
+    /// Datagram bytes (for the bandwidth estimate).
+    wire_len: usize,
+    payload: Payload<'a>,
+    /// `None` once the verdict is given.
+    endpoint: Option<&'a mut Endpoint>,
+}
+
+impl PendingPacket<'_> {
+    /// The packet's sequence.
+    pub fn sequence(&self) -> Sequence {
+        self.header.sequence
+    }
+
+    /// The packet's header: its sequence and the acks it carries (applied only if it
+    /// is accepted).
+    pub fn header(&self) -> &PacketHeader {
+        &self.header
+    }
+
+    /// The packet's payload.
+    pub fn payload(&self) -> &[u8] {
+        match &self.payload {
+            Payload::Datagram(payload) => payload,
+            Payload::Reassembled { data, len } => data.get(..*len).unwrap_or_default(),
+        }
+    }
+
+    /// Phase 2: records the packet as received (it will be acked), processes its
+    /// header's acks, and returns the sequences of our packets it newly acked, newest
+    /// first; each of our packets is reported once over the endpoint's life.
+    pub fn accept(mut self) -> Acks {
+        self.verdict(true)
+    }
+
+    /// Refuses the packet: it is not recorded (not acked, and a copy of it is not a
+    /// duplicate), its acks are not applied, and it is counted in
+    /// `packets_rejected`. Dropping the packet does the same.
+    pub fn refuse(mut self) {
+        self.verdict(false);
+    }
+
+    fn verdict(&mut self, accept: bool) -> Acks {
+        let Some(endpoint) = self.endpoint.take() else {
+            return Acks::EMPTY;
+        };
+        let acks = if accept {
+            endpoint.accept_packet(&self.header, self.wire_len)
+        } else {
+            endpoint.counters.packets_rejected += 1;
+            Acks::EMPTY
+        };
+        if let Payload::Reassembled { data, .. } = &mut self.payload {
+            endpoint
+                .reassembly
+                .recycle(self.header.sequence, core::mem::take(data));
+        }
+        acks
+    }
+}
+
+impl Drop for PendingPacket<'_> {
+    /// Refuses the packet if no verdict was given.
+    fn drop(&mut self) {
+        self.verdict(false);
+    }
+}
+
+impl fmt::Debug for PendingPacket<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingPacket")
+            .field("header", &self.header)
+            .field("payload_len", &self.payload().len())
+            .field("pending", &self.endpoint.is_some())
+            .finish()
     }
 }
 
@@ -471,10 +810,10 @@ mod tests {
         for i in 0..100u16 {
             let t = f64::from(i) * 0.01;
             for d in send(&mut a, t, &[1, 2, 3]) {
-                b.receive(t, &d, |_, _| true).expect("valid");
+                b.receive(t, &d).expect("valid").accept();
             }
             for d in send(&mut b, t, &[4, 5]) {
-                let r = a.receive(t, &d, |_, _| true).expect("valid");
+                let r = a.receive(t, &d).expect("valid").accept();
                 acked_by_a.extend(r.acks().iter().map(|s| s.0));
             }
         }
@@ -487,18 +826,24 @@ mod tests {
     fn rejected_packets_are_not_acked() {
         let (mut a, mut b) = pair();
         let d = send(&mut a, 0.0, b"no");
-        assert_eq!(
-            b.receive(0.0, &d[0], |_, _| false),
-            Err(ReceiveError::Rejected(Sequence(0)))
-        );
+        match b.receive(0.0, &d[0]) {
+            Ok(Incoming::Packet(p)) => {
+                assert_eq!(p.sequence(), Sequence(0));
+                p.refuse();
+            }
+            other => panic!("{other:?}"),
+        }
         assert_eq!(b.next_header().ack_bits, 0);
         // A retransmitted copy is processed again, since it was never recorded.
-        assert!(b.receive(0.0, &d[0], |_, _| true).is_ok());
-        assert_eq!(b.next_header().ack_bits, 1);
-        assert_eq!(
-            b.receive(0.0, &d[0], |_, _| true),
-            Err(ReceiveError::Duplicate(Sequence(0)))
+        assert!(
+            b.receive(0.0, &d[0])
+                .is_ok_and(|i| i.accept().sequence() == Sequence(0))
         );
+        assert_eq!(b.next_header().ack_bits, 1);
+        assert!(matches!(
+            b.receive(0.0, &d[0]),
+            Err(ReceiveError::Duplicate(Sequence(0)))
+        ));
         assert_eq!(b.counters().packets_duplicate, 1);
         assert_eq!(b.counters().packets_rejected, 1);
     }
@@ -512,11 +857,10 @@ mod tests {
         frags.reverse();
         let mut got = None;
         for d in &frags {
-            b.receive(0.0, d, |s, p| {
-                got = Some((s, p.to_vec()));
-                true
-            })
-            .expect("valid");
+            if let Incoming::Packet(p) = b.receive(0.0, d).expect("valid") {
+                got = Some((p.sequence(), p.payload().to_vec()));
+                p.accept();
+            }
         }
         assert_eq!(got, Some((Sequence(0), payload)));
         let big = vec![0u8; 16385];
@@ -572,8 +916,8 @@ mod tests {
                     in_flight.swap_remove(k)
                 };
                 if rng.chance(0.8) {
-                    let r1 = incremental.receive(now, &d, |_, _| true).is_ok();
-                    let r2 = scanned.receive(now, &d, |_, _| true).is_ok();
+                    let r1 = incremental.receive(now, &d).map(Incoming::accept).is_ok();
+                    let r2 = scanned.receive(now, &d).map(Incoming::accept).is_ok();
                     assert!(
                         r1 || !r2,
                         "the larger window accepts whatever the smaller does"
@@ -595,14 +939,94 @@ mod tests {
             ack: Sequence(5),
             ack_bits: 0b100001,
         };
-        let mut called = false;
-        let r = a.receive(0.0, &header.encode(), |_, _| {
-            called = true;
-            true
-        });
-        assert!(matches!(r, Err(ReceiveError::ForgedAck { .. })));
-        assert!(!called);
+        let encoded = header.encode();
+        assert!(matches!(
+            a.receive(0.0, &encoded),
+            Err(ReceiveError::ForgedAck { .. })
+        ));
         assert_eq!(a.counters().packets_invalid, 1);
         assert_eq!(a.is_acked(Sequence(0)), Some(false));
+    }
+
+    #[test]
+    fn dropping_a_pending_packet_refuses_it() {
+        let (mut a, mut b) = pair();
+        let d = send(&mut a, 0.0, b"x");
+        let pending = b.receive(0.0, &d[0]).expect("valid");
+        drop(pending);
+        assert_eq!(b.counters().packets_rejected, 1);
+        assert_eq!(b.next_header().ack_bits, 0);
+        // Not recorded: a copy is not a duplicate.
+        assert!(matches!(
+            b.receive(0.0, &d[0]).expect("valid").accept(),
+            Received::Packet {
+                sequence: Sequence(0),
+                ..
+            }
+        ));
+        assert_eq!(b.counters().packets_rejected, 1);
+        assert_eq!(b.counters().packets_duplicate, 0);
+    }
+
+    #[test]
+    fn a_refused_packet_applies_none_of_its_acks() {
+        let (mut a, mut b) = pair();
+        let d = send(&mut a, 0.0, b"x");
+        b.receive(0.0, &d[0]).expect("valid").accept();
+        let reply = send(&mut b, 0.1, b"y");
+        match a.receive(0.2, &reply[0]).expect("valid") {
+            Incoming::Packet(p) => {
+                assert_eq!(p.header().ack, Sequence(0));
+                p.refuse();
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(a.is_acked(Sequence(0)), Some(false));
+        assert_eq!(a.counters().packets_acked, 0);
+        assert_eq!(a.stats().rtt_ms, 0.0);
+        // The copy, accepted, acks it (once).
+        let Incoming::Packet(p) = a.receive(0.2, &reply[0]).expect("valid") else {
+            panic!("a whole packet");
+        };
+        assert_eq!(p.accept().as_slice(), &[Sequence(0)]);
+        assert_eq!(a.is_acked(Sequence(0)), Some(true));
+    }
+
+    #[test]
+    fn a_reassembled_packet_gives_its_buffer_back_whatever_the_verdict() {
+        let (mut a, mut b) = pair();
+        let payload = vec![3u8; 4000];
+        let frags = send(&mut a, 0.0, &payload);
+        assert_eq!(frags.len(), 4);
+        for d in &frags[..3] {
+            assert!(matches!(b.receive(0.0, d), Ok(Incoming::Fragment { .. })));
+        }
+        let memory = b.reassembly_memory();
+        assert_eq!(memory, 4 * 1024);
+        match b.receive(0.0, &frags[3]).expect("valid") {
+            Incoming::Packet(p) => {
+                assert_eq!(p.payload(), &payload[..]);
+                p.refuse();
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(b.reassembly_memory(), memory);
+        assert_eq!(b.pending_reassemblies(), 0);
+        // Refused: the packet can be reassembled again, in the same buffer.
+        for d in &frags[..3] {
+            assert!(b.receive(0.0, d).is_ok());
+        }
+        let Incoming::Packet(p) = b.receive(0.0, &frags[3]).expect("valid") else {
+            panic!("complete");
+        };
+        assert_eq!(p.payload(), &payload[..]);
+        drop(p);
+        assert_eq!(b.counters().packets_rejected, 2);
+        assert_eq!(b.reassembly_memory(), memory);
+        for d in &frags {
+            let _ = b.receive(0.0, d).map(Incoming::accept);
+        }
+        assert_eq!(b.reassembly_memory(), memory);
+        assert_eq!(b.next_header().ack_bits, 1);
     }
 }

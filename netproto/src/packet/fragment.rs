@@ -118,6 +118,18 @@ pub enum FragmentError {
         /// Expected bytes (for the last fragment: the minimum, 1).
         expected: usize,
     },
+    /// A packet sent as one fragment that its sender would have sent whole: a
+    /// sender fragments only packets above `fragment_above` bytes. (With
+    /// `fragment_size <= fragment_above` no one-fragment packet exists at all.)
+    /// Returned by [`Endpoint::receive`](super::Endpoint::receive), which knows
+    /// `fragment_above`; [`parse_fragment`] does not check it.
+    #[error("a one-fragment packet of {len} bytes is not above fragment_above ({fragment_above})")]
+    NeedlessFragment {
+        /// Payload bytes of the packet.
+        len: usize,
+        /// Configured `fragment_above`.
+        fragment_above: usize,
+    },
     /// The reassembled packet would exceed the maximum packet size.
     #[error("reassembled packet of at least {size} bytes exceeds the maximum of {max}")]
     PacketTooLarge {

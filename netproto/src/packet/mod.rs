@@ -12,7 +12,11 @@
 //! * [`Sequence`], [`SequenceBuffer`]: wrap-aware sequence numbers and the ring
 //!   buffer every window is made of.
 //! * [`PacketHeader`], [`FragmentHeader`], [`parse_fragment`]: the wire format.
-//! * [`Endpoint`], [`EndpointConfig`]: the sans-IO state machine.
+//! * [`Endpoint`], [`EndpointConfig`]: the sans-IO state machine. Receiving is in
+//!   two phases: [`Endpoint::receive`] validates a datagram and hands out a whole
+//!   packet as a [`PendingPacket`]; the layer above reads its payload and
+//!   [`accept`](PendingPacket::accept)s it (recorded, acked, its acks applied) or
+//!   [`refuse`](PendingPacket::refuse)s it (as if it never arrived).
 //! * [`Stats`], [`Counters`]: what it measured and what it dropped.
 //!
 //! Differences from the reference, none visible in a conforming exchange:
@@ -26,6 +30,15 @@
 //! * Packets that leave the sent window unacked are reported lost
 //!   ([`Sent::lost`]); the reference only counts them in its loss estimate.
 //! * Duplicate fragments are counted (`fragments_duplicate`).
+//! * A one-fragment packet is refused unless its payload is above `fragment_above`
+//!   (a sender fragments nothing smaller, so with `fragment_size <= fragment_above`
+//!   every one-fragment packet is refused); the reference accepts any. The reference
+//!   does send one-fragment packets when `fragment_size > fragment_above`, and those
+//!   are accepted.
+//! * With [`EndpointConfig::skip_sequence_seed`] set (off by default), the
+//!   skipped-sequence trap: now and then a sequence number is skipped (never sent),
+//!   and a header acking a skipped sequence drops the packet as an optimistic ack
+//!   ([`ReceiveError::OptimisticAck`]). A reference peer sees an occasional gap.
 
 mod ack_state;
 mod config;
@@ -39,7 +52,7 @@ mod sequence_buffer;
 mod stats;
 
 pub use config::{ConfigError, EndpointConfig, MAX_PACKET_HEADER_SIZE, MAX_PACKET_SIZE_LIMIT};
-pub use endpoint::Endpoint;
+pub use endpoint::{Endpoint, Incoming, PendingPacket};
 pub use fragment::{
     FRAGMENT_HEADER_BYTES, FRAGMENT_PREFIX, Fragment, FragmentError, FragmentHeader,
     FragmentLimits, MAX_FRAGMENTS, parse_fragment,

@@ -20,9 +20,9 @@ pub const MAX_ACKS_PER_PACKET: usize = 32;
 /// let mut b = Endpoint::new(EndpointConfig::default(), 0.0).unwrap();
 /// let mut wire = Vec::new();
 /// a.send(0.0, b"hello", |d| wire.push(d.to_vec())).unwrap();
-/// b.receive(0.05, &wire.pop().unwrap(), |_, _| true).unwrap();
+/// b.receive(0.05, &wire.pop().unwrap()).unwrap().accept();
 /// b.send(0.05, b"hi", |d| wire.push(d.to_vec())).unwrap();
-/// let received = a.receive(0.1, &wire.pop().unwrap(), |_, _| true).unwrap();
+/// let received = a.receive(0.1, &wire.pop().unwrap()).unwrap().accept();
 /// assert_eq!(received.acks().as_slice(), &[Sequence(0)]);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -105,7 +105,10 @@ pub struct Sent {
     pub lost: Option<Sequence>,
 }
 
-/// What [`Endpoint::receive`](super::Endpoint::receive) did with a valid datagram.
+/// What became of a valid datagram once the layer above accepted its packet: the
+/// summary [`Incoming::accept`](super::Incoming::accept) and
+/// [`MessageStack::receive_datagram`](crate::channel::MessageStack::receive_datagram)
+/// return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Received {
@@ -129,6 +132,13 @@ pub enum Received {
 }
 
 impl Received {
+    /// The sequence of the packet (of the fragment's packet, for a fragment).
+    pub fn sequence(&self) -> Sequence {
+        match self {
+            Self::Packet { sequence, .. } | Self::Fragment { sequence, .. } => *sequence,
+        }
+    }
+
     /// The acks reported (empty for a fragment).
     pub fn acks(&self) -> Acks {
         match self {
@@ -209,7 +219,23 @@ pub enum ReceiveError {
         /// Count of this fragment.
         got: u16,
     },
-    /// The layer above refused the packet: it is not acked.
+    /// The header acks `sequence`, a sequence we skipped on purpose and never sent:
+    /// the peer acks packets it did not receive (an optimistic ack, which would
+    /// release reliable messages never delivered and fake RTT samples). A protocol
+    /// violation: the connection above should disconnect the peer. Only with
+    /// [`EndpointConfig::skip_sequence_seed`](super::EndpointConfig::skip_sequence_seed)
+    /// set.
+    #[error("ack of packet {sequence}, which was never sent (optimistic ack)")]
+    OptimisticAck {
+        /// The skipped sequence the header acks.
+        sequence: Sequence,
+    },
+    /// The layer above refused the packet: it is not acked. [`Endpoint::receive`]
+    /// never returns it (the layer refuses with
+    /// [`PendingPacket::refuse`](super::PendingPacket::refuse)); layers built on the
+    /// endpoint use it to report their refusal.
+    ///
+    /// [`Endpoint::receive`]: super::Endpoint::receive
     #[error("packet {0} was refused by the layer above")]
     Rejected(Sequence),
 }

@@ -13,6 +13,9 @@ pub(crate) struct SentPacket {
     pub(crate) bytes: u32,
     /// Acked by the peer (reported once).
     pub(crate) acked: bool,
+    /// A sequence skipped on purpose, never sent: not a packet (not sent, lost,
+    /// acked or measured), and a peer acking it acks what it never received.
+    pub(crate) skipped: bool,
 }
 
 /// What an endpoint remembers about a packet it received and accepted.
@@ -61,8 +64,9 @@ pub struct Stats {
 
 /// Event counters of an [`Endpoint`](super::Endpoint) (the reference's
 /// `RELIABLE_ENDPOINT_COUNTER_*`, plus a few of ours). Every datagram `receive`
-/// drops is counted in exactly one of the `*_invalid`, `*_stale`, `*_duplicate`,
-/// `*_rejected` or `*_too_large*` counters.
+/// drops, and every packet refused after it, is counted in exactly one of the
+/// `*_invalid`, `*_stale`, `*_duplicate`, `*_rejected`, `*_too_large*` or
+/// `optimistic_acks` counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Counters {
@@ -84,6 +88,12 @@ pub struct Counters {
     pub packets_invalid: u64,
     /// Packets the layer above refused (not acked).
     pub packets_rejected: u64,
+    /// Packets dropped because their acks name a sequence we skipped (never sent):
+    /// the peer acks packets it did not receive (see
+    /// [`EndpointConfig::skip_sequence_seed`](super::EndpointConfig::skip_sequence_seed)).
+    pub optimistic_acks: u64,
+    /// Sequences we skipped on purpose (never sent; not counted in `packets_sent`).
+    pub sequences_skipped: u64,
     /// Payloads `send` refused as larger than `max_packet_size`.
     pub packets_too_large_to_send: u64,
     /// Datagrams or packets dropped as larger than the configuration allows.
@@ -161,8 +171,11 @@ impl Estimator {
             (0..size / 2).map(move |i| base.wrapping_add(i as u16))
         };
 
-        let sent_window =
-            || oldest_half(sent.next_sequence(), sent.capacity()).filter_map(|s| sent.get(s));
+        let sent_window = || {
+            oldest_half(sent.next_sequence(), sent.capacity())
+                .filter_map(|s| sent.get(s))
+                .filter(|p| !p.skipped)
+        };
         let mut num_sent = 0u32;
         let mut num_dropped = 0u32;
         for packet in sent_window() {
@@ -285,6 +298,7 @@ mod tests {
                 time: f64::from(s) * 0.1,
                 bytes: 100,
                 acked: s % 2 == 0,
+                skipped: false,
             };
             sent.insert(Sequence(s), p).expect("fresh");
         }

@@ -8,7 +8,7 @@
 //! passing `now`.
 //!
 //! ```
-//! use netproto::packet::{Endpoint, EndpointConfig};
+//! use netproto::packet::{Endpoint, EndpointConfig, Incoming};
 //! use netproto::sim::{LinkConfig, Network, NodeId};
 //!
 //! let (a, b) = (NodeId(0), NodeId(1));
@@ -22,7 +22,7 @@
 //!     let now = f64::from(tick) / 60.0;
 //!     while let Some(d) = net.poll(now) {
 //!         let endpoint = if d.to == a { &mut ea } else { &mut eb };
-//!         if let Ok(r) = endpoint.receive(now, &d.payload, |_, _| true) {
+//!         if let Ok(r) = endpoint.receive(now, &d.payload).map(Incoming::accept) {
 //!             if d.to == a {
 //!                 acked += r.acks().len();
 //!             }

@@ -2,17 +2,98 @@
 //! [`ServerStack`] and [`ClientStack`] (a connection with one message layer per
 //! connection, glued as the UDP transport uses them), with datagrams going to a
 //! [`Network`] instead of a socket and [`WireCounters`] recording what went out, so
-//! that tests can check packet budgets.
+//! that tests can check packet budgets. [`SimBackend`] makes the connect tokens, as a
+//! game's backend would, deterministically.
+
+use std::net::{Ipv4Addr, SocketAddr};
 
 use netproto::MessageSet;
 use netproto::channel::{LayerConfig, MessageLayer};
 use netproto::connection::{
-    Client, ClientEvent, ClientId, ConnectionConfig, Packet, Server, ServerConfig, ServerEvent,
-    Transmit,
+    Client, ClientEvent, ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig,
+    ServerEvent,
 };
-use netproto::packet::FRAGMENT_PREFIX;
-use netproto::sim::{Network, NodeId};
+use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token_with};
+use netproto::sim::{Network, NodeId, Rng};
 use netproto::transport::{ClientStack, SendError, ServerStack, StackCounters};
+
+/// The Unix time the simulated servers start at.
+pub const SIM_UNIX_TIME: u64 = 1_800_000_000;
+
+/// The address a server at `node` has in connect tokens (never used as a socket: the
+/// simulator routes by node).
+pub fn sim_address(node: NodeId) -> SocketAddr {
+    SocketAddr::from((Ipv4Addr::LOCALHOST, 40_000 + node.0 as u16))
+}
+
+/// A game backend for simulated servers: it holds the private key they share and
+/// makes connect tokens with keys and nonces drawn from a seeded generator, so that
+/// a test replays byte for byte.
+#[derive(Debug)]
+pub struct SimBackend {
+    /// The key tokens are sealed with.
+    pub private_key: Key,
+    /// The protocol id tokens carry.
+    pub protocol_id: u64,
+    /// Seconds a token lives.
+    pub expire_seconds: u64,
+    /// The connection timeout tokens set.
+    pub timeout_seconds: i32,
+    rng: Rng,
+}
+
+impl SimBackend {
+    /// A backend for `protocol_id` with a key drawn from `seed`, tokens that live an
+    /// hour with a 5-second timeout.
+    pub fn new(protocol_id: u64, seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        Self {
+            private_key: Key::from_bytes(random_bytes(&mut rng)),
+            protocol_id,
+            expire_seconds: 3600,
+            timeout_seconds: 5,
+            rng,
+        }
+    }
+
+    /// A server configuration at `node` that accepts this backend's tokens.
+    pub fn server_config(&mut self, node: NodeId) -> ServerConfig {
+        let mut config = ServerConfig::new(
+            ConnectionConfig::new(self.protocol_id),
+            self.private_key.clone(),
+            vec![sim_address(node)],
+        );
+        config.challenge_key = Key::from_bytes(random_bytes(&mut self.rng));
+        config
+    }
+
+    /// A token for client `client_id` to connect to the server at `server`, made at
+    /// the simulated servers' start time.
+    pub fn token(&mut self, client_id: u64, server: NodeId) -> ConnectToken {
+        let mut params = TokenParams::new(self.protocol_id, client_id, vec![sim_address(server)]);
+        params.timeout_seconds = self.timeout_seconds;
+        params.expire_seconds = self.expire_seconds;
+        generate_connect_token_with(
+            &params,
+            &self.private_key,
+            SIM_UNIX_TIME,
+            SIM_UNIX_TIME + self.expire_seconds,
+            random_bytes(&mut self.rng),
+            Key::from_bytes(random_bytes(&mut self.rng)),
+            Key::from_bytes(random_bytes(&mut self.rng)),
+        )
+        .unwrap_or_else(|e| panic!("token: {e}"))
+    }
+}
+
+fn random_bytes<const N: usize>(rng: &mut Rng) -> [u8; N] {
+    let mut bytes = [0u8; N];
+    for chunk in bytes.chunks_mut(8) {
+        let word = rng.next_u64().to_le_bytes();
+        chunk.copy_from_slice(&word[..chunk.len()]);
+    }
+    bytes
+}
 
 /// What a node put on the wire.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,7 +106,7 @@ pub struct WireCounters {
     pub max_datagram: usize,
     /// The largest layer payload written.
     pub max_payload: usize,
-    /// Payload datagrams sent as packet-endpoint fragments.
+    /// Packet-endpoint fragments sent by the node's live connections.
     pub fragments_sent: u64,
     /// Payloads the layer refused on receipt (the packet was dropped unacked).
     pub payloads_refused: u64,
@@ -37,13 +118,6 @@ impl WireCounters {
         self.datagrams_sent += 1;
         self.bytes_sent += datagram.len() as u64;
         self.max_datagram = self.max_datagram.max(datagram.len());
-        if let Ok(Packet::Payload {
-            datagram: inner, ..
-        }) = Packet::decode(datagram)
-            && inner.first().is_some_and(|b| b & 1 == FRAGMENT_PREFIX)
-        {
-            self.fragments_sent += 1;
-        }
     }
 
     /// Takes the stack's payload counts.
@@ -59,11 +133,12 @@ fn flush(
     from: NodeId,
     net: &mut Network,
     wire: &mut WireCounters,
-    mut next: impl FnMut() -> Option<Transmit<NodeId>>,
+    mut next: impl FnMut(&mut [u8]) -> Option<(NodeId, usize)>,
 ) {
-    while let Some(t) = next() {
-        wire.record(&t.payload);
-        net.send(now, from, t.to, &t.payload);
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    while let Some((to, len)) = next(&mut buf) {
+        wire.record(&buf[..len]);
+        net.send(now, from, to, &buf[..len]);
     }
 }
 
@@ -79,7 +154,8 @@ impl<M: MessageSet> SimServer<M> {
     /// A server at `node` with `config` and `layer` for every client. Panics on an
     /// invalid configuration (a test's own setup).
     pub fn new(node: NodeId, config: ServerConfig, layer: LayerConfig, now: f64) -> Self {
-        let stack = ServerStack::new(config, layer, now).unwrap_or_else(|e| panic!("config: {e}"));
+        let stack = ServerStack::new(config, layer, now, SIM_UNIX_TIME)
+            .unwrap_or_else(|e| panic!("config: {e}"));
         Self {
             node,
             stack,
@@ -122,8 +198,16 @@ impl<M: MessageSet> SimServer<M> {
     /// Everything queued, counted, to the network.
     fn flush(&mut self, now: f64, net: &mut Network) {
         let (node, stack) = (self.node, &mut self.stack);
-        flush(now, node, net, &mut self.wire, || stack.poll_transmit());
+        flush(now, node, net, &mut self.wire, |buf| {
+            stack.poll_transmit(buf)
+        });
         self.wire.sync(self.stack.counters());
+        let server = self.stack.connection();
+        self.wire.fragments_sent = server
+            .clients()
+            .filter_map(|(id, _)| server.endpoint_counters(id))
+            .map(|c| c.fragments_sent)
+            .sum();
     }
 
     /// The layer of a connected client, to send and receive messages.
@@ -145,6 +229,11 @@ impl<M: MessageSet> SimServer<M> {
     pub fn poll_event(&mut self) -> Option<ServerEvent<NodeId>> {
         self.stack.poll_event()
     }
+
+    /// Disconnects `client` now (the packets go out at the next update).
+    pub fn disconnect(&mut self, now: f64, client: ClientId) -> bool {
+        self.stack.disconnect(now, client)
+    }
 }
 
 /// A game client on the simulator: a [`ClientStack`] at a node.
@@ -156,17 +245,17 @@ pub struct SimClient<M: MessageSet> {
 }
 
 impl<M: MessageSet> SimClient<M> {
-    /// A client at `node` connecting to `server` with `config`, `nonce` and `layer`.
+    /// A client at `node` connecting to `server` with `config`, `token` and `layer`.
     /// Panics on an invalid configuration (a test's own setup).
     pub fn new(
         node: NodeId,
         server: NodeId,
         config: ConnectionConfig,
-        nonce: u64,
+        token: &ConnectToken,
         layer: LayerConfig,
         now: f64,
     ) -> Self {
-        let stack = ClientStack::new(config, server, nonce, layer, now)
+        let stack = ClientStack::new(config, token, server, layer, now)
             .unwrap_or_else(|e| panic!("config: {e}"));
         Self {
             node,
@@ -200,8 +289,13 @@ impl<M: MessageSet> SimClient<M> {
     pub fn update(&mut self, now: f64, net: &mut Network) {
         self.stack.update(now);
         let (node, stack) = (self.node, &mut self.stack);
-        flush(now, node, net, &mut self.wire, || stack.poll_transmit());
+        flush(now, node, net, &mut self.wire, |buf| {
+            stack.poll_transmit(buf)
+        });
         self.wire.sync(self.stack.counters());
+        if let Some(c) = self.stack.connection().endpoint_counters() {
+            self.wire.fragments_sent = c.fragments_sent;
+        }
     }
 
     /// Queues `message` on `channel`.

@@ -47,7 +47,7 @@ use netproto::packet::MAX_HEADER_BYTES;
 use netproto::sim::{GilbertElliott, LinkConfig, Network, NodeId, Rng};
 use netproto::{MessageSet, NetMessage};
 use netproto_examples::game::{EntityUpdate, GameMessage, MatchPhase, PlayerInput, workload};
-use netproto_tests::sim_stack::{SimClient, SimServer, WireCounters};
+use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, WireCounters};
 
 const CLIENTS: usize = 200;
 const TICK: f64 = 1.0 / 60.0;
@@ -272,20 +272,22 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
     let mut net = Network::new(rng.next_u64());
     net.set_oracle_enabled(false);
     net.set_default_link(link);
-    let connection = ConnectionConfig::new(Msg::FINGERPRINT);
-    let mut server_config = ServerConfig::new(connection.clone(), [7; 16]);
-    server_config.max_clients = CLIENTS;
+    let protocol_id = netproto::protocol_id::<Msg>(&layer);
+    let connection = ConnectionConfig::new(protocol_id);
+    let mut backend = SimBackend::new(protocol_id, rng.next_u64());
     let server_node = NodeId(0);
+    let mut server_config = backend.server_config(server_node);
+    server_config.max_clients = CLIENTS;
     let mut server = SimServer::<Msg>::new(server_node, server_config, layer.clone(), 0.0);
     let mut clients: Vec<SimClient<Msg>> = (0..CLIENTS)
         .map(|i| {
             let node = NodeId(i as u32 + 1);
-            let nonce = rng.next_u64();
+            let token = backend.token(i as u64 + 1, server_node);
             SimClient::new(
                 node,
                 server_node,
                 connection.clone(),
-                nonce,
+                &token,
                 layer.clone(),
                 0.0,
             )

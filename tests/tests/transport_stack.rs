@@ -1,10 +1,12 @@
 //! The sans-IO stacks the UDP transport and the simulator harness share, on virtual
 //! time over a perfect in-memory network: deterministic.
 
+use netproto::NetMessage;
 use netproto::channel::LayerConfig;
-use netproto::connection::{ClientEvent, ConnectionConfig, Mode, ServerConfig, ServerEvent};
+use netproto::connection::{ClientEvent, ConnectionConfig, MAX_DATAGRAM_BYTES, Mode, ServerEvent};
+use netproto::sim::NodeId;
 use netproto::transport::{ClientStack, ServerStack};
-use netproto::{MessageSet, NetMessage};
+use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 struct Hello {
@@ -26,15 +28,21 @@ const SERVER: u32 = 0;
 const CLIENT: u32 = 1;
 
 fn pair() -> (ServerStack<u32, Msg>, ClientStack<u32, Msg>) {
-    let config = ConnectionConfig::new(Msg::FINGERPRINT);
-    let server = ServerStack::new(
-        ServerConfig::new(config.clone(), [7; 16]),
-        LayerConfig::default(),
+    let layer = LayerConfig::default();
+    let protocol_id = netproto::protocol_id::<Msg>(&layer);
+    let mut backend = SimBackend::new(protocol_id, 99);
+    let server_config = backend.server_config(NodeId(SERVER));
+    let token = backend.token(1, NodeId(SERVER));
+    let server = ServerStack::new(server_config, layer.clone(), 0.0, SIM_UNIX_TIME)
+        .expect("valid configuration");
+    let client = ClientStack::new(
+        ConnectionConfig::new(protocol_id),
+        &token,
+        SERVER,
+        layer,
         0.0,
     )
     .expect("valid configuration");
-    let client = ClientStack::new(config, SERVER, 99, LayerConfig::default(), 0.0)
-        .expect("valid configuration");
     (server, client)
 }
 
@@ -48,14 +56,15 @@ fn tick(
     client.update(now);
     server.update(now);
     let (mut up, mut down) = (0, 0);
-    while let Some(t) = client.poll_transmit() {
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    while let Some((_, len)) = client.poll_transmit(&mut buf) {
         up += 1;
-        server.handle_datagram(now, CLIENT, &t.payload);
+        server.handle_datagram(now, CLIENT, &buf[..len]);
     }
-    while let Some(t) = server.poll_transmit() {
+    while let Some((to, len)) = server.poll_transmit(&mut buf) {
         down += 1;
-        assert_eq!(t.to, CLIENT);
-        client.handle_datagram(now, SERVER, &t.payload);
+        assert_eq!(to, CLIENT);
+        client.handle_datagram(now, SERVER, &buf[..len]);
     }
     (up, down)
 }

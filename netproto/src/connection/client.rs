@@ -1,22 +1,24 @@
-//! The sans-IO client: request, response, session.
+//! The sans-IO netcode client: request, response, session.
 
 use std::collections::VecDeque;
 
 use super::config::{ConfigError, ConnectionConfig};
 use super::congestion::Congestion;
-use super::event::{ClientEvent, ClientId, DenyReason, DisconnectReason, Transmit};
-use super::packet::Packet;
-use super::server::ConnectionError;
-use super::session::Session;
-use crate::packet::{Sequence, Stats};
+use super::delivery::Delivery;
+use super::event::{ClientEvent, ClientId, DenyReason, DisconnectReason};
+use super::session::{Crypto, Link};
+use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
+use super::{ConnectionError, Opened, opened};
+use crate::netcode::{AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType};
+use crate::packet::{Counters, Incoming, ReceiveError, Sequence, Stats};
 
 /// Where a [`Client`] is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientState {
-    /// Sending connection requests, waiting for a challenge.
+    /// Sending connection requests (the token), waiting for a challenge.
     Requesting,
-    /// Sending the challenge response, waiting to be accepted.
+    /// Sending the challenge response, waiting for the server's first keep-alive.
     Responding,
     /// Connected.
     Connected,
@@ -26,63 +28,93 @@ pub enum ClientState {
     Disconnected(DisconnectReason),
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Challenge {
-    bucket: u64,
-    token: u64,
-}
-
-/// The client side of the connection protocol, sans-IO and generic over the address
-/// type `A`. Created connecting to one server; see [`Server`](super::Server) for a
-/// complete exchange.
+/// The client side of netcode 1.02, sans-IO and generic over the address type `A`.
+/// Made from a connect token (from the game's backend) to connect to one of the
+/// servers it names; see [`Server`](super::Server) for a complete exchange.
 ///
-/// It sends a padded request every `handshake_resend_interval` until a challenge
-/// echoing its nonce comes back, then the response until it is accepted (or a
-/// session packet with its token arrives, if the accepted packet was lost), and gives
-/// up after `connect_timeout`. Connected, it sends keep-alives when idle and times
-/// out when the server goes silent. Datagrams from any other address, or with the
-/// wrong nonce or token, are dropped and counted.
+/// It sends the token's request every `handshake_resend_interval` until a challenge
+/// comes back, then the response until the server's first keep-alive, and gives up
+/// when the server stays silent for the token's timeout or the token expires.
+/// Connected, it sends keep-alives when idle and times out when the server goes
+/// silent. Datagrams from any other address, unexpected in the current state, or that
+/// fail to open, are dropped and counted.
 #[derive(Debug)]
 pub struct Client<A> {
     config: ConnectionConfig,
     server: A,
-    nonce: u64,
+    token: ConnectToken,
+    /// The connection timeout the token sets, seconds.
+    timeout: f64,
     state: ClientState,
     started: f64,
     last_handshake_sent: f64,
-    challenge: Option<Challenge>,
+    last_received: f64,
+    challenge: Option<(u64, [u8; CHALLENGE_TOKEN_BYTES])>,
+    crypto: Crypto,
+    link: Option<Link>,
     client_id: Option<ClientId>,
-    session: Option<Session>,
-    transmits: VecDeque<Transmit<A>>,
+    max_clients: u32,
+    broken: bool,
+    transmits: TransmitQueue<A>,
     events: VecDeque<ClientEvent>,
     dropped: u64,
+    scratch: Box<[u8]>,
+    payload: Vec<u8>,
 }
 
 impl<A: Copy + Eq> Client<A> {
-    /// A client connecting to `server` at time `now`, with `nonce` (random per
-    /// connection: the transport draws it; taken as a parameter so that the core stays
-    /// deterministic). The first request goes out at the first
-    /// [`update`](Self::update).
+    /// A client connecting to `server` (one of the token's server addresses, in the
+    /// address type of the driver) with `token`, at time `now`. The first request
+    /// goes out at the first [`update`](Self::update).
+    ///
+    /// Fails when the configuration is invalid, when the token was made for another
+    /// protocol id ([`ConfigError::ProtocolMismatch`]: another build of the game), or
+    /// when its timeout is not one this side accepts.
     pub fn new(
         config: ConnectionConfig,
+        token: &ConnectToken,
         server: A,
-        nonce: u64,
         now: f64,
     ) -> Result<Self, ConfigError> {
         config.validate()?;
+        if token.protocol_id != config.protocol_id {
+            return Err(ConfigError::ProtocolMismatch {
+                token: token.protocol_id,
+                ours: config.protocol_id,
+            });
+        }
+        let timeout =
+            config
+                .token_timeout(token.timeout_seconds)
+                .ok_or(ConfigError::TokenTimeout {
+                    seconds: token.timeout_seconds,
+                    max: config.max_timeout,
+                })?;
+        let crypto = Crypto::new(
+            token.client_to_server_key.clone(),
+            token.server_to_client_key.clone(),
+            config.protocol_id,
+        );
         Ok(Self {
             config,
             server,
-            nonce,
+            token: token.clone(),
+            timeout,
             state: ClientState::Requesting,
             started: now,
             last_handshake_sent: f64::NEG_INFINITY,
+            last_received: now,
             challenge: None,
+            crypto,
+            link: None,
             client_id: None,
-            session: None,
-            transmits: VecDeque::new(),
+            max_clients: 0,
+            broken: false,
+            transmits: TransmitQueue::new(),
             events: VecDeque::new(),
             dropped: 0,
+            scratch: vec![0; MAX_DATAGRAM_BYTES].into_boxed_slice(),
+            payload: Vec::new(),
         })
     }
 
@@ -96,6 +128,14 @@ impl<A: Copy + Eq> Client<A> {
         self.state == ClientState::Connected
     }
 
+    /// `true` while the handshake goes on.
+    pub fn is_connecting(&self) -> bool {
+        matches!(
+            self.state,
+            ClientState::Requesting | ClientState::Responding
+        )
+    }
+
     /// The server's address.
     pub fn server(&self) -> A {
         self.server
@@ -106,31 +146,43 @@ impl<A: Copy + Eq> Client<A> {
         self.client_id
     }
 
-    /// Datagrams dropped: from another address, malformed, with the wrong nonce or
-    /// token, unexpected in the current state, or refused by the packet endpoint.
+    /// The server's number of slots, once connected.
+    pub fn max_clients(&self) -> u32 {
+        self.max_clients
+    }
+
+    /// Datagrams dropped: from another address, malformed, unexpected in the current
+    /// state, failing to open, replayed, or refused by the packet endpoint.
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
 
     /// The link estimates, once connected.
     pub fn stats(&self) -> Option<&Stats> {
-        self.session.as_ref().map(Session::stats)
+        self.link.as_ref().map(Link::stats)
+    }
+
+    /// The packet endpoint counters, once connected.
+    pub fn endpoint_counters(&self) -> Option<&Counters> {
+        self.link.as_ref().map(|l| l.endpoint.counters())
     }
 
     /// The congestion state, once connected.
     pub fn congestion(&self) -> Option<&Congestion> {
-        self.session.as_ref().map(|s| &s.congestion)
+        self.link.as_ref().map(|l| &l.congestion)
     }
 
     /// `true` when connected and a payload sent now keeps to the congestion mode's
     /// send rate.
     pub fn ready_to_send(&self, now: f64) -> bool {
-        self.is_connected() && self.session.as_ref().is_some_and(|s| s.ready_to_send(now))
+        self.is_connected() && self.link.as_ref().is_some_and(|l| l.ready_to_send(now))
     }
 
-    /// The next datagram to send.
-    pub fn poll_transmit(&mut self) -> Option<Transmit<A>> {
-        self.transmits.pop_front()
+    /// Writes the next datagram to send into `buf` and returns its destination (the
+    /// server) and length; `None` when there is nothing to send. A buffer of
+    /// [`MAX_DATAGRAM_BYTES`] holds any datagram.
+    pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<(A, usize)> {
+        self.transmits.pop(buf)
     }
 
     /// The next event.
@@ -138,25 +190,29 @@ impl<A: Copy + Eq> Client<A> {
         self.events.pop_front()
     }
 
-    fn transmit(&mut self, packet: Packet<'_>) {
-        self.transmits.push_back(Transmit {
-            to: self.server,
-            payload: packet.to_vec(),
-        });
-    }
-
     fn send_handshake(&mut self, now: f64) {
         self.last_handshake_sent = now;
-        let protocol_id = self.config.protocol_id;
-        let nonce = self.nonce;
-        match (self.state, self.challenge) {
-            (ClientState::Requesting, _) => self.transmit(Packet::Request { protocol_id, nonce }),
-            (ClientState::Responding, Some(c)) => self.transmit(Packet::Response {
-                protocol_id,
-                nonce,
-                bucket: c.bucket,
-                token: c.token,
-            }),
+        let server = self.server;
+        match (self.state, &self.challenge) {
+            (ClientState::Requesting, _) => {
+                let request = Packet::Request {
+                    protocol_id: self.token.protocol_id,
+                    expire_timestamp: self.token.expire_timestamp,
+                    nonce: self.token.nonce,
+                    private_data: &self.token.private_data,
+                };
+                // The request is not sealed: sequence and key are unused.
+                let key = &self.token.client_to_server_key;
+                self.transmits
+                    .push(server, &request, 0, key, self.token.protocol_id);
+            }
+            (ClientState::Responding, Some((token_sequence, token_data))) => {
+                let response = Packet::Response {
+                    token_sequence: *token_sequence,
+                    token_data,
+                };
+                self.crypto.seal(server, &response, &mut self.transmits);
+            }
             _ => {}
         }
     }
@@ -164,214 +220,260 @@ impl<A: Copy + Eq> Client<A> {
     /// Ends the connection and reports it.
     fn end(&mut self, reason: DisconnectReason) {
         self.state = ClientState::Disconnected(reason);
-        self.session = None;
+        self.link = None;
         self.events.push_back(ClientEvent::Disconnected { reason });
     }
 
-    /// Advances to `now`: resends the handshake or gives it up; connected, times out a
-    /// silent server, refreshes statistics and congestion, sends a keep-alive when
-    /// nothing was sent for `keepalive_interval`. Send the tick's payload packet
-    /// before calling it (see [`Server::update`](super::Server::update)).
+    /// Advances to `now`: resends the handshake or gives it up (the server silent for
+    /// the token's timeout, or the token expired); connected, disconnects if the
+    /// server broke the protocol, times out a silent server, refreshes statistics and
+    /// congestion, and sends a keep-alive when nothing was sent for
+    /// `keepalive_interval`. Send the tick's payload packet before calling it.
     ///
     /// `now` should not decrease, but may: a time earlier than the last event (the
     /// clock went back) restarts the timers (handshake resend and give-up, timeout,
     /// keep-alive) from `now`. A jump forward is elapsed time: a server silent for
-    /// `timeout` by the new clock times out.
+    /// the timeout by the new clock times out.
     pub fn update(&mut self, now: f64) {
         match self.state {
             ClientState::Requesting | ClientState::Responding => {
                 self.started = self.started.min(now);
+                self.last_received = self.last_received.min(now);
                 self.last_handshake_sent = self.last_handshake_sent.min(now);
-                if now - self.started >= self.config.connect_timeout {
+                let lifetime =
+                    self.token
+                        .expire_timestamp
+                        .saturating_sub(self.token.create_timestamp) as f64;
+                if now - self.started >= lifetime {
+                    self.end(DisconnectReason::TokenExpired);
+                } else if now - self.last_received >= self.timeout {
                     self.end(DisconnectReason::HandshakeTimedOut);
                 } else if now - self.last_handshake_sent >= self.config.handshake_resend_interval {
                     self.send_handshake(now);
                 }
             }
             ClientState::Connected => {
-                let Some(session) = self.session.as_mut() else {
+                if self.broken {
+                    self.disconnect_with(DisconnectReason::ProtocolError);
+                    return;
+                }
+                let Some(link) = self.link.as_mut() else {
                     return;
                 };
-                session.rebase(now);
-                if now - session.last_received >= self.config.timeout {
+                link.rebase(now);
+                if link.timed_out(now) {
                     self.end(DisconnectReason::TimedOut);
                     return;
                 }
-                session.update(
-                    now,
-                    self.config.keepalive_interval,
-                    self.server,
-                    &mut self.transmits,
-                );
+                if link.update(now, self.config.keepalive_interval) {
+                    self.keep_alive(now);
+                }
             }
             ClientState::Denied(_) | ClientState::Disconnected(_) => {}
         }
     }
 
-    fn connect(&mut self, now: f64, token: u64, client: u16) -> bool {
-        let Some(session) = Session::new(&self.config, token, now) else {
-            return false;
+    fn keep_alive(&mut self, now: f64) {
+        let packet = Packet::KeepAlive {
+            client_index: self.client_id.map_or(0, |c| u32::from(c.0)),
+            max_clients: self.max_clients,
         };
-        self.session = Some(session);
-        self.state = ClientState::Connected;
-        self.client_id = Some(ClientId(client));
-        self.events.push_back(ClientEvent::Connected {
-            client: ClientId(client),
-        });
-        true
-    }
-
-    /// Handles one datagram from `from` at time `now`.
-    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
-        self.handle_datagram_with(now, from, datagram, |_| true);
-    }
-
-    /// Handles one datagram like [`handle_datagram`](Self::handle_datagram), and
-    /// hands a payload from the server to `accept` before the packet is taken: when
-    /// `accept` returns `false` the whole packet is dropped (not acked, its acks not
-    /// applied, no event), as if lost.
-    pub fn handle_datagram_with(
-        &mut self,
-        now: f64,
-        from: A,
-        datagram: &[u8],
-        mut accept: impl FnMut(&[u8]) -> bool,
-    ) {
-        if from != self.server || !self.accept(now, datagram, &mut accept) {
-            self.dropped += 1;
+        self.crypto.seal(self.server, &packet, &mut self.transmits);
+        if let Some(link) = self.link.as_mut() {
+            link.last_sent = now;
         }
     }
 
-    /// Processes a datagram from the server; `false` when it was dropped.
-    fn accept(&mut self, now: f64, datagram: &[u8], accept: &mut dyn FnMut(&[u8]) -> bool) -> bool {
-        let Ok(packet) = Packet::decode(datagram) else {
-            return false;
-        };
-        let ours = self.config.protocol_id;
-        let token_ok = |token| match (self.state, self.challenge) {
-            (ClientState::Connected | ClientState::Responding, Some(c)) => c.token == token,
-            _ => false,
-        };
-        match packet {
-            Packet::Challenge {
-                protocol_id,
-                nonce,
-                bucket,
-                token,
-            } => {
-                if self.state != ClientState::Requesting
-                    || nonce != self.nonce
-                    || protocol_id != ours
-                {
-                    return false;
+    /// Handles one datagram from `from` at time `now`. Returns the server's payload
+    /// when one arrived, for the layer above to [`accept`](Delivery::accept) or
+    /// [`refuse`](Delivery::refuse); everything else is done by then.
+    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) -> Option<Delivery<'_>> {
+        let range = self.open(now, from, datagram)?;
+        let Self {
+            link,
+            scratch,
+            client_id,
+            dropped,
+            broken,
+            ..
+        } = self;
+        let client = client_id.unwrap_or(ClientId(0));
+        let link = link.as_mut()?;
+        let payload = scratch.get(range)?;
+        match link.endpoint.receive(now, payload) {
+            Ok(Incoming::Packet(packet)) => Some(Delivery::new(client, packet)),
+            Ok(Incoming::Fragment { .. }) => None,
+            Err(e) => {
+                *dropped += 1;
+                if matches!(e, ReceiveError::OptimisticAck { .. }) {
+                    *broken = true;
                 }
-                self.challenge = Some(Challenge { bucket, token });
+                None
+            }
+        }
+    }
+
+    /// Opens a datagram and does what its packet says; the range of the endpoint
+    /// datagram in `scratch` when it is a payload to receive.
+    fn open(&mut self, now: f64, from: A, datagram: &[u8]) -> Option<core::ops::Range<usize>> {
+        let len = datagram.len();
+        let allowed = match self.state {
+            ClientState::Requesting => AllowedPackets::NONE
+                .with(PacketType::Denied)
+                .with(PacketType::Challenge),
+            ClientState::Responding => AllowedPackets::NONE
+                .with(PacketType::Denied)
+                .with(PacketType::KeepAlive),
+            ClientState::Connected if !self.broken => AllowedPackets::NONE
+                .with(PacketType::KeepAlive)
+                .with(PacketType::Payload)
+                .with(PacketType::Disconnect),
+            _ => AllowedPackets::NONE,
+        };
+        let buf = match self.scratch.get_mut(..len) {
+            Some(buf) if from == self.server && allowed != AllowedPackets::NONE => buf,
+            _ => {
+                self.dropped += 1;
+                return None;
+            }
+        };
+        buf.copy_from_slice(datagram);
+        let base = buf.as_ptr() as usize;
+        let opened = match self.crypto.open(buf, allowed) {
+            Ok((
+                _,
+                Packet::Challenge {
+                    token_sequence,
+                    token_data,
+                },
+            )) => {
+                self.challenge = Some((token_sequence, *token_data));
+                Opened::Other
+            }
+            Ok((_, packet)) => opened(packet, base),
+            Err(_) => {
+                self.dropped += 1;
+                return None;
+            }
+        };
+        self.last_received = now;
+        match (self.state, opened) {
+            (ClientState::Requesting, Opened::Other) => {
                 self.state = ClientState::Responding;
                 self.send_handshake(now);
-                true
+                None
             }
-            Packet::Accepted {
-                nonce,
-                token,
-                client,
-            } => {
-                if self.state != ClientState::Responding || nonce != self.nonce || !token_ok(token)
-                {
-                    return false;
-                }
-                self.connect(now, token, client)
-            }
-            Packet::Denied {
-                protocol_id,
-                nonce,
-                reason,
-            } => {
-                let handshaking = matches!(
-                    self.state,
-                    ClientState::Requesting | ClientState::Responding
-                );
-                if !handshaking || nonce != self.nonce {
-                    return false;
-                }
-                self.state = ClientState::Denied(reason);
-                self.session = None;
+            (ClientState::Requesting | ClientState::Responding, Opened::Denied) => {
+                self.state = ClientState::Denied(DenyReason::ServerFull);
                 self.events.push_back(ClientEvent::Denied {
-                    reason,
-                    server_protocol_id: protocol_id,
+                    reason: DenyReason::ServerFull,
                 });
-                true
+                None
             }
-            Packet::KeepAlive { token, datagram } | Packet::Payload { token, datagram } => {
-                if !token_ok(token) {
-                    return false;
-                }
-                if self.state == ClientState::Responding {
-                    // The accepted packet was lost; the session packet proves it.
-                    // The slot index is unknown until then: keep it unset.
-                    if !self.connect(now, token, u16::MAX) {
-                        return false;
-                    }
-                    self.client_id = None;
-                }
-                let is_payload = matches!(packet, Packet::Payload { .. });
-                let Some(session) = self.session.as_mut() else {
-                    return false;
+            (
+                ClientState::Responding,
+                Opened::KeepAlive {
+                    client_index,
+                    max_clients,
+                },
+            ) => {
+                let (Ok(index), Some(link)) = (
+                    u16::try_from(client_index),
+                    Link::new(&self.config, self.timeout, now),
+                ) else {
+                    self.dropped += 1;
+                    return None;
                 };
-                match session.receive(now, datagram, is_payload, accept) {
-                    Ok(incoming) => {
-                        for sequence in &incoming.acks {
-                            self.events.push_back(ClientEvent::PacketAcked { sequence });
-                        }
-                        if let Some((sequence, payload)) = incoming.payload {
-                            self.events
-                                .push_back(ClientEvent::Payload { sequence, payload });
-                        }
-                        true
-                    }
-                    Err(_) => false,
-                }
+                self.link = Some(link);
+                self.state = ClientState::Connected;
+                self.client_id = Some(ClientId(index));
+                self.max_clients = max_clients;
+                self.events.push_back(ClientEvent::Connected {
+                    client: ClientId(index),
+                    max_clients,
+                });
+                None
             }
-            Packet::Disconnect { token } => {
-                if self.state != ClientState::Connected || !token_ok(token) {
-                    return false;
+            (ClientState::Connected, Opened::KeepAlive { .. }) => {
+                if let Some(link) = self.link.as_mut() {
+                    link.heard(now);
                 }
+                None
+            }
+            (ClientState::Connected, Opened::Disconnect) => {
                 self.end(DisconnectReason::PeerDisconnected);
-                true
+                None
             }
-            Packet::Request { .. } | Packet::Response { .. } => false,
+            (ClientState::Connected, Opened::Payload(range)) => {
+                if let Some(link) = self.link.as_mut() {
+                    link.heard(now);
+                }
+                Some(range)
+            }
+            _ => {
+                self.dropped += 1;
+                None
+            }
         }
     }
 
-    /// The sequence of the next packet to the server (payload or keep-alive), once
-    /// connected: what [`send`](Self::send) returns if called next.
-    pub fn next_sequence(&self) -> Option<Sequence> {
-        self.session.as_ref().map(|s| s.next_sequence())
+    /// Sends `payload` to the server as the packet endpoint's next packet, and
+    /// returns its sequence. The caller keeps to the send rate with
+    /// [`ready_to_send`](Self::ready_to_send).
+    pub fn send(&mut self, now: f64, payload: &[u8]) -> Result<Sequence, ConnectionError> {
+        self.send_with(now, |_, buf| buf.extend_from_slice(payload))
     }
 
-    /// Sends `payload` to the server as one packet. The caller keeps to the send rate
-    /// with [`ready_to_send`](Self::ready_to_send).
-    pub fn send(&mut self, now: f64, payload: &[u8]) -> Result<Sequence, ConnectionError> {
+    /// Sends the packet endpoint's next packet, written by `write`: it gets the
+    /// sequence the packet will carry and an empty buffer to fill (reused from call
+    /// to call). Returns that sequence.
+    pub fn send_with(
+        &mut self,
+        now: f64,
+        write: impl FnOnce(Sequence, &mut Vec<u8>),
+    ) -> Result<Sequence, ConnectionError> {
         if self.state != ClientState::Connected {
             return Err(ConnectionError::NotConnected);
         }
-        let session = self.session.as_mut().ok_or(ConnectionError::NotConnected)?;
-        Ok(session.send(now, self.server, Some(payload), &mut self.transmits)?)
+        let link = self.link.as_mut().ok_or(ConnectionError::NotConnected)?;
+        let sequence = link.endpoint.next_sequence();
+        self.payload.clear();
+        write(sequence, &mut self.payload);
+        let sent = link.send_payload(
+            &mut self.crypto,
+            now,
+            self.server,
+            &self.payload,
+            &mut self.transmits,
+        )?;
+        debug_assert_eq!(sent, sequence);
+        Ok(sent)
     }
 
-    /// Disconnects: sends `disconnect_copies` disconnect packets when connected, and
-    /// reports [`DisconnectReason::Local`]. Does nothing once denied or disconnected.
-    pub fn disconnect(&mut self, _now: f64) {
+    fn disconnect_with(&mut self, reason: DisconnectReason) {
         match self.state {
             ClientState::Connected => {
-                if let Some(c) = self.challenge {
-                    for _ in 0..self.config.disconnect_copies {
-                        self.transmit(Packet::Disconnect { token: c.token });
-                    }
+                for _ in 0..self.config.disconnect_copies {
+                    self.crypto
+                        .seal(self.server, &Packet::Disconnect, &mut self.transmits);
                 }
             }
             ClientState::Requesting | ClientState::Responding => {}
             ClientState::Denied(_) | ClientState::Disconnected(_) => return,
         }
-        self.end(DisconnectReason::Local);
+        self.end(reason);
+    }
+
+    /// Disconnects: sends `disconnect_copies` disconnect packets when connected, and
+    /// reports [`DisconnectReason::Local`]. Does nothing once denied or disconnected.
+    pub fn disconnect(&mut self, _now: f64) {
+        self.disconnect_with(DisconnectReason::Local);
+    }
+
+    /// Disconnects because the server broke the protocol (the layer above refused
+    /// its payload as malformed): sends the disconnect packets and reports
+    /// [`DisconnectReason::ProtocolError`].
+    pub fn disconnect_for_protocol_error(&mut self) {
+        self.disconnect_with(DisconnectReason::ProtocolError);
     }
 }

@@ -1,6 +1,9 @@
 //! Connection configuration.
 
+use std::net::SocketAddr;
+
 use super::congestion::CongestionConfig;
+use crate::netcode::Key;
 use crate::packet::EndpointConfig;
 
 /// Settings shared by clients and servers.
@@ -8,11 +11,15 @@ use crate::packet::EndpointConfig;
 /// | field | default |
 /// |---|---|
 /// | `keepalive_interval` | 0.1 s |
-/// | `timeout` | 5 s |
+/// | `max_timeout` | 60 s |
 /// | `handshake_resend_interval` | 0.1 s |
-/// | `connect_timeout` | 5 s |
 /// | `disconnect_copies` | 3 |
 /// | `endpoint` | [`EndpointConfig::default`] with `rtt_smoothing_factor` 0.1 |
+///
+/// The timeout of a connection is not set here: it comes from the connect token
+/// (`timeout_seconds`, chosen by the backend that made it). `max_timeout` is the
+/// longest one this side accepts: a client refuses a token with a longer one (or
+/// none), a server ignores its requests.
 ///
 /// The endpoint's RTT smoothing is the article's 10% here (not the reference's
 /// 0.0025): congestion avoidance reads the smoothed RTT every update, and must see a
@@ -20,30 +27,27 @@ use crate::packet::EndpointConfig;
 ///
 /// # Timeouts and the sequence space
 ///
-/// Packet sequences are 16 bits and compared wrap-aware: of two sequences, the newer
-/// is the one less than half the space (32768) ahead. A connection lives on while
-/// anything arrives within `timeout`, so the oldest sequence a side can still hear of
-/// (an ack stuck at the last packet the peer received while our packets are lost, a
-/// fragment of a packet still being reassembled, a packet that arrives up to
-/// `timeout` late) is at most the packets sent in `timeout` behind the newest, plus a
-/// packet window. [`validate`](Self::validate) refuses a configuration where that
-/// could reach half the space, so an old sequence is never taken for a new one:
+/// The packet endpoint's sequences are 16 bits and compared wrap-aware: of two
+/// sequences, the newer is the one less than half the space (32768) ahead. (The
+/// connection's own 64-bit sequence, which seals every packet, never wraps: replays
+/// are refused by its window.) A connection lives on while anything arrives within its
+/// timeout, so the oldest endpoint sequence a side can still hear of is at most the
+/// packets sent in that time behind the newest, plus a packet window.
+/// [`validate`](Self::validate) refuses a configuration where that could reach half
+/// the space, so an old ack is never taken for a new one:
 ///
 /// ```text
-/// timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)
+/// max_timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)
 ///     + max(sent_packets_buffer_size, received_packets_buffer_size) < 32768
 /// ```
 ///
-/// With the defaults, 5 s x (30 + 10) + 256 = 456 packets. The rate assumes the
-/// caller keeps to [`ready_to_send`](super::Server::ready_to_send) (the UDP transport
-/// does). The message ids of the channels have their own rule, checked by the
-/// layer's configuration (`AckWindowTooLarge`).
+/// With the defaults, 60 s x (30 + 10) + 256 = 2656 packets.
 ///
 /// ```
 /// use netproto::connection::{ConfigError, ConnectionConfig};
 ///
 /// let mut config = ConnectionConfig::new(7);
-/// config.timeout = 600.0; // ten minutes at 40 packets per second: 24,000 packets
+/// config.max_timeout = 600.0; // ten minutes at 40 packets per second: 24,000 packets
 /// assert!(config.validate().is_ok());
 /// config.congestion.good_rate = 60.0; // 42,000: an old ack could look new
 /// assert!(matches!(
@@ -53,22 +57,21 @@ use crate::packet::EndpointConfig;
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConnectionConfig {
-    /// The protocol id: the message set's schema fingerprint
-    /// ([`MessageSet::FINGERPRINT`](crate::MessageSet::FINGERPRINT)). A peer with a
-    /// different one is denied with [`DenyReason::ProtocolMismatch`](super::DenyReason).
+    /// The protocol id: [`protocol_id`](crate::protocol_id) of the message set and
+    /// the channel configuration. Tokens carry it; a request with another one is
+    /// ignored, and a client refuses a token made for another.
     pub protocol_id: u64,
     /// A keep-alive is sent when nothing was sent for this many seconds.
     pub keepalive_interval: f64,
-    /// The connection ends when nothing was received for this many seconds.
-    pub timeout: f64,
+    /// The longest connection timeout (seconds) a connect token may set.
+    pub max_timeout: f64,
     /// The client resends its request or response this often during the handshake.
     pub handshake_resend_interval: f64,
-    /// The client gives up the handshake after this many seconds.
-    pub connect_timeout: f64,
     /// Copies of the disconnect packet sent when a side disconnects (1 to 16).
     pub disconnect_copies: u32,
     /// The packet endpoint of each connection (its windows and reassembly table bound
-    /// a connection's memory: [`EndpointConfig::memory_bound`]).
+    /// a connection's memory: [`EndpointConfig::memory_bound`]). Its datagrams must
+    /// fit a netcode payload packet ([`MAX_PAYLOAD_BYTES`](crate::netcode::MAX_PAYLOAD_BYTES)).
     pub endpoint: EndpointConfig,
     /// Congestion avoidance of each connection.
     pub congestion: CongestionConfig,
@@ -80,9 +83,8 @@ impl ConnectionConfig {
         Self {
             protocol_id,
             keepalive_interval: 0.1,
-            timeout: 5.0,
+            max_timeout: 60.0,
             handshake_resend_interval: 0.1,
-            connect_timeout: 5.0,
             disconnect_copies: 3,
             endpoint: EndpointConfig {
                 rtt_smoothing_factor: 0.1,
@@ -92,31 +94,21 @@ impl ConnectionConfig {
         }
     }
 
-    /// The most heap memory, in bytes, one established connection (its session: the
-    /// packet endpoint and the record of which packets carried a payload) holds,
-    /// whatever the peer sends:
-    ///
-    /// ```text
-    /// endpoint.memory_bound() + 4 * endpoint.sent_packets_buffer_size
-    /// ```
-    ///
-    /// ([`EndpointConfig::memory_bound`]). The datagrams and events a connection
-    /// queues are the caller's to drain and are not included; neither is the
-    /// message layer above (see
+    /// The most heap memory, in bytes, one established connection (its packet
+    /// endpoint) holds, whatever the peer sends: [`EndpointConfig::memory_bound`].
+    /// The datagrams and events a connection queues are the caller's to drain and
+    /// are not included; neither is the message layer above (see
     /// [`LayerConfig::memory_bound`](crate::channel::LayerConfig::memory_bound)).
     pub fn memory_per_connection(&self) -> usize {
-        self.endpoint
-            .memory_bound()
-            .saturating_add(4usize.saturating_mul(self.endpoint.sent_packets_buffer_size))
+        self.endpoint.memory_bound()
     }
 
     /// Checks every field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (field, value) in [
             ("keepalive_interval", self.keepalive_interval),
-            ("timeout", self.timeout),
+            ("max_timeout", self.max_timeout),
             ("handshake_resend_interval", self.handshake_resend_interval),
-            ("connect_timeout", self.connect_timeout),
         ] {
             positive(field, value)?;
         }
@@ -127,6 +119,10 @@ impl ConnectionConfig {
         }
         self.congestion.validate()?;
         self.endpoint.validate()?;
+        let datagram = self.endpoint.max_datagram_size();
+        if datagram > crate::netcode::MAX_PAYLOAD_BYTES {
+            return Err(ConfigError::DatagramTooLarge { size: datagram });
+        }
         let packets = self.packets_per_timeout();
         let limit = SEQUENCE_HALF - self.sequence_window();
         if packets.is_nan() || packets >= limit as f64 {
@@ -135,12 +131,19 @@ impl ConnectionConfig {
         Ok(())
     }
 
-    /// The most packets one side sends in `timeout` seconds when it keeps to its
+    /// The most packets one side sends in `max_timeout` seconds when it keeps to its
     /// congestion mode's rate ([`ready_to_send`](super::Server::ready_to_send)) and
-    /// sends keep-alives: `timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)`.
+    /// sends keep-alives: `max_timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)`.
     pub fn packets_per_timeout(&self) -> f64 {
         let rate = self.congestion.good_rate.max(self.congestion.bad_rate);
-        self.timeout * (rate + 1.0 / self.keepalive_interval)
+        self.max_timeout * (rate + 1.0 / self.keepalive_interval)
+    }
+
+    /// The connection timeout a token's `timeout_seconds` sets, if this side accepts
+    /// it: positive and at most `max_timeout`.
+    pub(crate) fn token_timeout(&self, timeout_seconds: i32) -> Option<f64> {
+        let seconds = f64::from(timeout_seconds);
+        (timeout_seconds > 0 && seconds <= self.max_timeout).then_some(seconds)
     }
 
     /// The larger packet window of the endpoint (sent or received).
@@ -164,10 +167,13 @@ pub(crate) fn positive(field: &'static str, value: f64) -> Result<(), ConfigErro
 ///
 /// ```
 /// use netproto::connection::{ConnectionConfig, ServerConfig};
+/// use netproto::netcode::Key;
 ///
-/// // The key must be secret and random per server (from the OS's generator in a
-/// // real server; fixed here so that the example is deterministic).
-/// let config = ServerConfig::new(ConnectionConfig::new(0x1234), [7; 16]);
+/// // The private key is shared with the backend that makes connect tokens (fixed
+/// // here so that the example is deterministic; load it from a secret store).
+/// let private_key = Key::from_bytes([7; 32]);
+/// let address = "127.0.0.1:40000".parse().unwrap();
+/// let config = ServerConfig::new(ConnectionConfig::new(0x1234), private_key, vec![address]);
 /// assert_eq!(config.max_clients, 64);
 /// assert!(config.validate().is_ok());
 /// ```
@@ -175,28 +181,40 @@ pub(crate) fn positive(field: &'static str, value: f64) -> Result<(), ConfigErro
 pub struct ServerConfig {
     /// The settings of every connection.
     pub connection: ConnectionConfig,
+    /// The key shared with the backend: connect tokens' private parts are sealed with
+    /// it. Anyone who has it can let anyone connect.
+    pub private_key: Key,
+    /// This server's addresses as connect tokens list them in their private part
+    /// (the backend's "internal" addresses, the public ones when it gives none). A
+    /// request whose token does not name one of them is ignored: a token is good
+    /// for the servers it names only. 1 to 32.
+    pub addresses: Vec<SocketAddr>,
     /// Client slots (1 to 65536). Default 64. Allocated at construction; each
     /// connection holds at most
     /// [`ConnectionConfig::memory_per_connection`] bytes besides
     /// ([`Server::memory_bound`](super::Server::memory_bound) for the whole server).
     pub max_clients: usize,
-    /// The secret key of the challenge hash. Must be random per server: anyone who
-    /// knows it can answer challenges for addresses they do not own. The core takes
-    /// it from here (and stays deterministic); the transport draws it at start.
-    pub challenge_key: [u8; 16],
-    /// Seconds per challenge time bucket; a challenge is accepted in its bucket and
-    /// the next, so it lives between one and two windows. Default 10 s.
-    pub challenge_window: f64,
+    /// The key that seals challenge tokens. Random per server run: the transport
+    /// draws it from the operating system ([`Key::random`]); the sans-IO core takes
+    /// it from here and stays deterministic. Never shared.
+    pub challenge_key: Key,
+    /// Handshakes in progress the server keeps keys for (at most), and connect tokens
+    /// it remembers (eight times as many): see [`Server`](super::Server). Default
+    /// `4 * max_clients` when 0.
+    pub pending_handshakes: usize,
 }
 
 impl ServerConfig {
-    /// The defaults with `connection` and `challenge_key`.
-    pub fn new(connection: ConnectionConfig, challenge_key: [u8; 16]) -> Self {
+    /// The defaults with `connection`, the backend's `private_key`, this server's
+    /// `addresses` and a challenge key from the operating system's generator.
+    pub fn new(connection: ConnectionConfig, private_key: Key, addresses: Vec<SocketAddr>) -> Self {
         Self {
             connection,
+            private_key,
+            addresses,
             max_clients: 64,
-            challenge_key,
-            challenge_window: 10.0,
+            challenge_key: Key::random(),
+            pending_handshakes: 0,
         }
     }
 
@@ -208,7 +226,24 @@ impl ServerConfig {
                 field: "max_clients",
             });
         }
-        positive("challenge_window", self.challenge_window)
+        if !(1..=crate::netcode::MAX_SERVERS_PER_CONNECT).contains(&self.addresses.len()) {
+            return Err(ConfigError::OutOfRange { field: "addresses" });
+        }
+        if self.pending_handshakes > 1 << 20 {
+            return Err(ConfigError::OutOfRange {
+                field: "pending_handshakes",
+            });
+        }
+        Ok(())
+    }
+
+    /// Handshakes in progress kept at once.
+    pub(crate) fn pending_limit(&self) -> usize {
+        if self.pending_handshakes == 0 {
+            4 * self.max_clients
+        } else {
+            self.pending_handshakes
+        }
     }
 }
 
@@ -233,11 +268,39 @@ pub enum ConfigError {
     /// The packet endpoint's configuration is invalid.
     #[error("endpoint: {0}")]
     Endpoint(#[from] crate::packet::ConfigError),
-    /// A side may send so many packets within `timeout` that sequence numbers could
-    /// wrap around and an old packet or ack be taken for a new one (see
-    /// [`ConnectionConfig`]): shorten `timeout`, or lower the rates.
+    /// The packet endpoint's largest datagram does not fit a netcode payload packet:
+    /// lower `endpoint.fragment_above` or `endpoint.fragment_size`.
     #[error(
-        "timeout x packet rate allows {packets} packets, at least the {limit} that keep sequence numbers unambiguous (32768 minus the packet window)"
+        "the packet endpoint's datagrams reach {size} bytes, more than a netcode payload packet carries (1200): lower endpoint.fragment_above or endpoint.fragment_size"
+    )]
+    DatagramTooLarge {
+        /// The endpoint's largest datagram, bytes.
+        size: usize,
+    },
+    /// The connect token was made for another protocol id: another build of the game
+    /// (its messages or channels differ), or a token for another game.
+    #[error("the connect token is for protocol id {token:#018x}, this build speaks {ours:#018x}")]
+    ProtocolMismatch {
+        /// The token's protocol id.
+        token: u64,
+        /// Ours.
+        ours: u64,
+    },
+    /// The connect token's timeout is not positive or longer than `max_timeout`.
+    #[error(
+        "the connect token's timeout is {seconds} s; this side accepts 1 to max_timeout ({max} s)"
+    )]
+    TokenTimeout {
+        /// The token's `timeout_seconds`.
+        seconds: i32,
+        /// `max_timeout`.
+        max: f64,
+    },
+    /// A side may send so many packets within `max_timeout` seconds that endpoint
+    /// sequence numbers could wrap around and an old ack be taken for a new one (see
+    /// [`ConnectionConfig`]): shorten `max_timeout`, or lower the rates.
+    #[error(
+        "max_timeout x packet rate allows {packets} packets, at least the {limit} that keep sequence numbers unambiguous (32768 minus the packet window)"
     )]
     TimeoutOutlastsSequences {
         /// [`ConnectionConfig::packets_per_timeout`].
@@ -258,16 +321,16 @@ mod tests {
     fn defaults_are_far_from_a_sequence_wrap() {
         let config = ConnectionConfig::new(1);
         assert_eq!(config.validate(), Ok(()));
-        assert_eq!(config.packets_per_timeout(), 200.0);
+        assert_eq!(config.packets_per_timeout(), 2400.0);
     }
 
     #[test]
     fn a_timeout_that_could_outlast_a_sequence_wrap_is_refused() {
         let base = ConnectionConfig::new(1);
         // 32768 - 256 = 32512 packets allowed within the timeout, at 40 per second.
-        let at = |timeout: f64| {
+        let at = |max_timeout: f64| {
             ConnectionConfig {
-                timeout,
+                max_timeout,
                 ..base.clone()
             }
             .validate()
@@ -283,7 +346,7 @@ mod tests {
         // Keep-alives count: a 1 ms interval is 1000 packets a second.
         let fast = ConnectionConfig {
             keepalive_interval: 0.001,
-            timeout: 40.0,
+            max_timeout: 40.0,
             ..base.clone()
         };
         assert!(matches!(
@@ -292,7 +355,7 @@ mod tests {
         ));
         // So does the packet window.
         let mut wide = base.clone();
-        wide.timeout = 500.0; // 20000 packets
+        wide.max_timeout = 500.0; // 20000 packets
         assert_eq!(wide.validate(), Ok(()));
         wide.endpoint.received_packets_buffer_size = 16384;
         assert!(matches!(
@@ -301,5 +364,29 @@ mod tests {
         ));
         let err = at(1e9).expect_err("refused");
         assert!(err.to_string().contains("sequence"), "{err}");
+    }
+
+    #[test]
+    fn endpoint_datagrams_must_fit_a_payload_packet() {
+        let mut config = ConnectionConfig::new(1);
+        config.endpoint.fragment_above = 1200;
+        config.endpoint.fragment_size = 1200;
+        let err = config.validate().expect_err("too large");
+        assert!(matches!(err, ConfigError::DatagramTooLarge { size } if size > 1200));
+        assert!(err.to_string().contains("fragment_above"), "{err}");
+    }
+
+    #[test]
+    fn token_timeouts_are_accepted_up_to_the_maximum() {
+        let config = ConnectionConfig::new(1);
+        assert_eq!(config.token_timeout(5), Some(5.0));
+        assert_eq!(config.token_timeout(60), Some(60.0));
+        assert_eq!(config.token_timeout(61), None);
+        assert_eq!(config.token_timeout(0), None);
+        assert_eq!(
+            config.token_timeout(-1),
+            None,
+            "never timing out is refused"
+        );
     }
 }

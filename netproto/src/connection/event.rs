@@ -1,69 +1,53 @@
 //! What the connection layer reports to the application.
 
-use crate::packet::Sequence;
-
-/// The index of a client's slot on a server, in `0..max_clients`. A slot is reused
-/// after its client leaves: pair it with the address (or the `Connected` event) to
-/// tell sessions apart.
+/// The index of a client's slot on a server, in `0..max_clients` (netcode's client
+/// index). A slot is reused after its client leaves: pair it with the `Connected`
+/// event to tell sessions apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ClientId(pub u16);
 
 /// Why a server refused a client.
+///
+/// netcode's denied packet carries no reason: a server denies only when every slot is
+/// taken. A request the server will not serve for any other reason (another protocol
+/// id, an expired or forged token, a token for another server) gets no answer at all,
+/// and the client's handshake times out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum DenyReason {
     /// Every client slot is taken.
     #[error("the server is full")]
     ServerFull,
-    /// The client's protocol id (message set fingerprint) is not the server's: the two
-    /// builds do not speak the same message schema.
-    #[error("protocol id mismatch: the server and the client use different message schemas")]
-    ProtocolMismatch,
-    /// A reason code this version does not know.
-    #[error("denied with unknown reason code {0}")]
-    Other(u8),
-}
-
-impl DenyReason {
-    /// The code on the wire.
-    pub fn code(self) -> u8 {
-        match self {
-            Self::ServerFull => 1,
-            Self::ProtocolMismatch => 2,
-            Self::Other(code) => code,
-        }
-    }
-
-    /// The reason of a wire code.
-    pub fn from_code(code: u8) -> Self {
-        match code {
-            1 => Self::ServerFull,
-            2 => Self::ProtocolMismatch,
-            other => Self::Other(other),
-        }
-    }
 }
 
 /// Why a connection ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum DisconnectReason {
-    /// Nothing was received from the peer for `timeout` seconds.
+    /// Nothing was received from the peer for the connect token's timeout.
     #[error("the peer timed out")]
     TimedOut,
-    /// The client's handshake did not complete within `connect_timeout` seconds.
+    /// (Client) the server did not answer the handshake within the token's timeout.
     #[error("the handshake timed out")]
     HandshakeTimedOut,
-    /// The peer sent a disconnect packet.
+    /// (Client) the connect token expired before the handshake completed: ask the
+    /// backend for a new one.
+    #[error("the connect token expired")]
+    TokenExpired,
+    /// The peer sent a disconnect packet (netcode's carries no reason: a peer that
+    /// ended the connection for a protocol error is seen here too).
     #[error("the peer disconnected")]
     PeerDisconnected,
     /// This side called `disconnect`.
     #[error("disconnected locally")]
     Local,
-    /// (Server) the same address completed a new handshake: the old session is
-    /// replaced.
-    #[error("the client reconnected from the same address")]
-    Reconnected,
+    /// The peer broke the protocol: the message layer refused a payload as malformed
+    /// (a mismatched or hostile peer), or its acks named a packet never sent (see
+    /// [`EndpointConfig`](crate::packet::EndpointConfig)'s skipped-sequence trap).
+    /// This side sent disconnect packets; the peer sees
+    /// [`PeerDisconnected`](Self::PeerDisconnected).
+    #[error("the peer broke the protocol")]
+    ProtocolError,
 }
 
 /// An event of a [`Server`](super::Server), from [`poll_event`](super::Server::poll_event).
@@ -76,6 +60,10 @@ pub enum ServerEvent<A> {
         client: ClientId,
         /// Its address.
         address: A,
+        /// The client id its connect token carries: who the backend let in (an
+        /// account or player id). The token's user data is
+        /// [`Server::user_data`](super::Server::user_data).
+        user_id: u64,
     },
     /// A client left, and its slot is free.
     Disconnected {
@@ -85,24 +73,6 @@ pub enum ServerEvent<A> {
         address: A,
         /// Why.
         reason: DisconnectReason,
-    },
-    /// A client's payload arrived (each packet once, in arrival order).
-    Payload {
-        /// The client.
-        client: ClientId,
-        /// The packet's sequence number.
-        sequence: Sequence,
-        /// The payload.
-        payload: Vec<u8>,
-    },
-    /// The client acked our payload packet `sequence` (the sequence
-    /// [`Server::send`](super::Server::send) returned), once; the layer above
-    /// releases what it carried. Keep-alive acks are not reported.
-    PacketAcked {
-        /// The client.
-        client: ClientId,
-        /// Our packet's sequence.
-        sequence: Sequence,
     },
 }
 
@@ -114,8 +84,10 @@ pub enum ClientEvent {
     Connected {
         /// Our slot on the server.
         client: ClientId,
+        /// The server's number of slots.
+        max_clients: u32,
     },
-    /// The connection ended (or the handshake timed out).
+    /// The connection ended (or the handshake failed).
     Disconnected {
         /// Why.
         reason: DisconnectReason,
@@ -124,31 +96,5 @@ pub enum ClientEvent {
     Denied {
         /// Why.
         reason: DenyReason,
-        /// The server's protocol id (differs from ours when the reason is
-        /// [`DenyReason::ProtocolMismatch`]).
-        server_protocol_id: u64,
     },
-    /// A payload from the server arrived (each packet once, in arrival order).
-    Payload {
-        /// The packet's sequence number.
-        sequence: Sequence,
-        /// The payload.
-        payload: Vec<u8>,
-    },
-    /// The server acked our payload packet `sequence` (the sequence
-    /// [`Client::send`](super::Client::send) returned), once. Keep-alive acks are not
-    /// reported.
-    PacketAcked {
-        /// Our packet's sequence.
-        sequence: Sequence,
-    },
-}
-
-/// A datagram to send, from `poll_transmit`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Transmit<A> {
-    /// The destination.
-    pub to: A,
-    /// The bytes.
-    pub payload: Vec<u8>,
 }

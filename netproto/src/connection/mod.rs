@@ -1,66 +1,118 @@
-//! Connections: the handshake, keep-alives, timeouts, client slots and congestion
-//! avoidance on top of the [packet endpoint](crate::packet).
+//! Connections: netcode 1.02 (connect tokens, sealed packets, replay protection),
+//! keep-alives, timeouts, client slots and congestion avoidance, with the
+//! [packet endpoint](crate::packet) inside payload packets.
 //!
 //! Sans-IO like the layers below: [`Server`] and [`Client`] take `now` and datagrams
-//! (`handle_datagram`), are driven by `update(now)`, and hand out datagrams to send
-//! (`poll_transmit`) and events for the game (`poll_event`). The address type is a
-//! parameter: a `SocketAddr` over UDP, the simulator's [`NodeId`](crate::sim::NodeId)
-//! in tests.
+//! (`handle_datagram`), are driven by `update(now)`, write datagrams to send into the
+//! caller's buffer (`poll_transmit`) and report connections and disconnections
+//! (`poll_event`). The address type is a parameter: a `SocketAddr` over UDP, the
+//! simulator's [`NodeId`](crate::sim::NodeId) in tests.
 //!
-//! The handshake ([wire layout](packet)):
+//! The handshake ([wire format](crate::netcode)):
 //!
 //! ```text
-//! client                                  server
-//!   request {protocol id, nonce, padding} ──►   protocol id differs: denied (mismatch)
-//!                                               full: denied (server full)
-//!   ◄── challenge {nonce, bucket, token}        token = SipHash(key, address, bucket, ..)
-//!   response {nonce, bucket, token}  ──►        checked without stored state; then a
-//!                                               slot and a packet endpoint are created
-//!   ◄── accepted {nonce, token, client index}
-//!   keep-alive / payload {token, packet} ◄──►   (the token is the session token)
-//!   disconnect {token} × 3 ──►
+//! backend                          client                                  server
+//!   connect token (2048 B) ──────►    request {token's sealed private part} ──►
+//!     (over HTTPS, after login)                                 checks, cheapest first; one AEAD open
+//!                                    ◄── challenge {challenge token}   (sealed; server keeps only the keys)
+//!                                    response {challenge token} ──►     opens it: a slot
+//!                                    ◄── keep-alive {client index}     connected
+//!                                    payload / keep-alive ◄──►         sealed, replay-protected
+//!                                    disconnect × 3 ──►
 //! ```
 //!
-//! The protocol id is the message set's schema fingerprint
-//! ([`MessageSet::FINGERPRINT`](crate::MessageSet::FINGERPRINT)), given in
-//! [`ConnectionConfig::protocol_id`]. Payloads are opaque bytes: the layer above
-//! (the channels) fills and reads them.
+//! The protocol id is [`protocol_id`](crate::protocol_id): the message set's schema
+//! fingerprint and the channel configuration's. The backend writes it in the tokens; a
+//! client refuses a token made for another one, a server ignores its requests.
+//!
+//! # The boundary with the layer above
+//!
+//! One way up, one way down, no callbacks:
+//!
+//! * **Receive, two phases.** `handle_datagram` returns a [`Delivery`] when a payload
+//!   arrived: the layer reads [`payload`](Delivery::payload), then
+//!   [`accept`](Delivery::accept)s it (the packet will be acked; the call returns the
+//!   sequences of our packets it newly acked) or [`refuse`](Delivery::refuse)s it (as
+//!   if lost: the peer sends it again).
+//! * **Send.** `send_with` hands the layer the sequence the packet will carry and a
+//!   buffer to fill.
+//! * **Transmit.** `poll_transmit` writes each sealed datagram into the caller's
+//!   buffer ([`MAX_DATAGRAM_BYTES`]); nothing is allocated per datagram.
 //!
 //! Each connection runs [binary congestion avoidance](Congestion) on its RTT:
 //! `ready_to_send(now)` tells the layer above whether a payload sent now keeps to the
-//! mode's rate.
+//! mode's rate. [`transport::ServerStack`](crate::transport::ServerStack) glues a
+//! server to the message layer, once for every driver.
 //!
-//! A transport drives a server like this (the client is the same, with one peer):
-//!
-//! ```text
-//! loop {
-//!     now = clock();
-//!     for (from, bytes) in socket.recv_all() { server.handle_datagram(now, from, bytes) }
-//!     server.update(now);
-//!     for client in ready clients { if server.ready_to_send(now, client) { server.send(now, client, payload) } }
-//!     while let Some(t) = server.poll_transmit() { socket.send_to(t.to, &t.payload) }
-//!     while let Some(e) = server.poll_event() { game.handle(e) }
-//! }
-//! ```
-//!
-//! What the protocol does not do: encrypt or authenticate payloads. The session token
-//! stops blind spoofing (an off-path attacker cannot see it), not an on-path attacker
-//! who reads the traffic. RTT samples include the time a packet waits for the peer's
-//! next packet to ack it (up to a keep-alive interval when the peer is idle).
+//! What the protocol guarantees and does not is in the repository's SECURITY.md.
 
-mod challenge;
 mod client;
 mod config;
 mod congestion;
+mod delivery;
 mod event;
-pub mod packet;
+mod handshake;
 mod server;
 mod session;
+mod transmit;
 
-pub use challenge::{SipHasher24, time_bucket, token as challenge_token};
+use core::ops::Range;
+
 pub use client::{Client, ClientState};
 pub use config::{ConfigError, ConnectionConfig, ServerConfig};
 pub use congestion::{Congestion, CongestionConfig, Mode};
-pub use event::{ClientEvent, ClientId, DenyReason, DisconnectReason, ServerEvent, Transmit};
-pub use packet::{Packet, PacketError};
-pub use server::{ConnectionError, Server, ServerCounters};
+pub use delivery::Delivery;
+pub use event::{ClientEvent, ClientId, DenyReason, DisconnectReason, ServerEvent};
+pub use server::{Server, ServerCounters};
+pub use transmit::MAX_DATAGRAM_BYTES;
+
+use crate::netcode::Packet;
+use crate::packet::SendError;
+
+/// Why a payload could not be sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectionError {
+    /// There is no such connection (not connected yet, or gone).
+    #[error("not connected")]
+    NotConnected,
+    /// The packet endpoint refused the payload (too large).
+    #[error(transparent)]
+    Send(#[from] SendError),
+}
+
+/// What an opened packet asks of a connection, without borrowing the buffer it was
+/// opened in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Opened {
+    /// A payload: the endpoint datagram's range in the buffer.
+    Payload(Range<usize>),
+    KeepAlive {
+        client_index: u32,
+        max_clients: u32,
+    },
+    Disconnect,
+    Denied,
+    /// A handshake packet (request, challenge, response).
+    Other,
+}
+
+/// `packet`, opened in a buffer that starts at address `base`.
+fn opened(packet: Packet<'_>, base: usize) -> Opened {
+    match packet {
+        Packet::Payload(bytes) => {
+            let start = (bytes.as_ptr() as usize).wrapping_sub(base);
+            Opened::Payload(start..start + bytes.len())
+        }
+        Packet::KeepAlive {
+            client_index,
+            max_clients,
+        } => Opened::KeepAlive {
+            client_index,
+            max_clients,
+        },
+        Packet::Disconnect => Opened::Disconnect,
+        Packet::Denied => Opened::Denied,
+        _ => Opened::Other,
+    }
+}

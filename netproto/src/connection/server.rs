@@ -1,95 +1,169 @@
-//! The sans-IO server: stateless challenges, client slots, sessions.
+//! The sans-IO netcode server: requests checked cheapest first, stateless
+//! challenges, client slots, sealed sessions.
 
 use core::hash::Hash;
 use std::collections::{HashMap, VecDeque};
 
-use super::challenge::{self, ChallengeError, time_bucket};
 use super::config::{ConfigError, ServerConfig};
 use super::congestion::Congestion;
-use super::event::{ClientId, DenyReason, DisconnectReason, ServerEvent, Transmit};
-use super::packet::Packet;
-use super::session::Session;
-use crate::packet::{SendError, Sequence, Stats};
+use super::delivery::Delivery;
+use super::event::{ClientId, DisconnectReason, ServerEvent};
+use super::handshake::{Handshakes, Pending, TokenRefusal, TokenTag};
+use super::session::{Crypto, Link};
+use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
+use super::{ConnectionError, Opened, opened};
+use crate::netcode::{
+    self, AllowedPackets, ChallengeToken, ConnectTokenPrivate, Key, MAC_BYTES, Packet, PacketType,
+    ReadError, USER_DATA_BYTES,
+};
+use crate::packet::{Counters, Incoming, ReceiveError, Sequence, Stats};
+
+/// Counts a sealed packet that did not open.
+fn count_read_error(error: ReadError, counters: &mut ServerCounters) {
+    match error {
+        ReadError::Decrypt => counters.dropped_unauthenticated += 1,
+        ReadError::Replayed => counters.dropped_replayed += 1,
+        ReadError::NotAllowed(_) => counters.dropped_unexpected += 1,
+        _ => counters.dropped_malformed += 1,
+    }
+}
 
 /// What a [`Server`] counted. Every datagram handed to
-/// [`handle_datagram`](Server::handle_datagram) lands in `datagrams_received` and, if
-/// dropped, in exactly one of the `dropped_*` counters.
+/// [`handle_datagram`](Server::handle_datagram) lands in `datagrams_received`; one
+/// that changes nothing lands in exactly one of the `dropped_*` or `requests_*`
+/// counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct ServerCounters {
     /// Datagrams handed to `handle_datagram`.
     pub datagrams_received: u64,
-    /// Dropped: not a connection packet (empty, unknown kind, wrong length).
+    /// Dropped: not a netcode packet (too short or long, unknown type, bad sequence
+    /// length, a body of the wrong size).
     pub dropped_malformed: u64,
-    /// Dropped: a kind a server never receives (challenge, accepted, denied).
+    /// Dropped: a packet type the server does not take from that address now.
     pub dropped_unexpected: u64,
-    /// Dropped: a session packet from an address with no session.
+    /// Dropped: a sealed packet from an address with no session or handshake.
     pub dropped_unknown_address: u64,
-    /// Dropped: a session packet with the wrong session token.
-    pub dropped_bad_token: u64,
-    /// Dropped: a challenge response with another protocol id.
-    pub dropped_protocol_mismatch: u64,
-    /// Dropped: a challenge response whose time bucket expired.
-    pub dropped_challenge_expired: u64,
-    /// Dropped: a challenge response whose token does not match its address.
-    pub dropped_challenge_invalid: u64,
-    /// Dropped by the packet endpoint of a session (malformed, stale, duplicate...).
+    /// Dropped: the packet failed to authenticate (forged, corrupt, or sealed with
+    /// another key). It changed nothing.
+    pub dropped_unauthenticated: u64,
+    /// Dropped: a packet already received (a replay).
+    pub dropped_replayed: u64,
+    /// Dropped by the packet endpoint of a session (stale, duplicate, malformed
+    /// inside the seal).
     pub dropped_by_endpoint: u64,
+    /// Requests ignored: the wrong size, version or protocol id.
+    pub requests_malformed: u64,
+    /// Requests ignored: the token expired.
+    pub requests_expired: u64,
+    /// Requests ignored: the token's private part did not open with our key.
+    pub requests_unauthenticated: u64,
+    /// Requests ignored: the token does not name this server.
+    pub requests_wrong_server: u64,
+    /// Requests ignored: the token was used from another address, or its session
+    /// ended.
+    pub requests_token_reused: u64,
+    /// Requests ignored: the address or the token's client id is connected.
+    pub requests_already_connected: u64,
+    /// Requests ignored: the token's timeout is not one this server accepts.
+    pub requests_bad_timeout: u64,
+    /// Requests ignored: too many handshakes in progress.
+    pub requests_busy: u64,
+    /// Responses ignored: the challenge token did not open, or its client is
+    /// connected.
+    pub responses_invalid: u64,
     /// Challenges sent.
     pub challenges_sent: u64,
-    /// Denials sent.
+    /// Denials sent (the server was full).
     pub denials_sent: u64,
     /// Clients accepted.
     pub clients_accepted: u64,
     /// Clients timed out.
     pub clients_timed_out: u64,
+    /// Clients disconnected for breaking the protocol.
+    pub protocol_errors: u64,
 }
 
 #[derive(Debug)]
 struct Slot<A> {
     address: A,
-    nonce: u64,
-    session: Session,
+    user_id: u64,
+    user_data: [u8; USER_DATA_BYTES],
+    tag: TokenTag,
+    /// A keep-alive or payload came from the client since it connected: it knows it
+    /// is connected. Until then a keep-alive goes before every payload.
+    confirmed: bool,
+    /// The client broke the protocol: it is disconnected at the next update.
+    broken: bool,
+    crypto: Crypto,
+    link: Link,
 }
 
-/// The server side of the connection protocol, sans-IO and generic over the address
-/// type `A` (a `SocketAddr`, the simulator's `NodeId`, ...).
+/// The server side of netcode 1.02, sans-IO and generic over the address type `A` (a
+/// `SocketAddr`, the simulator's `NodeId`, ...).
 ///
-/// * [`handle_datagram`](Self::handle_datagram) for every datagram received;
+/// * [`handle_datagram`](Self::handle_datagram) for every datagram received: it
+///   returns a [`Delivery`] when a client's payload arrived, for the layer above to
+///   accept or refuse;
 /// * [`update`](Self::update) once per tick, after the tick's payloads (keep-alives,
 ///   timeouts, congestion);
-/// * [`send`](Self::send) a payload to a client, [`disconnect`](Self::disconnect) one;
+/// * [`send`](Self::send) or [`send_with`](Self::send_with) a payload to a client,
+///   [`disconnect`](Self::disconnect) one;
 /// * drain [`poll_transmit`](Self::poll_transmit) to the socket and
 ///   [`poll_event`](Self::poll_event) to the game.
 ///
-/// An unknown address gets only a stateless challenge (or a denial), each no larger
-/// than the request; per-client state (a slot, a packet endpoint) is created once a
-/// response proves the address. Malformed and unexpected datagrams are dropped
-/// without allocating and counted ([`ServerCounters`]).
+/// A connection request is checked cheapest first: its size, version and protocol
+/// id, its token's expiry, whether that token was seen from another address or has
+/// been used up, then one AEAD open of the token's private part, this server's
+/// address among the token's, and whether its client is already connected. What
+/// fails gets no answer and leaves no state. A request that passes gets a challenge
+/// (sealed under a key only this server run knows, so the server keeps nothing for
+/// it but the token's keys, in a bounded table) and, once answered from the same
+/// address, a slot. Every packet after the request is sealed; one that fails to
+/// open, or replays an earlier one, changes nothing. No reply is larger than the
+/// request that caused it. Counted in [`ServerCounters`].
+///
+/// One token opens one session: the token is bound to the address it first came
+/// from, and spent when its session ends.
 ///
 /// ```
 /// use netproto::connection::{
-///     Client, ClientEvent, ConnectionConfig, Server, ServerConfig, ServerEvent,
+///     Client, ClientEvent, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig,
+///     ServerEvent,
 /// };
+/// use netproto::netcode::{Key, TokenParams, generate_connect_token};
 ///
+/// let private_key = Key::from_bytes([9; 32]); // shared by the backend and the server
+/// let server_address = "127.0.0.1:40000".parse().unwrap();
 /// let config = ConnectionConfig::new(0xfeed);
-/// let mut server = Server::new(ServerConfig::new(config.clone(), [3; 16]), 0.0)?;
-/// let mut client = Client::new(config, "server", 42, 0.0)?;
+/// let server_config = ServerConfig::new(config.clone(), private_key.clone(), vec![server_address]);
+/// let unix_time = 1_800_000_000;
+/// let mut server = Server::new(server_config, 0.0, unix_time)?;
+///
+/// // The backend makes a token for player 42 and hands it to the client.
+/// let params = TokenParams::new(0xfeed, 42, vec![server_address]);
+/// let token = generate_connect_token(&params, &private_key, unix_time)?;
+/// let mut client = Client::new(config, &token, "server", 0.0)?;
+///
 /// // A perfect, instant network between "client" and "server".
+/// let mut buf = [0u8; MAX_DATAGRAM_BYTES];
 /// for tick in 0..10 {
 ///     let now = f64::from(tick) * 0.05;
 ///     client.update(now);
 ///     server.update(now);
-///     while let Some(t) = client.poll_transmit() {
-///         server.handle_datagram(now, "client", &t.payload);
+///     while let Some((_, len)) = client.poll_transmit(&mut buf) {
+///         server.handle_datagram(now, "client", &buf[..len]);
 ///     }
-///     while let Some(t) = server.poll_transmit() {
-///         assert_eq!(t.to, "client");
-///         client.handle_datagram(now, "server", &t.payload);
+///     while let Some((to, len)) = server.poll_transmit(&mut buf) {
+///         assert_eq!(to, "client");
+///         client.handle_datagram(now, "server", &buf[..len]);
 ///     }
 /// }
 /// assert!(client.is_connected());
-/// assert!(matches!(server.poll_event(), Some(ServerEvent::Connected { address: "client", .. })));
+/// assert!(matches!(
+///     server.poll_event(),
+///     Some(ServerEvent::Connected { address: "client", user_id: 42, .. })
+/// ));
 /// assert!(matches!(client.poll_event(), Some(ClientEvent::Connected { .. })));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -98,26 +172,46 @@ pub struct Server<A> {
     config: ServerConfig,
     slots: Vec<Option<Slot<A>>>,
     by_address: HashMap<A, u16>,
-    transmits: VecDeque<Transmit<A>>,
+    handshakes: Handshakes<A>,
+    transmits: TransmitQueue<A>,
     events: VecDeque<ServerEvent<A>>,
     counters: ServerCounters,
-    time: f64,
+    /// `now + unix_offset` is the Unix time in seconds.
+    unix_offset: f64,
+    /// The sequence of packets sealed outside a session (challenges, denials): the
+    /// upper half of the sequence space, so that it never meets a session's sequence
+    /// under the same key.
+    global_sequence: u64,
+    challenge_sequence: u64,
+    last_expiry: f64,
+    /// Where a datagram is opened in place.
+    scratch: Box<[u8]>,
+    /// Where the layer above writes a payload.
+    payload: Vec<u8>,
 }
 
 impl<A: Copy + Eq + Hash> Server<A> {
-    /// A server with `config` at time `now`. Fails when the configuration is invalid.
-    pub fn new(config: ServerConfig, now: f64) -> Result<Self, ConfigError> {
+    /// A server with `config` at time `now` (seconds, any origin: the time every
+    /// other call takes), when the Unix time is `unix_time` seconds (to check token
+    /// expiry). Fails when the configuration is invalid.
+    pub fn new(config: ServerConfig, now: f64, unix_time: u64) -> Result<Self, ConfigError> {
         config.validate()?;
         let mut slots = Vec::with_capacity(config.max_clients);
         slots.resize_with(config.max_clients, || None);
         Ok(Self {
             by_address: HashMap::with_capacity(config.max_clients),
+            handshakes: Handshakes::new(config.pending_limit()),
             slots,
-            config,
-            transmits: VecDeque::new(),
+            transmits: TransmitQueue::new(),
             events: VecDeque::new(),
             counters: ServerCounters::default(),
-            time: now,
+            unix_offset: unix_time as f64 - now,
+            global_sequence: 1 << 63,
+            challenge_sequence: 0,
+            last_expiry: now,
+            scratch: vec![0; MAX_DATAGRAM_BYTES].into_boxed_slice(),
+            payload: Vec::new(),
+            config,
         })
     }
 
@@ -131,38 +225,63 @@ impl<A: Copy + Eq + Hash> Server<A> {
         &self.counters
     }
 
-    /// Clients connected (slots in use): the only per-client state the server holds.
+    /// Clients connected (slots in use).
     pub fn connected_clients(&self) -> usize {
         self.by_address.len()
     }
 
-    /// The most heap memory, in bytes, this server holds with every slot in use,
-    /// whatever its peers and unknown addresses send:
+    /// Handshakes in progress (challenged, not yet answered).
+    pub fn pending_handshakes(&self) -> usize {
+        self.handshakes.pending_len()
+    }
+
+    /// Connect tokens remembered (bound to an address, or spent), at most eight
+    /// times the handshake limit.
+    pub fn remembered_tokens(&self) -> usize {
+        self.handshakes.tokens_len()
+    }
+
+    /// The Unix time (seconds) at server time `now`.
+    pub fn unix_time(&self, now: f64) -> u64 {
+        let t = self.unix_offset + now;
+        if t > 0.0 { t as u64 } else { 0 }
+    }
+
+    /// The most heap memory, in bytes, this server holds with every slot in use and
+    /// its handshake tables full, whatever its peers and unknown addresses send:
     ///
     /// ```text
     /// max_clients * S                                      slots
     ///   + 4 * max_clients * (E + 1) + 64                    address map
+    ///   + 4 * P * (H + 1) + 64 + 4 * 8P * (T + 1) + 64      handshakes, tokens
     ///   + max_clients * connection.memory_per_connection()  sessions
+    ///   + 2 * MAX_DATAGRAM_BYTES                            scratch buffers
     /// ```
     ///
-    /// where `S` is the size of a slot (the session's fixed part) and `E` that of an
-    /// (address, index) pair; both fixed parts are allocated by [`new`](Self::new). Not included:
-    /// the datagrams and events waiting in [`poll_transmit`](Self::poll_transmit) and
-    /// [`poll_event`](Self::poll_event), which the caller drains (each call of
-    /// [`handle_datagram`](Self::handle_datagram) queues at most one reply and one
-    /// payload event of at most `max_packet_size` bytes, besides the acks it reports).
-    /// A datagram from an unknown address adds nothing to the server's own memory.
+    /// where `S` is the size of a slot, `E` that of an (address, index) pair, `P` the
+    /// [`pending_handshakes`](ServerConfig::pending_handshakes) limit, `H` and `T` the
+    /// sizes of a handshake and a token entry (hash tables reserve at most 4 buckets
+    /// per entry). Not included: the datagrams and events waiting in
+    /// [`poll_transmit`](Self::poll_transmit) and [`poll_event`](Self::poll_event),
+    /// which the caller drains (one datagram brings at most one reply, and a
+    /// disconnect `disconnect_copies`).
     pub fn memory_bound(&self) -> usize {
         use core::mem::size_of;
         let clients = self.slots.len();
-        let slot = size_of::<Option<Slot<A>>>();
-        // The address map: hashbrown's buckets (at most 4 per reserved entry, each an
-        // (address, index) pair and a control byte) and one group of control bytes.
-        let map = 4 * clients * (size_of::<(A, u16)>() + 1) + 64;
+        let map = |entries: usize, entry: usize| {
+            entries
+                .saturating_mul(4)
+                .saturating_mul(entry + 1)
+                .saturating_add(64)
+        };
+        let (pending, tokens) = self.handshakes.limits();
         clients
-            .saturating_mul(slot)
-            .saturating_add(map)
+            .saturating_mul(size_of::<Option<Slot<A>>>())
+            .saturating_add(map(clients, size_of::<(A, u16)>()))
+            .saturating_add(map(pending, size_of::<(A, Pending)>()))
+            .saturating_add(map(tokens, size_of::<(TokenTag, [u64; 2], A)>()))
             .saturating_add(clients.saturating_mul(self.config.connection.memory_per_connection()))
+            .saturating_add(2 * MAX_DATAGRAM_BYTES)
     }
 
     /// The number of slots.
@@ -182,6 +301,10 @@ impl<A: Copy + Eq + Hash> Server<A> {
         self.slots.get(usize::from(client.0))?.as_ref()
     }
 
+    fn slot_mut(&mut self, client: ClientId) -> Option<&mut Slot<A>> {
+        self.slots.get_mut(usize::from(client.0))?.as_mut()
+    }
+
     /// The address of a connected client.
     pub fn client_address(&self, client: ClientId) -> Option<A> {
         self.slot(client).map(|s| s.address)
@@ -192,33 +315,50 @@ impl<A: Copy + Eq + Hash> Server<A> {
         self.by_address.get(address).map(|&i| ClientId(i))
     }
 
+    /// The client id of a connected client's connect token (who the backend let in).
+    pub fn user_id(&self, client: ClientId) -> Option<u64> {
+        self.slot(client).map(|s| s.user_id)
+    }
+
+    /// The user data of a connected client's connect token (256 bytes the backend
+    /// chose: a session ticket, a team, a skin...).
+    pub fn user_data(&self, client: ClientId) -> Option<&[u8; USER_DATA_BYTES]> {
+        self.slot(client).map(|s| &s.user_data)
+    }
+
     /// The link estimates of a connected client (RTT, loss, bandwidth).
     pub fn client_stats(&self, client: ClientId) -> Option<&Stats> {
-        self.slot(client).map(|s| s.session.stats())
+        self.slot(client).map(|s| s.link.stats())
+    }
+
+    /// The packet endpoint counters of a connected client's connection (packets and
+    /// fragments sent, received, dropped).
+    pub fn endpoint_counters(&self, client: ClientId) -> Option<&Counters> {
+        self.slot(client).map(|s| s.link.endpoint.counters())
     }
 
     /// The congestion state of a connected client.
     pub fn congestion(&self, client: ClientId) -> Option<&Congestion> {
-        self.slot(client).map(|s| &s.session.congestion)
-    }
-
-    /// The sequence of the next packet to `client` (payload or keep-alive): what
-    /// [`send`](Self::send) returns if called next. The layer above numbers the
-    /// payload it writes with it.
-    pub fn next_sequence(&self, client: ClientId) -> Option<Sequence> {
-        self.slot(client).map(|s| s.session.next_sequence())
+        self.slot(client).map(|s| &s.link.congestion)
     }
 
     /// `true` when a payload sent to `client` now keeps to its congestion mode's
     /// send rate (30 or 10 packets per second by default).
     pub fn ready_to_send(&self, now: f64, client: ClientId) -> bool {
-        self.slot(client)
-            .is_some_and(|s| s.session.ready_to_send(now))
+        self.slot(client).is_some_and(|s| s.link.ready_to_send(now))
     }
 
-    /// The next datagram to send.
-    pub fn poll_transmit(&mut self) -> Option<Transmit<A>> {
-        self.transmits.pop_front()
+    /// Writes the next datagram to send into `buf` and returns its destination and
+    /// length; `None` when there is nothing to send. A buffer of
+    /// [`MAX_DATAGRAM_BYTES`] holds any datagram (a smaller one drops those that do
+    /// not fit).
+    pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<(A, usize)> {
+        self.transmits.pop(buf)
+    }
+
+    /// Datagrams waiting in [`poll_transmit`](Self::poll_transmit).
+    pub fn pending_transmits(&self) -> usize {
+        self.transmits.len()
     }
 
     /// The next event.
@@ -226,257 +366,389 @@ impl<A: Copy + Eq + Hash> Server<A> {
         self.events.pop_front()
     }
 
-    fn reply(&mut self, to: A, packet: Packet<'_>) {
-        self.transmits.push_back(Transmit {
-            to,
-            payload: packet.to_vec(),
-        });
-    }
-
-    fn deny(&mut self, to: A, nonce: u64, reason: DenyReason) {
-        self.counters.denials_sent += 1;
+    /// Seals a packet outside any session (a challenge or a denial) with `key`.
+    fn send_global(&mut self, to: A, packet: &Packet<'_>, key: &Key) {
         let protocol_id = self.config.connection.protocol_id;
-        self.reply(
-            to,
-            Packet::Denied {
-                protocol_id,
-                nonce,
-                reason,
-            },
-        );
+        if self
+            .transmits
+            .push(to, packet, self.global_sequence, key, protocol_id)
+        {
+            self.global_sequence += 1;
+        }
     }
 
-    /// Handles one datagram from `from` at time `now`.
-    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
-        self.handle_datagram_with(now, from, datagram, |_, _| true);
-    }
-
-    /// Handles one datagram like [`handle_datagram`](Self::handle_datagram), and
-    /// hands a connected client's payload to `accept` before the packet is taken:
-    /// when `accept` returns `false` the whole packet is dropped (not acked, its acks
-    /// not applied, no event), as if lost. The layer above reads the payload there,
-    /// so that a payload it cannot take is resent rather than acked and lost.
-    pub fn handle_datagram_with(
-        &mut self,
-        now: f64,
-        from: A,
-        datagram: &[u8],
-        mut accept: impl FnMut(ClientId, &[u8]) -> bool,
-    ) {
-        self.time = now;
+    /// Handles one datagram from `from` at time `now`. Returns the client's payload
+    /// when one arrived, for the layer above to [`accept`](Delivery::accept) or
+    /// [`refuse`](Delivery::refuse); everything else (handshakes, keep-alives,
+    /// disconnects, fragments, packets dropped and counted) is done by then.
+    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) -> Option<Delivery<'_>> {
         self.counters.datagrams_received += 1;
-        let Ok(packet) = Packet::decode(datagram) else {
+        let len = datagram.len();
+        let Some(buf) = self.scratch.get_mut(..len) else {
             self.counters.dropped_malformed += 1;
-            return;
+            return None;
         };
+        buf.copy_from_slice(datagram);
+        let unix = self.unix_time(now);
+        match datagram.first() {
+            None => {
+                self.counters.dropped_malformed += 1;
+                None
+            }
+            Some(&prefix) if prefix == PacketType::Request as u8 => {
+                self.handle_request(now, unix, from, len);
+                None
+            }
+            Some(_) => match self.by_address.get(&from) {
+                Some(&index) => self.handle_session(now, usize::from(index), len),
+                None => {
+                    self.handle_response(now, unix, from, len);
+                    None
+                }
+            },
+        }
+    }
+
+    fn handle_request(&mut self, now: f64, unix: u64, from: A, len: usize) {
+        if self.by_address.contains_key(&from) {
+            self.counters.requests_already_connected += 1;
+            return;
+        }
         let protocol_id = self.config.connection.protocol_id;
-        match packet {
-            Packet::Request {
-                protocol_id: theirs,
-                nonce,
-            } => {
-                if theirs != protocol_id {
-                    self.deny(from, nonce, DenyReason::ProtocolMismatch);
-                } else if self.by_address.len() >= self.slots.len()
-                    && !self.by_address.contains_key(&from)
-                {
-                    self.deny(from, nonce, DenyReason::ServerFull);
-                } else {
-                    let bucket = time_bucket(now, self.config.challenge_window);
-                    let key = &self.config.challenge_key;
-                    let token = challenge::token(key, &from, bucket, nonce, protocol_id);
-                    self.counters.challenges_sent += 1;
-                    self.reply(
-                        from,
-                        Packet::Challenge {
-                            protocol_id,
-                            nonce,
-                            bucket,
-                            token,
-                        },
-                    );
-                }
-            }
-            Packet::Response {
-                protocol_id: theirs,
-                nonce,
-                bucket,
-                token,
-            } => self.handle_response(now, from, theirs, nonce, bucket, token),
-            Packet::KeepAlive { token, datagram } | Packet::Payload { token, datagram } => {
-                let Some(index) = self.session_of(from, token) else {
-                    return;
-                };
-                let is_payload = matches!(packet, Packet::Payload { .. });
-                let Some(slot) = self.slots[index].as_mut() else {
-                    return;
-                };
-                let client = ClientId(index as u16);
-                let mut accept = |bytes: &[u8]| accept(client, bytes);
-                match slot.session.receive(now, datagram, is_payload, &mut accept) {
-                    Ok(incoming) => {
-                        for sequence in &incoming.acks {
-                            self.events
-                                .push_back(ServerEvent::PacketAcked { client, sequence });
-                        }
-                        if let Some((sequence, payload)) = incoming.payload {
-                            self.events.push_back(ServerEvent::Payload {
-                                client,
-                                sequence,
-                                payload,
-                            });
-                        }
-                    }
-                    Err(_) => self.counters.dropped_by_endpoint += 1,
-                }
-            }
-            Packet::Disconnect { token } => {
-                if let Some(index) = self.session_of(from, token) {
-                    self.free(index, DisconnectReason::PeerDisconnected);
-                }
-            }
-            Packet::Challenge { .. } | Packet::Accepted { .. } | Packet::Denied { .. } => {
+        let allowed = AllowedPackets::NONE.with(PacketType::Request);
+        let read = netcode::read_packet(
+            &mut self.scratch[..len],
+            protocol_id,
+            unix,
+            None,
+            allowed,
+            None,
+        );
+        let (expire_timestamp, nonce, sealed) = match read {
+            Ok((
+                _,
+                Packet::Request {
+                    expire_timestamp,
+                    nonce,
+                    private_data,
+                    ..
+                },
+            )) => (expire_timestamp, nonce, *private_data),
+            Ok(_) => {
                 self.counters.dropped_unexpected += 1;
+                return;
             }
-        }
-    }
-
-    /// The slot of `from` if its session token is `token`; counts the drop otherwise.
-    fn session_of(&mut self, from: A, token: u64) -> Option<usize> {
-        let Some(&index) = self.by_address.get(&from) else {
-            self.counters.dropped_unknown_address += 1;
-            return None;
+            Err(ReadError::Expired) => {
+                self.counters.requests_expired += 1;
+                return;
+            }
+            Err(_) => {
+                self.counters.requests_malformed += 1;
+                return;
+            }
         };
-        let index = usize::from(index);
-        if self.slots[index].as_ref().map(|s| s.session.token) != Some(token) {
-            self.counters.dropped_bad_token += 1;
-            return None;
-        }
-        Some(index)
-    }
-
-    fn handle_response(
-        &mut self,
-        now: f64,
-        from: A,
-        theirs: u64,
-        nonce: u64,
-        bucket: u64,
-        token: u64,
-    ) {
-        let protocol_id = self.config.connection.protocol_id;
-        if theirs != protocol_id {
-            self.counters.dropped_protocol_mismatch += 1;
+        let mut tag = [0u8; MAC_BYTES];
+        tag.copy_from_slice(&sealed[sealed.len() - MAC_BYTES..]);
+        if self.handshakes.check_token(&tag, &from).is_err() {
+            self.counters.requests_token_reused += 1;
             return;
         }
-        let current = time_bucket(now, self.config.challenge_window);
-        let key = &self.config.challenge_key;
-        match challenge::verify(key, &from, current, bucket, nonce, protocol_id, token) {
+        let Ok(token) = ConnectTokenPrivate::open(
+            &sealed,
+            protocol_id,
+            expire_timestamp,
+            &nonce,
+            &self.config.private_key,
+        ) else {
+            self.counters.requests_unauthenticated += 1;
+            return;
+        };
+        if !token
+            .server_addresses
+            .iter()
+            .any(|a| self.config.addresses.contains(a))
+        {
+            self.counters.requests_wrong_server += 1;
+            return;
+        }
+        if self.slot_of_user(token.client_id).is_some() {
+            self.counters.requests_already_connected += 1;
+            return;
+        }
+        let Some(timeout) = self.config.connection.token_timeout(token.timeout_seconds) else {
+            self.counters.requests_bad_timeout += 1;
+            return;
+        };
+        match self
+            .handshakes
+            .remember_token(tag, from, expire_timestamp, unix)
+        {
             Ok(()) => {}
-            Err(ChallengeError::Expired) => {
-                self.counters.dropped_challenge_expired += 1;
+            Err(TokenRefusal::Full) => {
+                self.counters.requests_busy += 1;
                 return;
             }
-            Err(ChallengeError::Invalid) => {
-                self.counters.dropped_challenge_invalid += 1;
+            Err(_) => {
+                self.counters.requests_token_reused += 1;
                 return;
             }
         }
-        // The address is proven. Already connected with this token: the accepted
-        // packet was lost, send it again.
-        if let Some(&index) = self.by_address.get(&from) {
-            let index = usize::from(index);
-            if let Some(slot) = &self.slots[index]
-                && slot.session.token == token
-            {
-                let nonce = slot.nonce;
-                self.reply(
-                    from,
-                    Packet::Accepted {
-                        nonce,
-                        token,
-                        client: index as u16,
-                    },
-                );
+        if self.by_address.len() >= self.slots.len() {
+            self.counters.denials_sent += 1;
+            self.send_global(from, &Packet::Denied, &token.server_to_client_key);
+            return;
+        }
+        let pending = Pending::new(
+            token.server_to_client_key.clone(),
+            token.client_to_server_key.clone(),
+            timeout,
+            expire_timestamp,
+            tag,
+            now,
+        );
+        if !self.handshakes.start(from, pending, now, unix) {
+            self.counters.requests_busy += 1;
+            return;
+        }
+        let challenge = ChallengeToken {
+            client_id: token.client_id,
+            user_data: token.user_data,
+        }
+        .seal(self.challenge_sequence, &self.config.challenge_key);
+        let packet = Packet::Challenge {
+            token_sequence: self.challenge_sequence,
+            token_data: &challenge,
+        };
+        self.challenge_sequence += 1;
+        self.counters.challenges_sent += 1;
+        self.send_global(from, &packet, &token.server_to_client_key);
+    }
+
+    fn slot_of_user(&self, user_id: u64) -> Option<usize> {
+        self.slots
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|s| s.user_id == user_id))
+    }
+
+    fn handle_response(&mut self, now: f64, unix: u64, from: A, len: usize) {
+        let Some(pending) = self.handshakes.pending(&from, now, unix) else {
+            self.counters.dropped_unknown_address += 1;
+            return;
+        };
+        let receive_key = pending.receive_key.clone();
+        let send_key = pending.send_key.clone();
+        let protocol_id = self.config.connection.protocol_id;
+        let allowed = AllowedPackets::NONE.with(PacketType::Response);
+        let read = netcode::read_packet(
+            &mut self.scratch[..len],
+            protocol_id,
+            unix,
+            Some(&receive_key),
+            allowed,
+            None,
+        );
+        let (token_sequence, sealed) = match read {
+            Ok((
+                _,
+                Packet::Response {
+                    token_sequence,
+                    token_data,
+                },
+            )) => (token_sequence, *token_data),
+            Ok(_) => {
+                self.counters.dropped_unexpected += 1;
                 return;
             }
-            // A new handshake from the same address replaces the old session.
-            self.free(index, DisconnectReason::Reconnected);
+            Err(e) => {
+                count_read_error(e, &mut self.counters);
+                return;
+            }
+        };
+        let Ok(challenge) =
+            ChallengeToken::open(&sealed, token_sequence, &self.config.challenge_key)
+        else {
+            self.counters.responses_invalid += 1;
+            return;
+        };
+        if self.slot_of_user(challenge.client_id).is_some() {
+            self.counters.responses_invalid += 1;
+            return;
         }
         let Some(index) = self.slots.iter().position(Option::is_none) else {
-            self.deny(from, nonce, DenyReason::ServerFull);
+            self.counters.denials_sent += 1;
+            self.send_global(from, &Packet::Denied, &send_key);
             return;
         };
-        let Some(session) = Session::new(&self.config.connection, token, now) else {
+        let Some(pending) = self.handshakes.finish(&from) else {
             return;
         };
-        self.slots[index] = Some(Slot {
+        let Some(link) = Link::new(&self.config.connection, pending.timeout, now) else {
+            return;
+        };
+        let mut slot = Slot {
             address: from,
-            nonce,
-            session,
-        });
-        self.by_address.insert(from, index as u16);
-        self.counters.clients_accepted += 1;
+            user_id: challenge.client_id,
+            user_data: challenge.user_data,
+            tag: pending.tag,
+            confirmed: false,
+            broken: false,
+            crypto: Crypto::new(pending.send_key, pending.receive_key, protocol_id),
+            link,
+        };
         let client = ClientId(index as u16);
+        let keep_alive = Packet::KeepAlive {
+            client_index: u32::from(client.0),
+            max_clients: self.slots.len() as u32,
+        };
+        slot.crypto.seal(from, &keep_alive, &mut self.transmits);
+        slot.link.last_sent = now;
+        self.slots[index] = Some(slot);
+        self.by_address.insert(from, client.0);
+        self.counters.clients_accepted += 1;
         self.events.push_back(ServerEvent::Connected {
             client,
             address: from,
+            user_id: challenge.client_id,
         });
-        self.reply(
-            from,
-            Packet::Accepted {
-                nonce,
-                token,
-                client: client.0,
-            },
-        );
     }
 
-    fn free(&mut self, index: usize, reason: DisconnectReason) {
-        if let Some(slot) = self.slots.get_mut(index).and_then(Option::take) {
-            self.by_address.remove(&slot.address);
-            self.events.push_back(ServerEvent::Disconnected {
-                client: ClientId(index as u16),
-                address: slot.address,
-                reason,
-            });
+    /// A sealed packet from a connected client's address.
+    fn handle_session(&mut self, now: f64, index: usize, len: usize) -> Option<Delivery<'_>> {
+        let client = ClientId(index as u16);
+        let range = {
+            let slot = self.slots.get_mut(index)?.as_mut()?;
+            if slot.broken {
+                self.counters.dropped_unexpected += 1;
+                return None;
+            }
+            let allowed = AllowedPackets::NONE
+                .with(PacketType::KeepAlive)
+                .with(PacketType::Payload)
+                .with(PacketType::Disconnect);
+            let buf = &mut self.scratch[..len];
+            let base = buf.as_ptr() as usize;
+            match slot.crypto.open(buf, allowed) {
+                Ok((_, packet)) => {
+                    slot.link.heard(now);
+                    slot.confirmed = true;
+                    match opened(packet, base) {
+                        Opened::Payload(range) => range,
+                        Opened::KeepAlive { .. } => return None,
+                        Opened::Disconnect => {
+                            self.free(index, DisconnectReason::PeerDisconnected, false);
+                            return None;
+                        }
+                        Opened::Other | Opened::Denied => {
+                            self.counters.dropped_unexpected += 1;
+                            return None;
+                        }
+                    }
+                }
+                Err(e) => {
+                    count_read_error(e, &mut self.counters);
+                    return None;
+                }
+            }
+        };
+        let Self {
+            slots,
+            scratch,
+            counters,
+            ..
+        } = self;
+        let slot = slots.get_mut(index)?.as_mut()?;
+        let payload = scratch.get(range)?;
+        match slot.link.endpoint.receive(now, payload) {
+            Ok(Incoming::Packet(packet)) => Some(Delivery::new(client, packet)),
+            Ok(Incoming::Fragment { .. }) => None,
+            Err(ReceiveError::OptimisticAck { .. }) => {
+                counters.dropped_by_endpoint += 1;
+                slot.broken = true;
+                None
+            }
+            Err(_) => {
+                counters.dropped_by_endpoint += 1;
+                None
+            }
         }
     }
 
-    /// Advances to `now`: times out silent clients (freeing their slots), refreshes
-    /// each connection's statistics and congestion mode, sends keep-alives to clients
-    /// nothing was sent to for `keepalive_interval`.
+    /// Frees slot `index` and reports it; sends the disconnect packets when `notify`.
+    fn free(&mut self, index: usize, reason: DisconnectReason, notify: bool) {
+        let Some(mut slot) = self.slots.get_mut(index).and_then(Option::take) else {
+            return;
+        };
+        self.by_address.remove(&slot.address);
+        self.handshakes.spend(&slot.tag);
+        if notify {
+            for _ in 0..self.config.connection.disconnect_copies {
+                slot.crypto
+                    .seal(slot.address, &Packet::Disconnect, &mut self.transmits);
+            }
+        }
+        if reason == DisconnectReason::ProtocolError {
+            self.counters.protocol_errors += 1;
+        }
+        self.events.push_back(ServerEvent::Disconnected {
+            client: ClientId(index as u16),
+            address: slot.address,
+            reason,
+        });
+    }
+
+    fn keep_alive(&mut self, now: f64, index: usize) {
+        let max_clients = self.slots.len() as u32;
+        let Some(slot) = self.slots.get_mut(index).and_then(Option::as_mut) else {
+            return;
+        };
+        let packet = Packet::KeepAlive {
+            client_index: index as u32,
+            max_clients,
+        };
+        slot.crypto.seal(slot.address, &packet, &mut self.transmits);
+        slot.link.last_sent = now;
+    }
+
+    /// Advances to `now`: disconnects clients that broke the protocol, times out
+    /// silent clients, refreshes statistics and congestion, and sends a keep-alive to
+    /// each client nothing was sent to for `keepalive_interval`. Send the tick's
+    /// payloads before calling it, so that keep-alives go only where nothing else
+    /// did.
     ///
-    /// Send the tick's payload packets before calling it: a connection whose payload
-    /// comes after the update gets a keep-alive as well when its send interval is
-    /// the keep-alive interval (10 packets per second in bad mode, the default), and
-    /// sends twice the packets its congestion mode allows.
-    ///
-    /// `now` should not decrease, but may: a time earlier than a connection's last
-    /// event (the clock went back) restarts its timeout and keep-alive interval from
-    /// `now`. A jump forward is elapsed time: clients silent for `timeout` by the new
-    /// clock time out.
+    /// `now` should not decrease, but may: a time earlier than a client's last
+    /// packet (the clock went back) restarts its timers from `now` (see
+    /// [`Client::update`](super::Client::update)).
     pub fn update(&mut self, now: f64) {
-        self.time = now;
-        let timeout = self.config.connection.timeout;
-        let keepalive = self.config.connection.keepalive_interval;
         for index in 0..self.slots.len() {
             let Some(slot) = self.slots[index].as_mut() else {
                 continue;
             };
-            slot.session.rebase(now);
-            if now - slot.session.last_received >= timeout {
-                self.counters.clients_timed_out += 1;
-                self.free(index, DisconnectReason::TimedOut);
+            if slot.broken {
+                self.free(index, DisconnectReason::ProtocolError, true);
                 continue;
             }
-            let to = slot.address;
-            slot.session.update(now, keepalive, to, &mut self.transmits);
+            slot.link.rebase(now);
+            if slot.link.timed_out(now) {
+                self.counters.clients_timed_out += 1;
+                self.free(index, DisconnectReason::TimedOut, false);
+                continue;
+            }
+            if slot
+                .link
+                .update(now, self.config.connection.keepalive_interval)
+            {
+                self.keep_alive(now, index);
+            }
+        }
+        if now - self.last_expiry >= 1.0 || now < self.last_expiry {
+            self.last_expiry = now;
+            let unix = self.unix_time(now);
+            self.handshakes.expire(now, unix);
         }
     }
 
-    /// Sends `payload` to `client` as one packet (fragmented above the endpoint's
-    /// `fragment_above`). The caller keeps to the send rate with
+    /// Sends `payload` to `client` as the packet endpoint's next packet (fragmented
+    /// when large), and returns its sequence. The caller keeps to the send rate with
     /// [`ready_to_send`](Self::ready_to_send).
     pub fn send(
         &mut self,
@@ -484,32 +756,66 @@ impl<A: Copy + Eq + Hash> Server<A> {
         client: ClientId,
         payload: &[u8],
     ) -> Result<Sequence, ConnectionError> {
-        self.time = now;
-        let slot = self
-            .slots
-            .get_mut(usize::from(client.0))
-            .and_then(Option::as_mut)
-            .ok_or(ConnectionError::NotConnected)?;
-        let to = slot.address;
-        Ok(slot
-            .session
-            .send(now, to, Some(payload), &mut self.transmits)?)
+        self.send_with(now, client, |_, buf| buf.extend_from_slice(payload))
     }
 
-    /// Disconnects `client`: sends `disconnect_copies` disconnect packets, frees the
-    /// slot and reports [`DisconnectReason::Local`]. Returns `false` if it was not
-    /// connected.
-    pub fn disconnect(&mut self, now: f64, client: ClientId) -> bool {
-        self.time = now;
+    /// Sends the packet endpoint's next packet to `client`, written by `write`: it
+    /// gets the sequence the packet will carry and an empty buffer to fill (reused
+    /// from call to call). Returns that sequence.
+    pub fn send_with(
+        &mut self,
+        now: f64,
+        client: ClientId,
+        write: impl FnOnce(Sequence, &mut Vec<u8>),
+    ) -> Result<Sequence, ConnectionError> {
         let index = usize::from(client.0);
-        let Some(slot) = self.slots.get(index).and_then(Option::as_ref) else {
-            return false;
-        };
-        let (to, token) = (slot.address, slot.session.token);
-        for _ in 0..self.config.connection.disconnect_copies {
-            self.reply(to, Packet::Disconnect { token });
+        let confirmed = self
+            .slot(client)
+            .ok_or(ConnectionError::NotConnected)?
+            .confirmed;
+        if !confirmed {
+            // The client may have missed the keep-alive that tells it it is
+            // connected: one goes before every payload until it answers.
+            self.keep_alive(now, index);
         }
-        self.free(index, DisconnectReason::Local);
+        let Self {
+            slots,
+            transmits,
+            payload,
+            ..
+        } = self;
+        let slot = slots
+            .get_mut(index)
+            .and_then(Option::as_mut)
+            .ok_or(ConnectionError::NotConnected)?;
+        let sequence = slot.link.endpoint.next_sequence();
+        payload.clear();
+        write(sequence, payload);
+        let sent =
+            slot.link
+                .send_payload(&mut slot.crypto, now, slot.address, payload, transmits)?;
+        debug_assert_eq!(sent, sequence);
+        Ok(sent)
+    }
+
+    /// Disconnects `client`: sends `disconnect_copies` disconnect packets and reports
+    /// [`DisconnectReason::Local`]; `false` if it was not connected.
+    pub fn disconnect(&mut self, _now: f64, client: ClientId) -> bool {
+        if self.slot_mut(client).is_none() {
+            return false;
+        }
+        self.free(usize::from(client.0), DisconnectReason::Local, true);
+        true
+    }
+
+    /// Disconnects `client` for breaking the protocol (the layer above refused its
+    /// payload as malformed): sends the disconnect packets and reports
+    /// [`DisconnectReason::ProtocolError`]; `false` if it was not connected.
+    pub fn disconnect_for_protocol_error(&mut self, client: ClientId) -> bool {
+        if self.slot_mut(client).is_none() {
+            return false;
+        }
+        self.free(usize::from(client.0), DisconnectReason::ProtocolError, true);
         true
     }
 
@@ -519,16 +825,4 @@ impl<A: Copy + Eq + Hash> Server<A> {
             self.disconnect(now, ClientId(index as u16));
         }
     }
-}
-
-/// Why a payload could not be sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConnectionError {
-    /// There is no such connection (not connected yet, or gone).
-    #[error("not connected")]
-    NotConnected,
-    /// The packet endpoint refused the payload (too large).
-    #[error(transparent)]
-    Send(#[from] SendError),
 }

@@ -1,127 +1,130 @@
-//! The state of one established connection, shared by clients and servers: the
-//! packet endpoint, congestion avoidance, the session token and the timers.
-
-use std::collections::VecDeque;
+//! The state of one connection, shared by clients and servers: the sealing state
+//! (keys, our sequence, the peer's replay window) and, once connected, the link (the
+//! packet endpoint, congestion avoidance and the timers).
 
 use super::config::ConnectionConfig;
 use super::congestion::Congestion;
-use super::event::Transmit;
-use super::packet::{SESSION_PREFIX_SIZE, kind};
-use crate::packet::{
-    Acks, Endpoint, Incoming as PacketIncoming, ReceiveError, SendError, Sequence, SequenceBuffer,
-    Stats,
-};
+use super::transmit::TransmitQueue;
+use crate::netcode::{self, AllowedPackets, Key, Packet, ReadError, ReplayProtection};
+use crate::packet::{Endpoint, SendError, Sequence, Stats};
 
+/// One side's keys and sequence, and the peer's replay window. Every packet after the
+/// request is sealed with `send_key` and a sequence that never repeats under it, and
+/// opened with `receive_key`.
 #[derive(Debug)]
-pub(crate) struct Session {
-    pub(crate) token: u64,
+pub(crate) struct Crypto {
+    send_key: Key,
+    receive_key: Key,
+    protocol_id: u64,
+    /// The sequence of our next packet.
+    sequence: u64,
+    replay: ReplayProtection,
+}
+
+impl Crypto {
+    pub(crate) fn new(send_key: Key, receive_key: Key, protocol_id: u64) -> Self {
+        Self {
+            send_key,
+            receive_key,
+            protocol_id,
+            sequence: 0,
+            replay: ReplayProtection::new(),
+        }
+    }
+
+    /// Seals `packet` with our next sequence and queues it to `to`.
+    pub(crate) fn seal<A: Copy>(
+        &mut self,
+        to: A,
+        packet: &Packet<'_>,
+        out: &mut TransmitQueue<A>,
+    ) -> bool {
+        let queued = out.push(to, packet, self.sequence, &self.send_key, self.protocol_id);
+        if queued {
+            self.sequence += 1;
+        }
+        queued
+    }
+
+    /// Opens a datagram in place: only the `allowed` types, replays refused. A packet
+    /// that fails changes nothing (the replay window moves only once the tag
+    /// verified).
+    pub(crate) fn open<'a>(
+        &mut self,
+        datagram: &'a mut [u8],
+        allowed: AllowedPackets,
+    ) -> Result<(u64, Packet<'a>), ReadError> {
+        netcode::read_packet(
+            datagram,
+            self.protocol_id,
+            0,
+            Some(&self.receive_key),
+            allowed,
+            Some(&mut self.replay),
+        )
+    }
+
+    /// The sequence our next packet will carry.
+    #[cfg(test)]
+    pub(crate) fn next_sequence(&self) -> u64 {
+        self.sequence
+    }
+}
+
+/// An established connection's link: the packet endpoint inside payload packets,
+/// congestion avoidance and the timers.
+#[derive(Debug)]
+pub(crate) struct Link {
     pub(crate) endpoint: Endpoint,
     pub(crate) congestion: Congestion,
+    /// Seconds of silence after which the peer is gone (from the connect token).
+    pub(crate) timeout: f64,
     pub(crate) last_sent: f64,
     pub(crate) last_received: f64,
     pub(crate) last_payload_sent: f64,
-    /// Our packets that carried a payload (not keep-alives), by sequence: only
-    /// their acks are reported to the layer above.
-    payload_packets: SequenceBuffer<()>,
 }
 
-/// What a keep-alive or payload packet brought: the payload (of a payload packet),
-/// and the acks of our payload packets its header carried.
-#[derive(Debug, Default)]
-pub(crate) struct Incoming {
-    pub(crate) payload: Option<(Sequence, Vec<u8>)>,
-    pub(crate) acks: Acks,
-}
-
-impl Session {
-    /// A session; the endpoint configuration was validated with the connection's.
-    pub(crate) fn new(config: &ConnectionConfig, token: u64, now: f64) -> Option<Self> {
+impl Link {
+    /// A link; the endpoint configuration was validated with the connection's.
+    pub(crate) fn new(config: &ConnectionConfig, timeout: f64, now: f64) -> Option<Self> {
         let endpoint = Endpoint::new(config.endpoint.clone(), now).ok()?;
         Some(Self {
-            token,
             endpoint,
             congestion: Congestion::new(config.congestion, now),
+            timeout,
             last_sent: now,
             last_received: now,
             last_payload_sent: f64::NEG_INFINITY,
-            payload_packets: SequenceBuffer::new(config.endpoint.sent_packets_buffer_size),
         })
     }
 
-    /// Sends one packet-endpoint packet, wrapped as a keep-alive (empty payload) or
-    /// a payload packet, to `to`.
-    pub(crate) fn send<A: Copy>(
+    /// Sends `payload` as the endpoint's next packet: one payload packet per
+    /// datagram (a regular packet, or each fragment).
+    pub(crate) fn send_payload<A: Copy>(
         &mut self,
+        crypto: &mut Crypto,
         now: f64,
         to: A,
-        payload: Option<&[u8]>,
-        out: &mut VecDeque<Transmit<A>>,
+        payload: &[u8],
+        out: &mut TransmitQueue<A>,
     ) -> Result<Sequence, SendError> {
-        let k = if payload.is_some() {
-            kind::PAYLOAD
-        } else {
-            kind::KEEP_ALIVE
-        };
-        let token = self.token;
-        let sent = self
-            .endpoint
-            .send(now, payload.unwrap_or(&[]), |datagram| {
-                let mut bytes = Vec::with_capacity(SESSION_PREFIX_SIZE + datagram.len());
-                bytes.push(k);
-                bytes.extend_from_slice(&token.to_le_bytes());
-                bytes.extend_from_slice(datagram);
-                out.push_back(Transmit { to, payload: bytes });
-            })?;
+        let sent = self.endpoint.send(now, payload, |datagram| {
+            // Endpoint datagrams fit a payload packet (checked by the configuration).
+            crypto.seal(to, &Packet::Payload(datagram), out);
+        })?;
         self.last_sent = now;
-        if payload.is_some() {
-            self.last_payload_sent = now;
-            // Sends are consecutive and newest, never stale.
-            let _ = self.payload_packets.insert(sent.sequence, ());
-        } else {
-            self.payload_packets.advance(sent.sequence);
-        }
+        self.last_payload_sent = now;
         Ok(sent.sequence)
     }
 
-    /// Receives the packet-endpoint datagram of a keep-alive or payload packet whose
-    /// token matched. A payload packet's payload is returned if `accept` takes it (a
-    /// refused payload drops the whole packet: it is not acked); a keep-alive must be
-    /// empty.
-    pub(crate) fn receive(
-        &mut self,
-        now: f64,
-        datagram: &[u8],
-        is_payload: bool,
-        accept: &mut dyn FnMut(&[u8]) -> bool,
-    ) -> Result<Incoming, ReceiveError> {
-        let mut payload = None;
-        let received = match self.endpoint.receive(now, datagram)? {
-            PacketIncoming::Packet(packet) => {
-                let sequence = packet.sequence();
-                let take = if is_payload {
-                    accept(packet.payload())
-                } else {
-                    packet.payload().is_empty()
-                };
-                if !take {
-                    packet.refuse();
-                    return Err(ReceiveError::Rejected(sequence));
-                }
-                if is_payload {
-                    payload = Some((sequence, packet.payload().to_vec()));
-                }
-                packet.accept()
-            }
-            PacketIncoming::Fragment { .. } => Acks::EMPTY,
-        };
-        self.last_received = now;
-        let mut acks = Acks::EMPTY;
-        for sequence in &received {
-            if self.payload_packets.remove(sequence).is_some() {
-                acks.push(sequence);
-            }
-        }
-        Ok(Incoming { payload, acks })
+    /// Any packet from the peer opened: it is alive.
+    pub(crate) fn heard(&mut self, now: f64) {
+        self.last_received = self.last_received.max(now);
+    }
+
+    /// `true` once nothing was received for the timeout.
+    pub(crate) fn timed_out(&self, now: f64) -> bool {
+        now - self.last_received >= self.timeout
     }
 
     /// The clock went back if a timestamp is after `now`: such timestamps become
@@ -133,27 +136,13 @@ impl Session {
         self.last_payload_sent = self.last_payload_sent.min(now);
     }
 
-    /// Refreshes the statistics and congestion mode; sends a keep-alive when nothing
-    /// was sent for `keepalive_interval`.
-    pub(crate) fn update<A: Copy>(
-        &mut self,
-        now: f64,
-        keepalive_interval: f64,
-        to: A,
-        out: &mut VecDeque<Transmit<A>>,
-    ) {
+    /// Refreshes the statistics and congestion mode; `true` when a keep-alive is due
+    /// (nothing was sent for `keepalive_interval`).
+    pub(crate) fn update(&mut self, now: f64, keepalive_interval: f64) -> bool {
         self.endpoint.update(now);
         let rtt = self.endpoint.stats().rtt_ms;
         self.congestion.update(now, rtt);
-        if now - self.last_sent >= keepalive_interval {
-            // An empty packet always fits.
-            let _ = self.send(now, to, None, out);
-        }
-    }
-
-    /// The sequence the next packet (payload or keep-alive) will carry.
-    pub(crate) fn next_sequence(&self) -> Sequence {
-        self.endpoint.next_sequence()
+        now - self.last_sent >= keepalive_interval
     }
 
     /// `true` when a payload sent now keeps to the congestion mode's rate.
@@ -177,35 +166,48 @@ mod tests {
     #[test]
     fn a_clock_that_goes_back_restarts_the_timers_from_now() {
         let config = ConnectionConfig::new(1);
-        let mut session = Session::new(&config, 7, 1000.0).expect("valid");
-        let mut out = VecDeque::new();
-        session
-            .send(1000.0, 0u8, Some(b"x"), &mut out)
+        let mut link = Link::new(&config, 5.0, 1000.0).expect("valid");
+        let mut crypto = Crypto::new(Key::from_bytes([1; 32]), Key::from_bytes([2; 32]), 1);
+        let mut out = TransmitQueue::new();
+        link.send_payload(&mut crypto, 1000.0, 0u8, b"x", &mut out)
             .expect("sent");
         // Before the rebase the clock reads 0: nothing would be due for 1000 s, but
         // a last send in the future counts as ready.
-        assert!(session.ready_to_send(0.0));
-        session.rebase(0.0);
+        assert!(link.ready_to_send(0.0));
+        link.rebase(0.0);
         assert_eq!(
-            (
-                session.last_sent,
-                session.last_received,
-                session.last_payload_sent
-            ),
+            (link.last_sent, link.last_received, link.last_payload_sent),
             (0.0, 0.0, 0.0)
         );
         // The keep-alive interval now runs from 0.
-        out.clear();
-        session.update(0.05, config.keepalive_interval, 0u8, &mut out);
-        assert!(out.is_empty());
-        session.update(0.1, config.keepalive_interval, 0u8, &mut out);
-        assert_eq!(
-            out.len(),
-            1,
-            "a keep-alive after the interval on the new clock"
-        );
+        assert!(!link.update(0.05, config.keepalive_interval));
+        assert!(link.update(0.1, config.keepalive_interval));
         // Timestamps before `now` are left alone.
-        session.rebase(5.0);
-        assert_eq!(session.last_sent, 0.1);
+        link.rebase(5.0);
+        assert_eq!(link.last_sent, 0.0);
+        assert!(link.timed_out(5.0) && !link.timed_out(4.9));
+    }
+
+    #[test]
+    fn sequences_never_repeat_and_a_packet_opens_once() {
+        let (a, b) = (Key::from_bytes([1; 32]), Key::from_bytes([2; 32]));
+        let mut us = Crypto::new(a.clone(), b.clone(), 9);
+        let mut peer = Crypto::new(b, a, 9);
+        let mut out = TransmitQueue::new();
+        for _ in 0..3 {
+            assert!(us.seal(0u8, &Packet::Payload(b"hi"), &mut out));
+        }
+        assert_eq!(us.next_sequence(), 3);
+        let mut buf = [0u8; super::super::transmit::MAX_DATAGRAM_BYTES];
+        let (_, len) = out.pop(&mut buf).expect("queued");
+        let mut copy = buf;
+        let allowed = AllowedPackets::ALL;
+        let (sequence, packet) = peer.open(&mut buf[..len], allowed).expect("opens");
+        assert_eq!((sequence, packet), (0, Packet::Payload(b"hi")));
+        assert_eq!(
+            peer.open(&mut copy[..len], allowed),
+            Err(ReadError::Replayed),
+            "a replay is refused"
+        );
     }
 }

@@ -281,6 +281,31 @@ pub struct TokenParams {
     pub user_data: [u8; USER_DATA_BYTES],
 }
 
+impl TokenParams {
+    /// A token for `client_id` to connect to `public_addresses` (the same addresses
+    /// in the private part), with a 10-second connection timeout, a 5-minute
+    /// lifetime and zeroed user data: set the fields to change them.
+    ///
+    /// ```
+    /// use netproto::netcode::TokenParams;
+    ///
+    /// let mut params = TokenParams::new(0x1234, 42, vec!["203.0.113.7:40000".parse().unwrap()]);
+    /// params.user_data[0] = 3; // e.g. the player's team
+    /// assert_eq!(params.timeout_seconds, 10);
+    /// ```
+    pub fn new(protocol_id: u64, client_id: u64, public_addresses: Vec<SocketAddr>) -> Self {
+        Self {
+            protocol_id,
+            client_id,
+            timeout_seconds: 10,
+            expire_seconds: 300,
+            public_addresses,
+            internal_addresses: None,
+            user_data: [0; USER_DATA_BYTES],
+        }
+    }
+}
+
 /// Makes a connect token created at `now_unix_seconds`, expiring `params.expire_seconds`
 /// later, with a random nonce and random session keys from the OS RNG.
 ///

@@ -209,7 +209,6 @@ impl EndpointConfig {
     /// assert!(bound > 64 * 16 * 1024 && bound < 64 * 16 * 1024 + 64 * 1024);
     /// ```
     pub fn memory_bound(&self) -> usize {
-        use super::header::MAX_HEADER_BYTES;
         use core::mem::size_of;
         let ring = |n: usize, entry: usize| n.saturating_mul(4 + entry);
         let reassembly = ring(
@@ -217,8 +216,7 @@ impl EndpointConfig {
             size_of::<super::reassembly::Partial>()
                 .saturating_add(self.max_fragments.saturating_mul(self.fragment_size)),
         );
-        let transmit = (self.fragment_above.min(self.max_packet_size) + MAX_HEADER_BYTES)
-            .max(super::fragment::FRAGMENT_HEADER_BYTES + MAX_HEADER_BYTES + self.fragment_size);
+        let transmit = self.max_datagram_size();
         reassembly
             .saturating_add(ring(
                 self.sent_packets_buffer_size,
@@ -230,6 +228,24 @@ impl EndpointConfig {
             ))
             .saturating_add(self.rtt_history_size.saturating_mul(size_of::<f64>()))
             .saturating_add(transmit)
+    }
+
+    /// The largest datagram the endpoint sends: a regular packet of up to
+    /// `fragment_above` bytes or a fragment, with their headers.
+    ///
+    /// ```
+    /// use netproto::packet::EndpointConfig;
+    ///
+    /// // A fragment: 5-byte fragment header, up to 9 header bytes, 1024 bytes.
+    /// assert_eq!(EndpointConfig::default().max_datagram_size(), 1038);
+    /// ```
+    pub fn max_datagram_size(&self) -> usize {
+        use super::header::MAX_HEADER_BYTES;
+        (self.fragment_above.min(self.max_packet_size) + MAX_HEADER_BYTES).max(
+            super::fragment::FRAGMENT_HEADER_BYTES
+                .saturating_add(MAX_HEADER_BYTES)
+                .saturating_add(self.fragment_size),
+        )
     }
 
     /// Checks every field; [`Endpoint::new`](super::Endpoint::new) calls this.

@@ -1,6 +1,5 @@
 //! The UDP client.
 
-use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::time::Instant;
 
@@ -10,34 +9,12 @@ use super::{
 };
 use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
-use crate::connection::{
-    Client, ClientEvent, ClientId, ClientState, ConnectionConfig, DenyReason, DisconnectReason,
-};
+use crate::connection::{Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES};
+use crate::netcode::ConnectToken;
 
-/// An event of a [`UdpClient`], from [`poll_event`](UdpClient::poll_event).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum UdpClientEvent {
-    /// The server accepted us.
-    Connected {
-        /// Our slot on the server; `None` when the accepted packet was lost and the
-        /// session was proven by the server's first session packet instead.
-        client: Option<ClientId>,
-    },
-    /// The connection ended, or the handshake timed out. A client that received a
-    /// message the protocol forbids disconnects with [`DisconnectReason::Local`].
-    Disconnected {
-        /// Why.
-        reason: DisconnectReason,
-    },
-    /// The server refused us.
-    Denied {
-        /// Why.
-        reason: DenyReason,
-        /// The server's protocol id (its message set's fingerprint).
-        server_protocol_id: u64,
-    },
-}
+/// An event of a [`UdpClient`], from [`poll_event`](UdpClient::poll_event): connected,
+/// denied, or disconnected (with why).
+pub type UdpClientEvent = ClientEvent;
 
 /// A game client over UDP: the sans-IO connection [`Client`] and its
 /// [`MessageLayer`], on a non-blocking socket. One value is one connection attempt;
@@ -65,15 +42,17 @@ pub enum UdpClientEvent {
 ///
 /// const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable, 1 unreliable
 ///
-/// let server = "127.0.0.1:40000".parse().unwrap();
-/// let mut client = UdpClient::<Msg>::connect(server, LayerConfig::default())?;
+/// // The connect token the game's backend handed us (2048 bytes, over HTTPS).
+/// # let token_bytes = [0u8; 2048];
+/// let token = netproto::netcode::ConnectToken::read(&token_bytes)?;
+/// let mut client = UdpClient::<Msg>::connect(&token, LayerConfig::default())?;
 /// client.send(RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?;
 /// loop {
 ///     client.update()?;
 ///     while let Some(event) = client.poll_event() {
 ///         match event {
 ///             UdpClientEvent::Connected { .. } => println!("connected"),
-///             UdpClientEvent::Denied { reason, .. } => return Err(reason.to_string().into()),
+///             UdpClientEvent::Denied { reason } => return Err(reason.to_string().into()),
 ///             UdpClientEvent::Disconnected { reason } => return Err(reason.to_string().into()),
 ///             _ => {}
 ///         }
@@ -92,50 +71,66 @@ pub struct UdpClient<M: MessageSet> {
     socket: UdpSocket,
     stack: ClientStack<SocketAddr, M>,
     epoch: Instant,
-    events: VecDeque<UdpClientEvent>,
     recv_buf: Vec<u8>,
+    send_buf: Vec<u8>,
     counters: TransportCounters,
 }
 
 impl<M: MessageSet> UdpClient<M> {
-    /// Connects to `server` with the default connection settings, the message set's
-    /// fingerprint as protocol id, a fresh nonce ([`random_u64`](super::random_u64))
-    /// and `layer`. The socket binds an ephemeral port on the loopback interface when
-    /// the server is on it, on every interface otherwise. The first request goes out
-    /// at the first [`update`](Self::update).
-    pub fn connect(server: SocketAddr, layer: LayerConfig) -> Result<Self, TransportError> {
+    /// Connects with `token` to the first server it names, with the default
+    /// connection settings, [`protocol_id`](crate::protocol_id) of `M` and `layer`
+    /// (the token's must be the same) and `layer`. The socket binds an ephemeral port
+    /// on the loopback interface when the server is on it, on every interface
+    /// otherwise. The first request goes out at the first [`update`](Self::update).
+    pub fn connect(token: &ConnectToken, layer: LayerConfig) -> Result<Self, TransportError> {
+        let server = *token
+            .server_addresses
+            .first()
+            .ok_or(TransportError::NoAddress)?;
         let ip = match (server.ip().is_loopback(), server) {
             (true, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::LOCALHOST),
             (true, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::LOCALHOST),
             (false, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             (false, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
         };
-        Self::connect_with(
-            SocketAddr::new(ip, 0),
-            server,
-            ConnectionConfig::new(M::FINGERPRINT),
-            layer,
-        )
+        let config = ConnectionConfig::new(crate::protocol_id::<M>(&layer));
+        Self::connect_with(SocketAddr::new(ip, 0), server, token, config, layer)
     }
 
-    /// Binds `local` and connects to `server` with `config` as given (its protocol id
-    /// should be `M::FINGERPRINT`) and `layer`.
+    /// Connects to `server` with a token of its own making, sealed with
+    /// [`INSECURE_DEV_KEY`](super::insecure_dev::INSECURE_DEV_KEY), as client
+    /// `client_id`: for local play against a
+    /// [`UdpServer::bind_insecure_dev`](super::UdpServer::bind_insecure_dev) server
+    /// and tests only; never ship it.
+    pub fn connect_insecure_dev(
+        server: SocketAddr,
+        client_id: u64,
+        layer: LayerConfig,
+    ) -> Result<Self, TransportError> {
+        let token = super::insecure_dev::token(crate::protocol_id::<M>(&layer), client_id, server)?;
+        Self::connect(&token, layer)
+    }
+
+    /// Binds `local` and connects to `server` (one the token names) with `token`,
+    /// `config` as given (its protocol id must be [`protocol_id`](crate::protocol_id)
+    /// of `M` and `layer`) and `layer`.
     pub fn connect_with(
         local: impl ToSocketAddrs,
         server: impl ToSocketAddrs,
+        token: &ConnectToken,
         config: ConnectionConfig,
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
         let server = resolve(server)?;
-        let stack = ClientStack::new(config, server, super::random_u64(), layer, 0.0)?;
+        let stack = ClientStack::new(config, token, server, layer, 0.0)?;
         let socket = UdpSocket::bind(resolve(local)?)?;
         socket.set_nonblocking(true)?;
         Ok(Self {
             socket,
             stack,
             epoch: Instant::now(),
-            events: VecDeque::new(),
             recv_buf: vec![0; RECV_BUFFER_SIZE],
+            send_buf: vec![0; MAX_DATAGRAM_BYTES],
             counters: TransportCounters::default(),
         })
     }
@@ -200,28 +195,11 @@ impl<M: MessageSet> UdpClient<M> {
         Ok(())
     }
 
-    /// Turns the stack's events into ours, and hands every queued datagram to the
-    /// socket; a refused one counts as lost.
+    /// Hands every queued datagram to the socket; a refused one counts as lost.
     fn flush(&mut self) {
-        while let Some(event) = self.stack.poll_event() {
-            self.events.push_back(match event {
-                ClientEvent::Connected { .. } => UdpClientEvent::Connected {
-                    client: self.stack.connection().client_id(),
-                },
-                ClientEvent::Disconnected { reason } => UdpClientEvent::Disconnected { reason },
-                ClientEvent::Denied {
-                    reason,
-                    server_protocol_id,
-                } => UdpClientEvent::Denied {
-                    reason,
-                    server_protocol_id,
-                },
-                _ => continue,
-            });
-        }
         self.counters.payloads_refused = self.stack.counters().payloads_refused;
-        while let Some(transmit) = self.stack.poll_transmit() {
-            match self.socket.send_to(&transmit.payload, transmit.to) {
+        while let Some((to, len)) = self.stack.poll_transmit(&mut self.send_buf) {
+            match self.socket.send_to(&self.send_buf[..len], to) {
                 Ok(_) => self.counters.datagrams_sent += 1,
                 Err(_) => self.counters.send_errors += 1,
             }
@@ -242,12 +220,12 @@ impl<M: MessageSet> UdpClient<M> {
 
     /// The next event.
     pub fn poll_event(&mut self) -> Option<UdpClientEvent> {
-        self.events.pop_front()
+        self.stack.poll_event()
     }
 
     /// Every event so far, draining them.
     pub fn events(&mut self) -> impl Iterator<Item = UdpClientEvent> + '_ {
-        self.events.drain(..)
+        core::iter::from_fn(|| self.stack.poll_event())
     }
 
     /// Disconnects now: the disconnect packets are sent at once (when connected) and

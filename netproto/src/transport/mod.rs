@@ -2,43 +2,36 @@
 //! [message layer](crate::channel) over a non-blocking [`std::net::UdpSocket`].
 //!
 //! [`UdpServer`] and [`UdpClient`] are the only code of the crate that reads the clock
-//! ([`Instant`](std::time::Instant)) or touches a socket; everything below them is
-//! sans-IO. Each drives a sans-IO [`ServerStack`] or [`ClientStack`]: the connection
-//! and one [`MessageLayer`](crate::channel::MessageLayer) per connection, glued once
-//! for every driver (this one, the tests' simulator harness, or a transport of your
-//! own). [`ServerStack`] says how: the payload read before the packet is taken, acks
-//! to the layer, one payload packet per connection when its congestion mode allows,
-//! and the connection's own update (keep-alives) after the payloads.
+//! ([`Instant`](std::time::Instant), [`SystemTime`](std::time::SystemTime) for token
+//! expiry) or touches a socket; everything below them is sans-IO. Each drives a
+//! sans-IO [`ServerStack`] or [`ClientStack`]: the connection and one
+//! [`MessageLayer`](crate::channel::MessageLayer) per connection, glued once for every
+//! driver (this one, the tests' simulator harness, or a transport of your own).
+//! [`ServerStack`] says how: the payload read by the layer before the packet is
+//! taken, acks to the layer, one payload packet per connection when its congestion
+//! mode allows, and the connection's own update (keep-alives) after the payloads.
 //!
-//! The protocol id is the message set's schema fingerprint
-//! ([`MessageSet::FINGERPRINT`](crate::MessageSet::FINGERPRINT)): a client built with a
-//! different message set is denied with
-//! [`DenyReason::ProtocolMismatch`](crate::connection::DenyReason::ProtocolMismatch).
+//! Connections are netcode 1.02 ([`netcode`](crate::netcode)): a client needs a
+//! connect token from the game's backend, sealed with the private key the servers
+//! share. The protocol id is [`protocol_id`](crate::protocol_id) of the message set
+//! and the [`LayerConfig`](crate::channel::LayerConfig): a client built with other
+//! messages or other channels refuses the token (its
+//! [`ClientStack::new`] fails), and its requests get no answer.
 //!
-//! Both sides must use the same [`LayerConfig`](crate::channel::LayerConfig): the
-//! protocol id covers the message schema, not the channel settings. A receiver whose
-//! receive queue is smaller than the sender's window refuses the sender's packets as
-//! malformed, so nothing is delivered on that connection. A refused packet does not
-//! refresh the connection's timeout either: a game that stops taking messages from a
-//! full reliable channel for `timeout` seconds can lose the connection.
+//! For local play and tests without a backend, [`insecure_dev`] makes tokens from a
+//! key compiled into the library: never ship it.
 //!
-//! Randomness: the server's challenge key and the client's nonce are drawn by
-//! [`random_u64`], which hashes with the standard library's randomly keyed
-//! [`RandomState`](std::collections::hash_map::RandomState) (seeded from the operating
-//! system) together with the time, the process id and a counter. It is unpredictable
-//! to an off-path attacker but **not** a cryptographic generator; nothing here
-//! encrypts or authenticates payloads either (see the
-//! [connection docs](crate::connection)).
+//! Randomness: the server's challenge key and every token's keys and nonce come from
+//! the operating system's generator ([`Key::random`](crate::netcode::Key::random)).
 
 mod client;
-mod random;
+pub mod insecure_dev;
 mod server;
 mod stack;
 
 use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
-pub use random::{random_key, random_u64};
 pub use server::{UdpServer, UdpServerEvent};
 pub use stack::{ClientStack, ServerStack, StackCounters};
 
@@ -71,9 +64,29 @@ pub enum TransportError {
     /// ([`check_pair`](channel::check_pair)).
     #[error("the message layer does not fit the packet endpoint: {0}")]
     Stack(#[from] channel::StackConfigError),
-    /// An address did not resolve to any socket address.
+    /// A connect token could not be made or read.
+    #[error("connect token: {0}")]
+    Token(#[from] crate::netcode::TokenError),
+    /// An address did not resolve to any socket address (or a token named none).
     #[error("the address resolved to nothing")]
     NoAddress,
+    /// The configured protocol id is not the message set's and channels'.
+    #[error(
+        "the connection's protocol id is {configured:#018x}, but the message set and channels give {expected:#018x} (netproto::protocol_id): the backend's tokens must carry the latter"
+    )]
+    ProtocolId {
+        /// The configured one.
+        configured: u64,
+        /// [`protocol_id`](crate::protocol_id) of the message set and layer.
+        expected: u64,
+    },
+}
+
+/// The Unix time in seconds (0 if the clock is before 1970).
+fn unix_time() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Why a message could not be queued for sending.

@@ -1,6 +1,5 @@
 //! The UDP server.
 
-use std::collections::VecDeque;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::time::Instant;
 
@@ -11,31 +10,14 @@ use super::{
 use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
 use crate::connection::{
-    ClientId, ConnectionConfig, DisconnectReason, Server, ServerConfig, ServerEvent,
+    ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
 };
+use crate::netcode::Key;
 
-/// An event of a [`UdpServer`], from [`poll_event`](UdpServer::poll_event).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum UdpServerEvent {
-    /// A client completed the handshake and took a slot.
-    Connected {
-        /// Its slot.
-        client: ClientId,
-        /// Its address.
-        address: SocketAddr,
-    },
-    /// A client left, and its slot is free (its undelivered messages are dropped).
-    Disconnected {
-        /// Its slot.
-        client: ClientId,
-        /// Its address.
-        address: SocketAddr,
-        /// Why. A client that broke the message protocol is disconnected with
-        /// [`DisconnectReason::Local`].
-        reason: DisconnectReason,
-    },
-}
+/// An event of a [`UdpServer`], from [`poll_event`](UdpServer::poll_event): a client
+/// connected or disconnected. A client that broke the message protocol is
+/// disconnected with [`DisconnectReason::ProtocolError`](crate::connection::DisconnectReason::ProtocolError).
+pub type UdpServerEvent = ServerEvent<SocketAddr>;
 
 /// A game server over UDP: the sans-IO connection [`Server`] and one
 /// [`MessageLayer`] per client, on a non-blocking socket.
@@ -65,11 +47,13 @@ pub enum UdpServerEvent {
 ///
 /// const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable, 1 unreliable
 ///
-/// let mut server = UdpServer::<Msg>::bind("0.0.0.0:40000", 16, LayerConfig::default())?;
+/// // The key the game's backend seals connect tokens with (from a secret store).
+/// let private_key = netproto::netcode::Key::from_bytes([7; 32]);
+/// let mut server = UdpServer::<Msg>::bind("127.0.0.1:40000", private_key, 16, LayerConfig::default())?;
 /// loop {
 ///     server.update()?;
 ///     while let Some(event) = server.poll_event() {
-///         if let UdpServerEvent::Connected { client, address } = event {
+///         if let UdpServerEvent::Connected { client, address, .. } = event {
 ///             println!("{address} joined as {client:?}");
 ///         }
 ///     }
@@ -93,43 +77,74 @@ pub struct UdpServer<M: MessageSet> {
     socket: UdpSocket,
     stack: ServerStack<SocketAddr, M>,
     epoch: Instant,
-    events: VecDeque<UdpServerEvent>,
     recv_buf: Vec<u8>,
+    send_buf: Vec<u8>,
     counters: TransportCounters,
 }
 
 impl<M: MessageSet> UdpServer<M> {
     /// Binds a server at `addr` with `max_clients` slots, the default connection
-    /// settings with the message set's fingerprint as protocol id, a freshly drawn
-    /// challenge key ([`random_key`](super::random_key)) and `layer` for every client.
+    /// settings with [`protocol_id`](crate::protocol_id) of `M` and `layer`, the
+    /// backend's `private_key`, a challenge key from the operating system, and `layer`
+    /// for every client. Connect tokens must name the bound address (with the port
+    /// the system chose when `addr` has port 0); to serve tokens that name another
+    /// address (bound to `0.0.0.0`, behind a NAT), set
+    /// [`ServerConfig::addresses`] with [`bind_with`](Self::bind_with).
     pub fn bind(
+        addr: impl ToSocketAddrs,
+        private_key: Key,
+        max_clients: usize,
+        layer: LayerConfig,
+    ) -> Result<Self, TransportError> {
+        let socket = UdpSocket::bind(resolve(addr)?)?;
+        let local = socket.local_addr()?;
+        let connection = ConnectionConfig::new(crate::protocol_id::<M>(&layer));
+        let mut config = ServerConfig::new(connection, private_key, vec![local]);
+        config.max_clients = max_clients;
+        Self::with_socket(socket, config, layer)
+    }
+
+    /// [`bind`](Self::bind) with [`INSECURE_DEV_KEY`](super::insecure_dev::INSECURE_DEV_KEY):
+    /// for local play and tests only. Anyone can make a token this server accepts
+    /// ([`insecure_dev::token`](super::insecure_dev::token)); never ship it.
+    pub fn bind_insecure_dev(
         addr: impl ToSocketAddrs,
         max_clients: usize,
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
-        let mut config =
-            ServerConfig::new(ConnectionConfig::new(M::FINGERPRINT), super::random_key());
-        config.max_clients = max_clients;
-        Self::bind_with(addr, config, layer)
+        Self::bind(
+            addr,
+            super::insecure_dev::INSECURE_DEV_KEY,
+            max_clients,
+            layer,
+        )
     }
 
-    /// Binds a server at `addr` with `config` as given (its protocol id should be
-    /// `M::FINGERPRINT`, its challenge key random: see
-    /// [`random_key`](super::random_key)) and `layer` for every client.
+    /// Binds a server at `addr` with `config` as given (its protocol id must be
+    /// [`protocol_id`](crate::protocol_id) of `M` and `layer`) and `layer` for every
+    /// client.
     pub fn bind_with(
         addr: impl ToSocketAddrs,
         config: ServerConfig,
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
-        let stack = ServerStack::new(config, layer, 0.0)?;
         let socket = UdpSocket::bind(resolve(addr)?)?;
+        Self::with_socket(socket, config, layer)
+    }
+
+    fn with_socket(
+        socket: UdpSocket,
+        config: ServerConfig,
+        layer: LayerConfig,
+    ) -> Result<Self, TransportError> {
+        let stack = ServerStack::new(config, layer, 0.0, super::unix_time())?;
         socket.set_nonblocking(true)?;
         Ok(Self {
             socket,
             stack,
             epoch: Instant::now(),
-            events: VecDeque::new(),
             recv_buf: vec![0; RECV_BUFFER_SIZE],
+            send_buf: vec![0; MAX_DATAGRAM_BYTES],
             counters: TransportCounters::default(),
         })
     }
@@ -193,29 +208,11 @@ impl<M: MessageSet> UdpServer<M> {
         Ok(())
     }
 
-    /// Turns the stack's events into ours, and hands every queued datagram to the
-    /// socket; a refused one counts as lost.
+    /// Hands every queued datagram to the socket; a refused one counts as lost.
     fn flush(&mut self) {
-        while let Some(event) = self.stack.poll_event() {
-            self.events.push_back(match event {
-                ServerEvent::Connected { client, address } => {
-                    UdpServerEvent::Connected { client, address }
-                }
-                ServerEvent::Disconnected {
-                    client,
-                    address,
-                    reason,
-                } => UdpServerEvent::Disconnected {
-                    client,
-                    address,
-                    reason,
-                },
-                _ => continue,
-            });
-        }
         self.counters.payloads_refused = self.stack.counters().payloads_refused;
-        while let Some(transmit) = self.stack.poll_transmit() {
-            match self.socket.send_to(&transmit.payload, transmit.to) {
+        while let Some((to, len)) = self.stack.poll_transmit(&mut self.send_buf) {
+            match self.socket.send_to(&self.send_buf[..len], to) {
                 Ok(_) => self.counters.datagrams_sent += 1,
                 Err(_) => self.counters.send_errors += 1,
             }
@@ -234,12 +231,12 @@ impl<M: MessageSet> UdpServer<M> {
 
     /// The next event.
     pub fn poll_event(&mut self) -> Option<UdpServerEvent> {
-        self.events.pop_front()
+        self.stack.poll_event()
     }
 
     /// Every event so far, draining them.
     pub fn events(&mut self) -> impl Iterator<Item = UdpServerEvent> + '_ {
-        self.events.drain(..)
+        core::iter::from_fn(|| self.stack.poll_event())
     }
 
     /// Disconnects `client` now (the disconnect packets are sent at once); returns

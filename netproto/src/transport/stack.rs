@@ -8,8 +8,9 @@ use super::{SendError, TransportError};
 use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
 use crate::connection::{
-    Client, ClientEvent, ClientId, ConnectionConfig, Server, ServerConfig, ServerEvent, Transmit,
+    Client, ClientEvent, ClientId, ConnectionConfig, Server, ServerConfig, ServerEvent,
 };
+use crate::netcode::ConnectToken;
 
 /// What a stack counted of the payloads it wrote and read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -26,12 +27,13 @@ pub struct StackCounters {
 /// A game server without a clock or a socket: the connection [`Server`] and one
 /// [`MessageLayer`] per client slot, glued the one way they must be:
 ///
-/// * a received payload is read by the client's layer *before* the packet is taken:
-///   a payload the layer refuses drops the whole packet, unacked, so the peer resends
-///   what it carried;
-/// * `PacketAcked` events release what that packet carried
+/// * a received payload ([`Delivery`](crate::connection::Delivery)) is read by the
+///   client's layer *before* the packet is taken: a payload the layer cannot take now
+///   is refused (unacked, so the peer resends what it carried); one it finds
+///   malformed disconnects the client with
+///   [`DisconnectReason::ProtocolError`](crate::connection::DisconnectReason::ProtocolError);
+///   an accepted one's acks release what our packets carried
 ///   ([`on_packet_acked`](MessageLayer::on_packet_acked));
-/// * a client whose layer saw a protocol error is disconnected;
 /// * at each [`update`](Self::update), every client whose congestion mode allows a
 ///   packet gets one payload written by its layer (empty of messages if there is
 ///   nothing to send: it still carries acks), with the layer's RTT taken from the
@@ -48,25 +50,32 @@ pub struct ServerStack<A, M> {
     layers: Vec<Option<MessageLayer<M>>>,
     layer_config: LayerConfig,
     events: VecDeque<ServerEvent<A>>,
-    payload: Vec<u8>,
     counters: StackCounters,
 }
 
 impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
-    /// A server with `config` and `layer` for every client, at time `now`. Fails when
-    /// either configuration is invalid or the layer does not fit the endpoint.
-    pub fn new(config: ServerConfig, layer: LayerConfig, now: f64) -> Result<Self, TransportError> {
+    /// A server with `config` and `layer` for every client, at time `now` when the
+    /// Unix time is `unix_time` (see [`Server::new`]). Fails when either
+    /// configuration is invalid, the layer does not fit the endpoint, or the
+    /// configured protocol id is not [`protocol_id`](crate::protocol_id) of `M` and
+    /// `layer`.
+    pub fn new(
+        config: ServerConfig,
+        layer: LayerConfig,
+        now: f64,
+        unix_time: u64,
+    ) -> Result<Self, TransportError> {
+        check_protocol_id::<M>(config.connection.protocol_id, &layer)?;
         // Validated once: every client's layer is built from it.
         MessageLayer::<M>::new(layer.clone())?;
         crate::channel::check_pair(&config.connection.endpoint, &layer)?;
-        let server = Server::new(config, now)?;
+        let server = Server::new(config, now, unix_time)?;
         let layers = (0..server.max_clients()).map(|_| None).collect();
         Ok(Self {
             server,
             layers,
             layer_config: layer,
             events: VecDeque::new(),
-            payload: Vec::new(),
             counters: StackCounters::default(),
         })
     }
@@ -109,40 +118,51 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
         self.server.clients()
     }
 
-    /// Handles one datagram from `from`: the client's layer reads a payload before
-    /// the connection takes the packet; connections that open or close with it get or
-    /// lose their layer at once, so that the next payload meets its own session's.
+    /// Handles one datagram from `from`: a client's payload is read by its layer,
+    /// then accepted (its acks release what our packets carried) or refused (the
+    /// client resends it); a malformed one disconnects the client. Connections that
+    /// open or close with it get or lose their layer at once, so that the next
+    /// payload meets its own session's.
     pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
-        let layers = &mut self.layers;
-        let counters = &mut self.counters;
-        self.server
-            .handle_datagram_with(now, from, datagram, |client, payload| {
-                let taken = layers
-                    .get_mut(usize::from(client.0))
-                    .and_then(Option::as_mut)
-                    .is_some_and(|layer| layer.read_packet(payload).is_ok());
-                if !taken {
-                    counters.payloads_refused += 1;
+        let mut broken = None;
+        if let Some(delivery) = self.server.handle_datagram(now, from, datagram) {
+            let client = delivery.client();
+            match self
+                .layers
+                .get_mut(usize::from(client.0))
+                .and_then(Option::as_mut)
+            {
+                Some(layer) => match layer.read_packet(delivery.payload()) {
+                    Ok(()) => {
+                        for sequence in &delivery.accept() {
+                            layer.on_packet_acked(sequence);
+                        }
+                    }
+                    Err(e) => {
+                        delivery.refuse();
+                        self.counters.payloads_refused += 1;
+                        if e.is_malformed() {
+                            broken = Some(client);
+                        }
+                    }
+                },
+                None => {
+                    delivery.refuse();
+                    self.counters.payloads_refused += 1;
                 }
-                taken
-            });
+            }
+        }
+        if let Some(client) = broken {
+            self.server.disconnect_for_protocol_error(client);
+        }
         self.drain_core_events();
     }
 
-    /// One tick at `now`: disconnects clients that broke the message protocol, sends
-    /// each client its next payload packet when its congestion mode allows one, then
-    /// runs the connection's update (timeouts, statistics, congestion, keep-alives to
-    /// clients nothing was sent to).
+    /// One tick at `now`: sends each client its next payload packet when its
+    /// congestion mode allows one (written by its layer, with the layer's RTT taken
+    /// from the connection), then runs the connection's update (timeouts, statistics,
+    /// congestion, keep-alives to clients nothing was sent to).
     pub fn update(&mut self, now: f64) {
-        for index in 0..self.layers.len() {
-            let broken = self.layers[index]
-                .as_ref()
-                .is_some_and(|l| l.protocol_error().is_some());
-            if broken {
-                self.server.disconnect(now, ClientId(index as u16));
-            }
-        }
-        self.drain_core_events();
         for (index, slot) in self.layers.iter_mut().enumerate() {
             let Some(layer) = slot.as_mut() else {
                 continue;
@@ -151,60 +171,54 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
             if !self.server.ready_to_send(now, client) {
                 continue;
             }
-            let Some(sequence) = self.server.next_sequence(client) else {
-                continue;
-            };
             if let Some(stats) = self.server.client_stats(client) {
                 layer.set_rtt(stats.rtt_ms / 1000.0);
             }
-            layer.write_packet(now, sequence, &mut self.payload);
+            let mut size = 0;
+            let sent = self.server.send_with(now, client, |sequence, buf| {
+                layer.write_packet(now, sequence, buf);
+                size = buf.len();
+            });
             // A payload within the layer's max_packet_bits always fits the endpoint
             // (checked at construction); a refusal is a lost packet.
-            if self.server.send(now, client, &self.payload).is_ok() {
+            if sent.is_ok() {
                 self.counters.payloads_sent += 1;
-                self.counters.largest_payload =
-                    self.counters.largest_payload.max(self.payload.len());
+                self.counters.largest_payload = self.counters.largest_payload.max(size);
             }
         }
         self.server.update(now);
         self.drain_core_events();
     }
 
-    /// Applies the connection's events to the layers; keeps connections and
-    /// disconnections for [`poll_event`](Self::poll_event).
+    /// Applies the connection's events to the layers and keeps them for
+    /// [`poll_event`](Self::poll_event).
     fn drain_core_events(&mut self) {
         while let Some(event) = self.server.poll_event() {
-            match event {
+            match &event {
                 ServerEvent::Connected { client, .. } => {
                     if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
                         // The configuration was validated at construction.
                         *slot = MessageLayer::new(self.layer_config.clone()).ok();
                     }
-                    self.events.push_back(event);
                 }
                 ServerEvent::Disconnected { client, .. } => {
                     if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
                         *slot = None;
                     }
-                    self.events.push_back(event);
                 }
-                ServerEvent::PacketAcked { client, sequence } => {
-                    if let Some(layer) = self.layer_mut(client) {
-                        layer.on_packet_acked(sequence);
-                    }
-                }
-                // Already read by the layer when the packet was accepted.
-                _ => {}
             }
+            self.events.push_back(event);
         }
     }
 
-    /// The next datagram to send.
-    pub fn poll_transmit(&mut self) -> Option<Transmit<A>> {
-        self.server.poll_transmit()
+    /// Writes the next datagram to send into `buf` (at least
+    /// [`MAX_DATAGRAM_BYTES`](crate::connection::MAX_DATAGRAM_BYTES)) and returns its
+    /// destination and length.
+    pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<(A, usize)> {
+        self.server.poll_transmit(buf)
     }
 
-    /// The next connection or disconnection (acks and payloads are the layers').
+    /// The next connection or disconnection.
     pub fn poll_event(&mut self) -> Option<ServerEvent<A>> {
         self.events.pop_front()
     }
@@ -235,9 +249,25 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
     }
 }
 
+/// Refuses a protocol id that is not `M`'s and `layer`'s.
+fn check_protocol_id<M: MessageSet>(
+    configured: u64,
+    layer: &LayerConfig,
+) -> Result<(), TransportError> {
+    let expected = crate::protocol_id::<M>(layer);
+    if configured == expected {
+        Ok(())
+    } else {
+        Err(TransportError::ProtocolId {
+            configured,
+            expected,
+        })
+    }
+}
+
 /// A game client without a clock or a socket: the connection [`Client`] and its
 /// [`MessageLayer`], glued like a [`ServerStack`]'s (the payload read before the
-/// packet is taken, acks to the layer, a protocol error disconnects, the payload
+/// packet is taken, acks to the layer, a malformed payload disconnects, the payload
 /// before the connection's update). [`UdpClient`](super::UdpClient) is this over a
 /// socket.
 #[derive(Debug)]
@@ -245,29 +275,30 @@ pub struct ClientStack<A, M> {
     client: Client<A>,
     layer: MessageLayer<M>,
     events: VecDeque<ClientEvent>,
-    payload: Vec<u8>,
     counters: StackCounters,
 }
 
 impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
-    /// A client connecting to `server` with `config`, `nonce` (random per connection)
-    /// and `layer`, at time `now`. Fails when either configuration is invalid or the
-    /// layer does not fit the endpoint.
+    /// A client connecting to `server` (an address the token names, in the driver's
+    /// address type) with `config`, the backend's `token` and `layer`, at time `now`.
+    /// Fails when either configuration is invalid, the layer does not fit the
+    /// endpoint, the protocol id is not [`protocol_id`](crate::protocol_id) of `M`
+    /// and `layer`, or the token was made for another.
     pub fn new(
         config: ConnectionConfig,
+        token: &ConnectToken,
         server: A,
-        nonce: u64,
         layer: LayerConfig,
         now: f64,
     ) -> Result<Self, TransportError> {
+        check_protocol_id::<M>(config.protocol_id, &layer)?;
         let layer = MessageLayer::new(layer)?;
         crate::channel::check_pair(&config.endpoint, layer.config())?;
-        let client = Client::new(config, server, nonce, now)?;
+        let client = Client::new(config, token, server, now)?;
         Ok(Self {
             client,
             layer,
             events: VecDeque::new(),
-            payload: Vec::new(),
             counters: StackCounters::default(),
         })
     }
@@ -287,44 +318,48 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
         &self.counters
     }
 
-    /// Handles one datagram from `from`: the layer reads a payload before the
-    /// connection takes the packet.
+    /// Handles one datagram from `from`: a payload is read by the layer, then
+    /// accepted or refused; a malformed one disconnects.
     pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
-        let layer = &mut self.layer;
-        let counters = &mut self.counters;
-        self.client
-            .handle_datagram_with(now, from, datagram, |payload| {
-                let taken = layer.read_packet(payload).is_ok();
-                if !taken {
-                    counters.payloads_refused += 1;
+        let mut broken = false;
+        if let Some(delivery) = self.client.handle_datagram(now, from, datagram) {
+            match self.layer.read_packet(delivery.payload()) {
+                Ok(()) => {
+                    for sequence in &delivery.accept() {
+                        self.layer.on_packet_acked(sequence);
+                    }
                 }
-                taken
-            });
+                Err(e) => {
+                    delivery.refuse();
+                    self.counters.payloads_refused += 1;
+                    broken = e.is_malformed();
+                }
+            }
+        }
+        if broken {
+            self.client.disconnect_for_protocol_error();
+        }
         self.drain_core_events();
     }
 
-    /// One tick at `now`: disconnects on a protocol error, sends the next payload
-    /// packet when connected and the congestion mode allows one, then runs the
-    /// connection's update (handshake, timeouts, statistics, congestion, a keep-alive
-    /// when nothing was sent).
+    /// One tick at `now`: sends the next payload packet when connected and the
+    /// congestion mode allows one, then runs the connection's update (handshake,
+    /// timeouts, statistics, congestion, a keep-alive when nothing was sent).
     pub fn update(&mut self, now: f64) {
-        if self.client.is_connected() && self.layer.protocol_error().is_some() {
-            self.client.disconnect(now);
-            self.drain_core_events();
-        }
-        if self.client.is_connected()
-            && self.client.ready_to_send(now)
-            && let Some(sequence) = self.client.next_sequence()
-        {
+        if self.client.ready_to_send(now) {
             if let Some(stats) = self.client.stats() {
                 self.layer.set_rtt(stats.rtt_ms / 1000.0);
             }
-            self.layer.write_packet(now, sequence, &mut self.payload);
+            let layer = &mut self.layer;
+            let mut size = 0;
+            let sent = self.client.send_with(now, |sequence, buf| {
+                layer.write_packet(now, sequence, buf);
+                size = buf.len();
+            });
             // A refusal (a payload larger than the endpoint takes) is a lost packet.
-            if self.client.send(now, &self.payload).is_ok() {
+            if sent.is_ok() {
                 self.counters.payloads_sent += 1;
-                self.counters.largest_payload =
-                    self.counters.largest_payload.max(self.payload.len());
+                self.counters.largest_payload = self.counters.largest_payload.max(size);
             }
         }
         self.client.update(now);
@@ -333,22 +368,18 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
 
     fn drain_core_events(&mut self) {
         while let Some(event) = self.client.poll_event() {
-            match event {
-                ClientEvent::PacketAcked { sequence } => self.layer.on_packet_acked(sequence),
-                // Already read by the layer when the packet was accepted.
-                ClientEvent::Payload { .. } => {}
-                other => self.events.push_back(other),
-            }
+            self.events.push_back(event);
         }
     }
 
-    /// The next datagram to send.
-    pub fn poll_transmit(&mut self) -> Option<Transmit<A>> {
-        self.client.poll_transmit()
+    /// Writes the next datagram to send into `buf` (at least
+    /// [`MAX_DATAGRAM_BYTES`](crate::connection::MAX_DATAGRAM_BYTES)) and returns its
+    /// destination and length.
+    pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<(A, usize)> {
+        self.client.poll_transmit(buf)
     }
 
-    /// The next connection, disconnection or denial (acks and payloads are the
-    /// layer's).
+    /// The next connection, disconnection or denial.
     pub fn poll_event(&mut self) -> Option<ClientEvent> {
         self.events.pop_front()
     }

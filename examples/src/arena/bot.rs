@@ -9,6 +9,8 @@ use netproto::packet::Stats;
 use netproto::sim::{LinkConfig, Rng};
 use netproto::transport::{UdpClient, UdpClientEvent};
 
+use super::backend::Backend;
+
 use super::link::{LinkStats, SimLink};
 use super::{ArenaError, RELIABLE, Tally, UNRELIABLE, chat_number};
 use crate::game::{ChatMessage, GameMessage, NaiveSize, PlayerInput, buttons};
@@ -78,15 +80,18 @@ pub struct Bot {
 }
 
 impl Bot {
-    /// Bot `index` (0..=63), connecting to `server` through a link with `link`.
+    /// Bot `index` (0..=63), connecting to `server` through a link with `link`, with
+    /// a token from `backend`.
     pub fn new(
         index: u8,
         server: SocketAddr,
         link: LinkConfig,
         seed: u64,
+        backend: &mut Backend,
     ) -> Result<Self, ArenaError> {
         let link = SimLink::new(server, link, seed ^ 0x5151)?;
-        let client = UdpClient::connect(link.address()?, LayerConfig::default())?;
+        let token = backend.token(link.address()?, server)?;
+        let client = UdpClient::connect(&token, LayerConfig::default())?;
         Ok(Self {
             index,
             client,
@@ -149,7 +154,7 @@ impl Bot {
                 UdpClientEvent::Disconnected { reason } => {
                     self.stats.ended = Some(format!("disconnected: {reason}"));
                 }
-                UdpClientEvent::Denied { reason, .. } => {
+                UdpClientEvent::Denied { reason } => {
                     self.stats.ended = Some(format!("denied: {reason}"));
                 }
                 _ => {}

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 
 use netproto::channel::LayerConfig;
 use netproto::connection::{ClientId, Mode};
+use netproto::netcode::Key;
 use netproto::packet::Stats;
 use netproto::transport::{UdpServer, UdpServerEvent};
 
@@ -75,9 +76,10 @@ pub struct Host {
 }
 
 impl Host {
-    /// A server bound at `addr`.
-    pub fn bind(addr: SocketAddr) -> Result<Self, ArenaError> {
-        let server = UdpServer::bind(addr, MAX_CLIENTS, LayerConfig::default())?;
+    /// A server bound at `addr`, letting in the clients of the backend whose key is
+    /// `private_key`.
+    pub fn bind(addr: SocketAddr, private_key: Key) -> Result<Self, ArenaError> {
+        let server = UdpServer::bind(addr, private_key, MAX_CLIENTS, LayerConfig::default())?;
         Ok(Self {
             server,
             entities: BTreeMap::new(),
@@ -147,7 +149,9 @@ impl Host {
         self.server.update()?;
         while let Some(event) = self.server.poll_event() {
             match event {
-                UdpServerEvent::Connected { client, address } => {
+                UdpServerEvent::Connected {
+                    client, address, ..
+                } => {
                     self.ever_connected = true;
                     self.tallies.entry(address).or_default();
                     let spawn = f32::from(client.0) * 8.0 - 256.0;

@@ -2,6 +2,8 @@
 //! [network simulator](netproto::sim) in between. The engine of the `arena` example
 //! (`cargo run --release --example arena`), kept in the library so a test can run it.
 //!
+//! * A [`Backend`] (what a real game runs as a web service) makes each bot a connect
+//!   token for the server, sealed with the private key the server shares.
 //! * Each [`Bot`] is a [`UdpClient`](netproto::transport::UdpClient) behind its own
 //!   [`SimLink`]: a pair of sockets that put the simulator (latency, jitter, loss,
 //!   duplicates, reordering) between the bot and the server.
@@ -18,6 +20,7 @@
 //! snapshot for the display; the [`Summary`] says what was sent, what arrived, and
 //! whether anything went wrong.
 
+mod backend;
 mod bot;
 mod host;
 mod link;
@@ -27,6 +30,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use netproto::sim::LinkConfig;
+
+use backend::Backend;
 
 pub use bot::{Bot, BotLive, BotStats};
 pub use host::{ClientLive, ClientTally, Host, MAX_CLIENTS};
@@ -47,6 +52,9 @@ pub enum ArenaError {
     /// The transport failed.
     #[error(transparent)]
     Transport(#[from] netproto::transport::TransportError),
+    /// A connect token could not be made.
+    #[error("connect token: {0}")]
+    Token(#[from] netproto::netcode::TokenError),
     /// The configuration cannot run.
     #[error("invalid arena configuration: {0}")]
     Config(String),
@@ -202,8 +210,12 @@ impl Arena {
     /// their simulated links on 127.0.0.1.
     pub fn local(config: ArenaConfig) -> Result<Self, ArenaError> {
         config.validate()?;
-        let host = Host::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-        let bots = Self::make_bots(&config, host.address()?)?;
+        let mut backend = Backend::random();
+        let host = Host::bind(
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            backend.private_key().clone(),
+        )?;
+        let bots = Self::make_bots(&config, host.address()?, &mut backend)?;
         let bot_addresses = bots.iter().map(|b| b.server_side_address().ok()).collect();
         Ok(Self {
             config,
@@ -214,11 +226,13 @@ impl Arena {
         })
     }
 
-    /// The server alone, bound at `addr` (the bots come from other processes).
+    /// The server alone, bound at `addr` (the bots come from other processes, with
+    /// tokens of the insecure development key: see [`Backend::insecure_dev`]).
     pub fn server(config: ArenaConfig, addr: SocketAddr) -> Result<Self, ArenaError> {
         config.validate()?;
+        let backend = Backend::insecure_dev();
         Ok(Self {
-            host: Some(Host::bind(addr)?),
+            host: Some(Host::bind(addr, backend.private_key().clone())?),
             bots: Vec::new(),
             bot_addresses: Vec::new(),
             last_wire: (Vec::new(), 0.0),
@@ -226,10 +240,11 @@ impl Arena {
         })
     }
 
-    /// Bots alone, reaching the server at `server` through their simulated links.
+    /// Bots alone, reaching the server at `server` through their simulated links
+    /// (tokens of the insecure development key, like the server alone).
     pub fn clients(config: ArenaConfig, server: SocketAddr) -> Result<Self, ArenaError> {
         config.validate()?;
-        let bots = Self::make_bots(&config, server)?;
+        let bots = Self::make_bots(&config, server, &mut Backend::insecure_dev())?;
         Ok(Self {
             bot_addresses: vec![None; bots.len()],
             last_wire: (vec![LinkStats::default(); bots.len()], 0.0),
@@ -239,11 +254,15 @@ impl Arena {
         })
     }
 
-    fn make_bots(config: &ArenaConfig, server: SocketAddr) -> Result<Vec<Bot>, ArenaError> {
+    fn make_bots(
+        config: &ArenaConfig,
+        server: SocketAddr,
+        backend: &mut Backend,
+    ) -> Result<Vec<Bot>, ArenaError> {
         (0..config.bots)
             .map(|i| {
                 let seed = config.seed.wrapping_mul(1000).wrapping_add(i as u64);
-                Bot::new(i as u8, server, config.link_of(i), seed)
+                Bot::new(i as u8, server, config.link_of(i), seed, backend)
             })
             .collect()
     }

@@ -13,7 +13,11 @@ const SIZE: u64 = REPLAY_PROTECTION_BUFFER_SIZE as u64;
 ///
 /// The arithmetic is the reference's, in wrapping 64-bit: "too old" is
 /// `sequence + 256 <= most_recent` with `sequence + 256` wrapping, and an empty slot is
-/// marked `u64::MAX` (so a received `u64::MAX` leaves its slot looking empty).
+/// marked `u64::MAX` (so a received `u64::MAX` leaves its slot looking empty). One
+/// consequence, checked against the reference vectors: once the most recent sequence
+/// is 256 or more, every sequence in the top 256 below 2^64 wraps to a small value and
+/// is refused as too old. Sequences are per connection and start at 0, so a session
+/// never gets there.
 ///
 /// ```
 /// use netproto::netcode::ReplayProtection;

@@ -3,9 +3,11 @@
 //! recovers.
 
 use netproto::connection::{
-    Client, ClientId, Congestion, CongestionConfig, ConnectionConfig, Mode, Server, ServerConfig,
+    Client, ClientId, Congestion, CongestionConfig, ConnectionConfig, MAX_DATAGRAM_BYTES, Mode,
+    Server,
 };
 use netproto::sim::{LinkConfig, Network, NodeId, Rng};
+use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
 
 const DT: f64 = 1.0 / 60.0;
 
@@ -145,10 +147,11 @@ const CLIENT: NodeId = NodeId(1);
 /// way) and back, three times over four minutes.
 #[test]
 fn connection_mode_follows_the_link_rtt() {
-    let config = ConnectionConfig::new(77);
+    let mut backend = SimBackend::new(77, 1234);
     let mut server: Server<NodeId> =
-        Server::new(ServerConfig::new(config.clone(), [9; 16]), 0.0).expect("valid");
-    let mut client = Client::new(config, SERVER, 1234, 0.0).expect("valid");
+        Server::new(backend.server_config(SERVER), 0.0, SIM_UNIX_TIME).expect("valid");
+    let token = backend.token(1, SERVER);
+    let mut client = Client::new(ConnectionConfig::new(77), &token, SERVER, 0.0).expect("valid");
     let mut net = Network::new(3);
     net.set_oracle_enabled(false);
     let set_latency = |net: &mut Network, one_way: f64| {
@@ -176,10 +179,14 @@ fn connection_mode_follows_the_link_rtt() {
             _ => {}
         }
         while let Some(d) = net.poll(now) {
-            if d.to == SERVER {
-                server.handle_datagram(now, d.from, &d.payload);
+            // Every payload is taken: its packet is acked.
+            let delivery = if d.to == SERVER {
+                server.handle_datagram(now, d.from, &d.payload)
             } else {
-                client.handle_datagram(now, d.from, &d.payload);
+                client.handle_datagram(now, d.from, &d.payload)
+            };
+            if let Some(delivery) = delivery {
+                delivery.accept();
             }
         }
         server.update(now);
@@ -215,11 +222,16 @@ fn connection_mode_follows_the_link_rtt() {
                 sent_in_mode[slot].0 += 1;
             }
         }
-        while let Some(t) = server.poll_transmit() {
-            net.send(now, SERVER, t.to, &t.payload);
+        // The client acks at the same rate (its inputs).
+        if client.ready_to_send(now) {
+            client.send(now, b"input").expect("connected");
         }
-        while let Some(t) = client.poll_transmit() {
-            net.send(now, CLIENT, t.to, &t.payload);
+        let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+        while let Some((to, len)) = server.poll_transmit(&mut buf) {
+            net.send(now, SERVER, to, &buf[..len]);
+        }
+        while let Some((to, len)) = client.poll_transmit(&mut buf) {
+            net.send(now, CLIENT, to, &buf[..len]);
         }
     }
     assert!(client.is_connected(), "at {now}");

@@ -55,6 +55,7 @@ fn readme() -> Result<(), Box<dyn std::error::Error>> {
 mod connecting {
     use netproto::NetMessage;
     use netproto::channel::LayerConfig;
+    use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token};
     use netproto::transport::{UdpClient, UdpServer, UdpServerEvent};
 
     #[derive(NetMessage, Debug, Clone, PartialEq)]
@@ -74,8 +75,21 @@ mod connecting {
     /// The README's "Connecting a client and a server", with a bound on the loop.
     #[test]
     fn readme_connecting() -> Result<(), Box<dyn std::error::Error>> {
-        let mut server = UdpServer::<Msg>::bind("127.0.0.1:0", 16, LayerConfig::default())?;
-        let mut client = UdpClient::<Msg>::connect(server.local_addr()?, LayerConfig::default())?;
+        let private_key = Key::random();
+        let mut server = UdpServer::<Msg>::bind(
+            "127.0.0.1:0",
+            private_key.clone(),
+            16,
+            LayerConfig::default(),
+        )?;
+        let protocol_id = netproto::protocol_id::<Msg>(&LayerConfig::default());
+        let params = TokenParams::new(protocol_id, 42, vec![server.local_addr()?]);
+        let unix_time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_secs();
+        let bytes = generate_connect_token(&params, &private_key, unix_time)?.write()?;
+        let token = ConnectToken::read(&bytes)?;
+        let mut client = UdpClient::<Msg>::connect(&token, LayerConfig::default())?;
         client.send(
             RELIABLE,
             Msg::Chat(Chat {
@@ -90,8 +104,14 @@ mod connecting {
             client.update()?;
             server.update()?;
             while let Some(event) = server.poll_event() {
-                if let UdpServerEvent::Connected { client, address } = event {
-                    println!("{address} joined as {client:?}");
+                if let UdpServerEvent::Connected {
+                    client,
+                    address,
+                    user_id,
+                } = event
+                {
+                    println!("player {user_id} joined from {address} as {client:?}");
+                    assert_eq!(user_id, 42);
                     joined += 1;
                 }
             }

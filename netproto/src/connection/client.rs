@@ -379,7 +379,7 @@ impl<A: Copy + Eq> Client<A> {
             ) => {
                 let (Ok(index), Some(link)) = (
                     u16::try_from(client_index),
-                    Link::new(&self.config, self.timeout, now),
+                    Link::new(&self.config, self.timeout, now, None),
                 ) else {
                     self.dropped += 1;
                     return None;

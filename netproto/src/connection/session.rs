@@ -86,8 +86,19 @@ pub(crate) struct Link {
 
 impl Link {
     /// A link; the endpoint configuration was validated with the connection's.
-    pub(crate) fn new(config: &ConnectionConfig, timeout: f64, now: f64) -> Option<Self> {
-        let endpoint = Endpoint::new(config.endpoint.clone(), now).ok()?;
+    /// `skip_seed`, when given, arms the endpoint's skipped-sequence trap with it
+    /// (see [`EndpointConfig::skip_sequence_seed`](crate::packet::EndpointConfig)).
+    pub(crate) fn new(
+        config: &ConnectionConfig,
+        timeout: f64,
+        now: f64,
+        skip_seed: Option<u64>,
+    ) -> Option<Self> {
+        let mut endpoint = config.endpoint.clone();
+        if skip_seed.is_some() {
+            endpoint.skip_sequence_seed = skip_seed;
+        }
+        let endpoint = Endpoint::new(endpoint, now).ok()?;
         Some(Self {
             endpoint,
             congestion: Congestion::new(config.congestion, now),
@@ -166,7 +177,7 @@ mod tests {
     #[test]
     fn a_clock_that_goes_back_restarts_the_timers_from_now() {
         let config = ConnectionConfig::new(1);
-        let mut link = Link::new(&config, 5.0, 1000.0).expect("valid");
+        let mut link = Link::new(&config, 5.0, 1000.0, None).expect("valid");
         let mut crypto = Crypto::new(Key::from_bytes([1; 32]), Key::from_bytes([2; 32]), 1);
         let mut out = TransmitQueue::new();
         link.send_payload(&mut crypto, 1000.0, 0u8, b"x", &mut out)

@@ -122,6 +122,11 @@ impl<M: MessageSet> UdpClient<M> {
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
         let server = resolve(server)?;
+        let mut config = config;
+        if config.endpoint.skip_sequence_seed.is_none() {
+            // Arm the skipped-sequence trap with a seed the server cannot predict.
+            config.endpoint.skip_sequence_seed = Some(crate::netcode::random_u64());
+        }
         let stack = ClientStack::new(config, token, server, layer, 0.0)?;
         let socket = UdpSocket::bind(resolve(local)?)?;
         socket.set_nonblocking(true)?;
@@ -229,7 +234,7 @@ impl<M: MessageSet> UdpClient<M> {
     }
 
     /// Disconnects now: the disconnect packets are sent at once (when connected) and
-    /// [`UdpClientEvent::Disconnected`] with [`DisconnectReason::Local`] is reported.
+    /// [`UdpClientEvent::Disconnected`] with [`DisconnectReason::Local`](crate::connection::DisconnectReason::Local) is reported.
     pub fn disconnect(&mut self) {
         let now = self.now();
         self.stack.disconnect(now);

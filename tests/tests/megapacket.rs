@@ -63,9 +63,9 @@ const BASELINE: f64 = 2.0;
 const SETTLE: f64 = 3.0;
 /// The unreliable channel of every layout.
 const UNRELIABLE: usize = 1;
-/// Bytes before the packet-endpoint datagram in a payload packet: the kind byte and
-/// the 8-byte session token (`connection` packet layout).
-const SESSION_PREFIX: usize = 1 + 8;
+/// Bytes a netcode payload packet adds around the packet-endpoint datagram, at most:
+/// the prefix byte, up to 8 sequence bytes and the 16-byte tag.
+const SESSION_PREFIX: usize = 1 + 8 + netproto::netcode::MAC_BYTES;
 
 /// A client's input in the burst: its origin and index, so that order can be checked.
 #[derive(NetMessage, Debug, Clone, PartialEq)]

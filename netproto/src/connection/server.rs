@@ -584,14 +584,18 @@ impl<A: Copy + Eq + Hash> Server<A> {
         };
         // Every connection's skipped-sequence trap, seeded from the secret challenge
         // key and a counter: a client cannot predict which sequences are never sent.
-        let skip_seed = self.config.connection.endpoint.skip_sequence_seed.or_else(|| {
-            let mut seed = [0u8; 40];
-            seed[..32].copy_from_slice(self.config.challenge_key.as_bytes());
-            seed[32..].copy_from_slice(&self.counters.clients_accepted.to_le_bytes());
-            Some(crate::schema::fnv1a_64(&seed))
-        });
-        let Some(link) = Link::new(&self.config.connection, pending.timeout, now, skip_seed)
-        else {
+        let skip_seed = self
+            .config
+            .connection
+            .endpoint
+            .skip_sequence_seed
+            .or_else(|| {
+                let mut seed = [0u8; 40];
+                seed[..32].copy_from_slice(self.config.challenge_key.as_bytes());
+                seed[32..].copy_from_slice(&self.counters.clients_accepted.to_le_bytes());
+                Some(crate::schema::fnv1a_64(&seed))
+            });
+        let Some(link) = Link::new(&self.config.connection, pending.timeout, now, skip_seed) else {
             return;
         };
         let mut slot = Slot {

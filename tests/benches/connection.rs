@@ -18,7 +18,7 @@ use netproto::connection::{
     Client, ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig,
 };
 use netproto::netcode::{ConnectToken, Key, PacketType, TokenParams, generate_connect_token_with};
-use netproto::packet::{Endpoint, EndpointConfig, Incoming};
+use netproto::packet::{Endpoint, Incoming};
 
 const PROTOCOL_ID: u64 = 0x5eed;
 const UNIX_TIME: u64 = 1_800_000_000;

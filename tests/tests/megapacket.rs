@@ -39,13 +39,13 @@
 
 use std::collections::VecDeque;
 
+use netproto::NetMessage;
 use netproto::channel::{ChannelConfig, LayerConfig};
 use netproto::connection::{
-    ClientEvent, ClientId, CongestionConfig, ConnectionConfig, Mode, ServerConfig, ServerEvent,
+    ClientEvent, ClientId, CongestionConfig, ConnectionConfig, Mode, ServerEvent,
 };
 use netproto::packet::MAX_HEADER_BYTES;
 use netproto::sim::{GilbertElliott, LinkConfig, Network, NodeId, Rng};
-use netproto::{MessageSet, NetMessage};
 use netproto_examples::game::{EntityUpdate, GameMessage, MatchPhase, PlayerInput, workload};
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, WireCounters};
 

@@ -16,6 +16,11 @@ use crate::packet::EndpointConfig;
 /// | `disconnect_copies` | 3 |
 /// | `endpoint` | [`EndpointConfig::default`] with `rtt_smoothing_factor` 0.1 |
 ///
+/// The endpoint's skipped-sequence trap (against peers that ack packets they never
+/// received) is armed on every server connection, seeded from the server's secret
+/// challenge key, and by [`UdpClient`](crate::transport::UdpClient) with a seed from
+/// the operating system; set `endpoint.skip_sequence_seed` to choose the seed.
+///
 /// The timeout of a connection is not set here: it comes from the connect token
 /// (`timeout_seconds`, chosen by the backend that made it). `max_timeout` is the
 /// longest one this side accepts: a client refuses a token with a longer one (or

@@ -1045,3 +1045,73 @@ fn clients_connect_through_loss_duplicates_and_reordering() {
     assert_eq!(counters.dropped_unauthenticated, 0);
     assert!(counters.dropped_replayed > 0, "duplicates are replays");
 }
+
+/// The packet endpoint's sequence is 16 bits and wraps; the connection's 64-bit
+/// sequence does not. A payload captured early and replayed after the endpoint's
+/// sequence went all the way round (70,000 packets later, when the endpoint would
+/// take sequence 4464 again as new) is refused by the replay window before the
+/// endpoint sees it.
+#[test]
+fn a_packet_replayed_after_the_endpoint_sequence_wraps_is_refused() {
+    const S: u8 = 0;
+    const C: u8 = 1;
+    let mut backend = SimBackend::new(0xabc, 3);
+    let mut server: Server<u8> =
+        Server::new(backend.server_config(NodeId(0)), 0.0, SIM_UNIX_TIME).expect("valid");
+    let token = backend.token(1, NodeId(0));
+    let mut client = Client::new(ConnectionConfig::new(0xabc), &token, S, 0.0).expect("valid");
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    let mut now = 0.0;
+    while !client.is_connected() {
+        now += 0.05;
+        client.update(now);
+        server.update(now);
+        while let Some((_, len)) = client.poll_transmit(&mut buf) {
+            server.handle_datagram(now, C, &buf[..len]);
+        }
+        while let Some((_, len)) = server.poll_transmit(&mut buf) {
+            client.handle_datagram(now, S, &buf[..len]);
+        }
+        assert!(now < 5.0, "no connection");
+    }
+    let mut captured = None;
+    let mut delivered = 0u64;
+    for i in 0..70_000u32 {
+        // 1 ms apart: the server hears from the client throughout.
+        now += 0.001;
+        client.send(now, &i.to_le_bytes()).expect("connected");
+        while let Some((_, len)) = client.poll_transmit(&mut buf) {
+            if i == 4464 {
+                captured = Some(buf[..len].to_vec());
+            }
+            if let Some(d) = server.handle_datagram(now, C, &buf[..len]) {
+                assert_eq!(d.payload(), i.to_le_bytes());
+                d.accept();
+                delivered += 1;
+            }
+        }
+        if i % 64 == 0 {
+            // Keep-alives both ways keep the connection up.
+            server.update(now);
+            client.update(now);
+            while let Some((_, len)) = client.poll_transmit(&mut buf) {
+                server.handle_datagram(now, C, &buf[..len]);
+            }
+            while let Some((_, len)) = server.poll_transmit(&mut buf) {
+                client.handle_datagram(now, S, &buf[..len]);
+            }
+        }
+    }
+    assert_eq!(delivered, 70_000);
+    let id = server.client_id(&C).expect("connected");
+    // Endpoint sequence 4464 + 65536 = 70000: the next packet's, so a replay of 4464's
+    // datagram would carry a sequence the endpoint has not seen in this wrap.
+    let replayed_before = server.counters().dropped_replayed;
+    let captured = captured.expect("captured");
+    assert!(
+        server.handle_datagram(now, C, &captured).is_none(),
+        "not delivered"
+    );
+    assert_eq!(server.counters().dropped_replayed, replayed_before + 1);
+    assert_eq!(server.client_id(&C), Some(id), "still connected");
+}

@@ -3,7 +3,9 @@
 
 use netproto::NetMessage;
 use netproto::channel::LayerConfig;
-use netproto::connection::{ClientEvent, ConnectionConfig, MAX_DATAGRAM_BYTES, Mode, ServerEvent};
+use netproto::connection::{
+    Client, ClientEvent, ConnectionConfig, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, ServerEvent,
+};
 use netproto::sim::NodeId;
 use netproto::transport::{ClientStack, ServerStack};
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
@@ -123,4 +125,96 @@ fn messages_go_both_ways_and_bad_mode_keeps_to_its_rate() {
     }
     assert_eq!(client.receive(0), Some(hello(2)));
     assert_eq!(server.layer(id).unwrap().send_queue_len(0), 0, "acked");
+}
+
+/// A raw connection client (no message layer) connected to a server stack, ticking
+/// on virtual time; returns the server's and the client's events.
+fn raw_client_against_stack(payload: &[u8]) -> (Vec<ServerEvent<u32>>, Vec<ClientEvent>, u64) {
+    let layer = LayerConfig::default();
+    let protocol_id = netproto::protocol_id::<Msg>(&layer);
+    let mut backend = SimBackend::new(protocol_id, 5);
+    let mut server: ServerStack<u32, Msg> = ServerStack::new(
+        backend.server_config(NodeId(SERVER)),
+        layer,
+        0.0,
+        SIM_UNIX_TIME,
+    )
+    .expect("valid configuration");
+    let token = backend.token(1, NodeId(SERVER));
+    let mut client =
+        Client::new(ConnectionConfig::new(protocol_id), &token, SERVER, 0.0).expect("valid");
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    let (mut server_events, mut client_events) = (Vec::new(), Vec::new());
+    let mut sent = 0;
+    for step in 1..=200 {
+        let now = f64::from(step) * 0.01;
+        if client.is_connected() && sent == 0 && client.ready_to_send(now) {
+            client.send(now, payload).expect("connected");
+            sent += 1;
+        }
+        client.update(now);
+        server.update(now);
+        while let Some((_, len)) = client.poll_transmit(&mut buf) {
+            server.handle_datagram(now, CLIENT, &buf[..len]);
+        }
+        while let Some((_, len)) = server.poll_transmit(&mut buf) {
+            if let Some(delivery) = client.handle_datagram(now, SERVER, &buf[..len]) {
+                delivery.accept();
+            }
+        }
+        server_events.extend(std::iter::from_fn(|| server.poll_event()));
+        client_events.extend(std::iter::from_fn(|| client.poll_event()));
+    }
+    (
+        server_events,
+        client_events,
+        server.counters().payloads_refused,
+    )
+}
+
+/// A payload the message layer finds malformed (a peer of another build, or a hostile
+/// one) ends the connection with a reason on both sides: the server sees a protocol
+/// error, the client a disconnect.
+#[test]
+fn a_malformed_payload_ends_the_connection_on_both_sides() {
+    // One channel index beyond the two configured: malformed for the layer.
+    let (server_events, client_events, refused) = raw_client_against_stack(&[0xff; 8]);
+    assert_eq!(refused, 1);
+    assert!(
+        matches!(
+            server_events.as_slice(),
+            [
+                ServerEvent::Connected { .. },
+                ServerEvent::Disconnected {
+                    reason: DisconnectReason::ProtocolError,
+                    ..
+                }
+            ]
+        ),
+        "{server_events:?}"
+    );
+    assert!(
+        matches!(
+            client_events.as_slice(),
+            [
+                ClientEvent::Connected { .. },
+                ClientEvent::Disconnected {
+                    reason: DisconnectReason::PeerDisconnected
+                }
+            ]
+        ),
+        "{client_events:?}"
+    );
+
+    // The same exchange with a well-formed (empty) layer payload keeps the connection.
+    let (server_events, client_events, refused) = raw_client_against_stack(&[0]);
+    assert_eq!(refused, 0);
+    assert!(
+        matches!(server_events.as_slice(), [ServerEvent::Connected { .. }]),
+        "{server_events:?}"
+    );
+    assert!(
+        matches!(client_events.as_slice(), [ClientEvent::Connected { .. }]),
+        "{client_events:?}"
+    );
 }

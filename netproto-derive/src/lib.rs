@@ -1,8 +1,8 @@
 //! `#[derive(NetMessage)]` for netproto. See the `netproto` crate for documentation.
 //!
-//! Pipeline (serde_derive's shape): [`attr`] parses `#[net(...)]` into a typed form that
-//! keeps spans, [`ast`] builds the model of the type and [`check`] resolves and checks
-//! each field against its type, collecting every error; [`codegen`] (with [`fused`] for
+//! Pipeline (serde_derive's shape): `attr` parses `#[net(...)]` into a typed form that
+//! keeps spans, `ast` builds the model of the type and `check` resolves and checks
+//! each field against its type, collecting every error; `codegen` (with `fused` for
 //! the fast path) generates the impl from the model.
 
 mod ast;

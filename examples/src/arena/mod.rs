@@ -21,6 +21,7 @@
 //! whether anything went wrong.
 
 mod backend;
+pub use backend::Backend;
 mod bot;
 mod host;
 mod link;
@@ -30,8 +31,6 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use netproto::sim::LinkConfig;
-
-use backend::Backend;
 
 pub use bot::{Bot, BotLive, BotStats};
 pub use host::{ClientLive, ClientTally, Host, MAX_CLIENTS};

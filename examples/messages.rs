@@ -1,6 +1,6 @@
 //! Annotates a few game messages, encodes them, and prints each one's size and bit
 //! layout next to a naive byte encoding; then the static wire layout of the message set
-//! and its fingerprint (the protocol id).
+//! and its fingerprint (which, with the channel configuration's, makes the protocol id).
 //!
 //! Run with `cargo run --release --example messages`.
 
@@ -76,13 +76,17 @@ fn main() {
 
     // The static wire layout, from the schema the derive generated: every field's bit
     // offsets, width, kind and bounds, whatever the values.
-    println!("\n--- wire layout of the message set (protocol id = its fingerprint) ---\n");
+    println!("\n--- wire layout of the message set ---\n");
     println!("{}", SetLayout::of::<GameMessage>());
     let input = Layout::of::<PlayerInput>();
     println!("{input}\n{}", input.diagram());
     println!(
-        "protocol id: {:#018x} ({} message types, {}-bit type id, at most {} bits a message)",
+        "schema fingerprint: {:#018x}; protocol id with the default channels: {:#018x}",
         GameMessage::FINGERPRINT,
+        netproto::protocol_id::<GameMessage>(&netproto::channel::LayerConfig::default()),
+    );
+    println!(
+        "{} message types, {}-bit type id, at most {} bits a message",
         GameMessage::COUNT,
         GameMessage::TYPE_BITS,
         GameMessage::MAX_BITS

@@ -14,41 +14,19 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use netproto::connection::{
-    Client, ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig,
-};
-use netproto::netcode::{ConnectToken, Key, PacketType, TokenParams, generate_connect_token_with};
+use netproto::connection::{Client, ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server};
+use netproto::netcode::{ConnectToken, PacketType};
 use netproto::packet::{Endpoint, Incoming};
+use netproto::sim::NodeId;
+use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
 
 const PROTOCOL_ID: u64 = 0x5eed;
-const UNIX_TIME: u64 = 1_800_000_000;
 const SERVER: u8 = 0;
 const CLIENT: u8 = 1;
 
-fn token(private_key: &Key, client_id: u64) -> ConnectToken {
-    let address = "127.0.0.1:40000".parse().expect("address");
-    let params = TokenParams::new(PROTOCOL_ID, client_id, vec![address]);
-    generate_connect_token_with(
-        &params,
-        private_key,
-        UNIX_TIME,
-        UNIX_TIME + 3600,
-        [client_id as u8; 24],
-        Key::from_bytes([1; 32]),
-        Key::from_bytes([2; 32]),
-    )
-    .expect("token")
-}
-
-fn server_config(private_key: &Key) -> ServerConfig {
-    let address = "127.0.0.1:40000".parse().expect("address");
-    let mut config = ServerConfig::new(
-        ConnectionConfig::new(PROTOCOL_ID),
-        private_key.clone(),
-        vec![address],
-    );
-    config.challenge_key = Key::from_bytes([3; 32]);
-    config
+/// The backend of every server and client here: one private key, deterministic tokens.
+fn backend() -> SimBackend {
+    SimBackend::new(PROTOCOL_ID, 9)
 }
 
 /// A connected server and client on an instant in-memory network.
@@ -62,9 +40,10 @@ struct Sealed {
 
 impl Sealed {
     fn new() -> Self {
-        let private_key = Key::from_bytes([9; 32]);
-        let mut server = Server::new(server_config(&private_key), 0.0, UNIX_TIME).expect("valid");
-        let token = token(&private_key, 1);
+        let mut backend = backend();
+        let mut server =
+            Server::new(backend.server_config(NodeId(0)), 0.0, SIM_UNIX_TIME).expect("valid");
+        let token = backend.token(1, NodeId(0));
         let mut client =
             Client::new(ConnectionConfig::new(PROTOCOL_ID), &token, SERVER, 0.0).expect("valid");
         let mut buf = vec![0u8; MAX_DATAGRAM_BYTES].into_boxed_slice();
@@ -197,12 +176,13 @@ fn request_bytes(token: &ConnectToken) -> Vec<u8> {
 fn requests(c: &mut Criterion) {
     let mut group = c.benchmark_group("request");
     group.throughput(Throughput::Elements(1));
-    let private_key = Key::from_bytes([9; 32]);
-    let valid = request_bytes(&token(&private_key, 7));
+    let mut backend = backend();
+    let config = backend.server_config(NodeId(0));
+    let valid = request_bytes(&backend.token(7, NodeId(0)));
     let mut invalid = valid.clone();
     invalid[100] ^= 1; // inside the sealed private part: the AEAD open fails
     let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
-    let mut server = Server::new(server_config(&private_key), 0.0, UNIX_TIME).expect("valid");
+    let mut server = Server::new(config.clone(), 0.0, SIM_UNIX_TIME).expect("valid");
     // What is measured: a valid request is challenged, an invalid one is not.
     server.handle_datagram(0.0, CLIENT, &valid);
     assert!(server.poll_transmit(&mut buf).is_some(), "a challenge");
@@ -216,7 +196,7 @@ fn requests(c: &mut Criterion) {
             server.poll_transmit(&mut buf).expect("a challenge")
         })
     });
-    let mut server = Server::new(server_config(&private_key), 0.0, UNIX_TIME).expect("valid");
+    let mut server = Server::new(config.clone(), 0.0, SIM_UNIX_TIME).expect("valid");
     group.bench_function("invalid_token", |b| {
         b.iter(|| {
             server.handle_datagram(0.0, CLIENT, &invalid);

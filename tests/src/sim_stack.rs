@@ -47,12 +47,18 @@ impl SimBackend {
     /// hour with a 5-second timeout.
     pub fn new(protocol_id: u64, seed: u64) -> Self {
         let mut rng = Rng::new(seed);
+        let private_key = Key::from_bytes(random_bytes(&mut rng));
+        Self::with_key(protocol_id, private_key, rng.next_u64())
+    }
+
+    /// The same with a given private key, drawing nonces and session keys from `seed`.
+    pub fn with_key(protocol_id: u64, private_key: Key, seed: u64) -> Self {
         Self {
-            private_key: Key::from_bytes(random_bytes(&mut rng)),
+            private_key,
             protocol_id,
             expire_seconds: 3600,
             timeout_seconds: 5,
-            rng,
+            rng: Rng::new(seed),
         }
     }
 
@@ -70,7 +76,13 @@ impl SimBackend {
     /// A token for client `client_id` to connect to the server at `server`, made at
     /// the simulated servers' start time.
     pub fn token(&mut self, client_id: u64, server: NodeId) -> ConnectToken {
-        let mut params = TokenParams::new(self.protocol_id, client_id, vec![sim_address(server)]);
+        self.token_to(client_id, sim_address(server))
+    }
+
+    /// A token for client `client_id` to connect to the server at `address`, made at
+    /// [`SIM_UNIX_TIME`].
+    pub fn token_to(&mut self, client_id: u64, address: SocketAddr) -> ConnectToken {
+        let mut params = TokenParams::new(self.protocol_id, client_id, vec![address]);
         params.timeout_seconds = self.timeout_seconds;
         params.expire_seconds = self.expire_seconds;
         generate_connect_token_with(
@@ -88,10 +100,7 @@ impl SimBackend {
 
 fn random_bytes<const N: usize>(rng: &mut Rng) -> [u8; N] {
     let mut bytes = [0u8; N];
-    for chunk in bytes.chunks_mut(8) {
-        let word = rng.next_u64().to_le_bytes();
-        chunk.copy_from_slice(&word[..chunk.len()]);
-    }
+    rng.fill_bytes(&mut bytes);
     bytes
 }
 

@@ -21,13 +21,11 @@ use netproto::channel::{BlockConfig, ChannelConfig, LayerConfig, MessageStack};
 use netproto::connection::{
     ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
 };
-use netproto::netcode::{
-    ChallengeToken, ConnectToken, Key, Packet, TokenParams, generate_connect_token_with,
-    write_packet,
-};
+use netproto::netcode::{ChallengeToken, ConnectToken, Key, Packet, write_packet};
 use netproto::sim::Rng;
 use netproto::transport::ServerStack;
 use netproto::{NetMessage, Stream, WriteStream};
+use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
 
 #[global_allocator]
 static ALLOC: Cap<System> = Cap::new(System, usize::MAX);
@@ -89,7 +87,7 @@ const MESSAGE_HEAP: usize = 1500;
 const CLIENTS: usize = 4;
 const PRIVATE_KEY: [u8; 32] = [0x5a; 32];
 const CHALLENGE_KEY: [u8; 32] = [0xc4; 32];
-const UNIX_TIME: u64 = 1_800_000_000;
+const UNIX_TIME: u64 = SIM_UNIX_TIME;
 const TICK: f64 = 1.0 / 60.0;
 
 /// Channel 0: reliable with blocks (a `Big` is a block); 1: unreliable; 2: reliable
@@ -144,23 +142,11 @@ fn random_key(rng: &mut Rng) -> Key {
 }
 
 /// A connect token for `client_id`, sealed with `private_key`, for `server`, with
-/// nonce and session keys from `rng`.
+/// nonce and session keys drawn from `rng` (5-second timeout, an hour to live).
 fn token(rng: &mut Rng, private_key: &Key, client_id: u64, server: SocketAddr) -> ConnectToken {
-    let mut params = TokenParams::new(connection_config().protocol_id, client_id, vec![server]);
-    params.timeout_seconds = 5;
-    let mut nonce = [0u8; 24];
-    rng.fill_bytes(&mut nonce);
-    let (c2s, s2c) = (random_key(rng), random_key(rng));
-    generate_connect_token_with(
-        &params,
-        private_key,
-        UNIX_TIME,
-        UNIX_TIME + 3600,
-        nonce,
-        c2s,
-        s2c,
-    )
-    .expect("a valid token")
+    let protocol_id = connection_config().protocol_id;
+    SimBackend::with_key(protocol_id, private_key.clone(), rng.next_u64())
+        .token_to(client_id, server)
 }
 
 /// The 1078-byte connection request of `token`.

@@ -40,8 +40,8 @@ use crate::connection;
 
 /// Most datagrams read from the socket per `update`, so that a flood cannot stall the
 /// game loop; the rest waits in the socket buffer for the next update. It also bounds
-/// the replies (challenges, denials: at most 33 bytes each) queued within one update
-/// before they are sent.
+/// the replies (challenges and denials, never larger than the requests that caused
+/// them) queued within one update before they are sent.
 pub const MAX_DATAGRAMS_PER_UPDATE: usize = 4096;
 
 /// The receive buffer: any UDP datagram fits.

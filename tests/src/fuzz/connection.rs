@@ -18,7 +18,7 @@ use netproto::connection::{
 };
 use netproto::netcode::{
     AllowedPackets, ChallengeToken, ConnectToken, ConnectTokenPrivate, Key, Packet, PacketType,
-    TokenParams, generate_connect_token_with, read_packet, write_packet,
+    read_packet, write_packet,
 };
 use netproto::sim::Rng;
 use netproto::transport::{ClientStack, ServerStack};
@@ -36,7 +36,7 @@ pub const PRIVATE_KEY: [u8; 32] = *b"netproto-fuzzing-private-key-256";
 /// seeds can answer the challenges the server will send).
 pub const CHALLENGE_KEY: [u8; 32] = *b"netproto-fuzzing-challenge-key!!";
 /// The Unix time every fuzz server starts at (tokens are made at it, live an hour).
-pub const UNIX_TIME: u64 = 1_800_000_000;
+pub const UNIX_TIME: u64 = crate::sim_stack::SIM_UNIX_TIME;
 /// Handshakes in progress the fuzz server keeps (16 tokens): small, so that full
 /// tables are a few datagrams away.
 const PENDING: usize = 2;
@@ -59,52 +59,36 @@ pub fn server_config(private_key: Key, challenge_key: Key) -> ServerConfig {
     }
 }
 
-/// A deterministic backend: keys, nonces and tokens from a seeded generator.
-#[derive(Debug)]
-pub struct Backend {
-    /// The key tokens are sealed with.
-    pub private_key: Key,
-    rng: Rng,
-}
-
 fn random_key(rng: &mut Rng) -> Key {
     let mut bytes = [0u8; 32];
     rng.fill_bytes(&mut bytes);
     Key::from_bytes(bytes)
 }
 
+/// A deterministic backend: nonces and session keys from a seeded generator
+/// ([`SimBackend`](crate::sim_stack::SimBackend), with tokens for [`server_address`]).
+#[derive(Debug)]
+pub struct Backend(crate::sim_stack::SimBackend);
+
 impl Backend {
     /// A backend with `private_key`, drawing nonces and session keys from `seed`.
     pub fn new(private_key: Key, seed: u64) -> Self {
-        Self {
+        Self(crate::sim_stack::SimBackend::with_key(
+            connection_config().protocol_id,
             private_key,
-            rng: Rng::new(seed),
-        }
+            seed,
+        ))
+    }
+
+    /// The key tokens are sealed with.
+    pub fn private_key(&self) -> &Key {
+        &self.0.private_key
     }
 
     /// A token for `client_id` to [`server_address`] (5-second timeout, an hour to
     /// live from [`UNIX_TIME`]).
     pub fn token(&mut self, client_id: u64) -> ConnectToken {
-        let mut params = TokenParams::new(
-            connection_config().protocol_id,
-            client_id,
-            vec![server_address()],
-        );
-        params.timeout_seconds = 5;
-        let mut nonce = [0u8; 24];
-        self.rng.fill_bytes(&mut nonce);
-        let c2s = random_key(&mut self.rng);
-        let s2c = random_key(&mut self.rng);
-        generate_connect_token_with(
-            &params,
-            &self.private_key,
-            UNIX_TIME,
-            UNIX_TIME + 3600,
-            nonce,
-            c2s,
-            s2c,
-        )
-        .expect("a valid token")
+        self.0.token_to(client_id, server_address())
     }
 }
 

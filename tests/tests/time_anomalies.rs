@@ -10,7 +10,7 @@ use netproto::NetMessage;
 use netproto::channel::{LayerConfig, MessageLayer};
 use netproto::connection::{
     Client, ClientEvent, Congestion, CongestionConfig, ConnectionConfig, DisconnectReason,
-    MAX_DATAGRAM_BYTES, Mode, Server, ServerEvent,
+    LinkStats, MAX_DATAGRAM_BYTES, Mode, Server, ServerEvent,
 };
 use netproto::packet::{Endpoint, EndpointConfig, Sequence, Stats};
 use netproto::sim::NodeId;
@@ -31,6 +31,24 @@ fn check_stats(stats: &Stats) {
         ("sent kbps", stats.sent_kbps),
         ("received kbps", stats.received_kbps),
         ("acked kbps", stats.acked_kbps),
+    ] {
+        assert!(
+            value.is_finite() && value >= 0.0,
+            "{name} is {value}: {stats:?}"
+        );
+    }
+}
+
+fn check_link_stats(stats: &LinkStats) {
+    for (name, value) in [
+        ("rtt", stats.rtt_ms),
+        ("rtt min", stats.rtt_min_ms),
+        ("jitter", stats.jitter_ms),
+        ("ack delay", stats.ack_delay_ms),
+        ("loss", stats.packet_loss_percent),
+        ("sent kbps", stats.sent_kbps),
+        ("received kbps", stats.received_kbps),
+        ("penalty", stats.penalty_seconds),
     ] {
         assert!(
             value.is_finite() && value >= 0.0,
@@ -302,8 +320,8 @@ impl Link {
         self.client_events
             .extend(std::iter::from_fn(|| self.client.poll_event()));
         for s in self.server.clients().map(|(id, _)| id).collect::<Vec<_>>() {
-            if let Some(stats) = self.server.client_stats(s) {
-                check_stats(stats);
+            if let Some(stats) = self.server.stats(s) {
+                check_link_stats(&stats);
             }
         }
     }
@@ -375,7 +393,7 @@ fn keepalives_go_on_when_the_clients_clock_goes_back() {
         link.delivered
     );
     let stats = link.client.stats().expect("connected");
-    check_stats(stats);
+    check_link_stats(&stats);
     // On an instant network an ack waits at most a send interval (0.1 s in bad mode)
     // for the peer's next packet.
     assert!(

@@ -4,8 +4,8 @@ use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::time::Instant;
 
 use super::{
-    RECV_BUFFER_SIZE, Recv, SendError, ServerStack, TransportCounters, TransportError, recv,
-    resolve,
+    ConnectionStats, RECV_BUFFER_SIZE, Recv, SendError, ServerStack, TransportCounters,
+    TransportError, recv, resolve,
 };
 use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
@@ -159,6 +159,11 @@ impl<M: MessageSet> UdpServer<M> {
     /// every client.
     pub fn connection(&self) -> &Server<SocketAddr> {
         self.stack.connection()
+    }
+
+    /// What the connection to `client` measured, link and messages, while connected.
+    pub fn stats(&self, client: ClientId) -> Option<ConnectionStats> {
+        self.stack.stats(client)
     }
 
     /// The message layer of a connected client (queues and counters).

@@ -444,6 +444,9 @@ struct InFlight {
     to_server: bool,
     bytes: Vec<u8>,
     origin: Origin,
+    /// The bytes as sealed, once altered: a second alteration may restore them (the
+    /// datagram is then genuine again).
+    genuine: Option<Vec<u8>>,
 }
 
 /// Most datagrams the harness keeps in flight (older ones are dropped): bounds the
@@ -591,6 +594,7 @@ impl Duo {
             to_server,
             bytes: bytes.to_vec(),
             origin: Origin::Genuine,
+            genuine: None,
         });
     }
 
@@ -769,6 +773,7 @@ impl Duo {
             to_server,
             bytes: buf[..len].to_vec(),
             origin: Origin::Forged,
+            genuine: None,
         });
     }
 
@@ -931,7 +936,9 @@ impl Duo {
         let Some(front) = self.in_flight.front_mut() else {
             return;
         };
-        let original = front.bytes.clone();
+        if front.origin == Origin::Genuine {
+            front.genuine = Some(front.bytes.clone());
+        }
         let len = front.bytes.len();
         match how % 4 {
             0 if len > 0 => {
@@ -950,8 +957,12 @@ impl Duo {
             }
             _ => front.bytes.extend_from_slice(&at.to_le_bytes()),
         }
-        if front.bytes != original && front.origin == Origin::Genuine {
-            front.origin = Origin::Altered;
+        if let Some(genuine) = &front.genuine {
+            front.origin = if front.bytes == *genuine {
+                Origin::Genuine
+            } else {
+                Origin::Altered
+            };
         }
     }
 
@@ -966,6 +977,7 @@ impl Duo {
             to_server,
             bytes,
             origin: Origin::Genuine,
+            genuine: None,
         });
     }
 }
@@ -1005,6 +1017,7 @@ fn run_connected(data: &[u8]) -> (u64, usize, bool, [u64; 2]) {
                     to_server: op % 10 == 0,
                     bytes,
                     origin: Origin::Raw,
+                    genuine: None,
                 });
             }
             2 | 3 => {
@@ -1102,6 +1115,7 @@ fn run_two_stacks(data: &[u8]) -> (u64, usize, bool, [u64; 2]) {
                     to_server,
                     bytes,
                     origin: Origin::Raw,
+                    genuine: None,
                 });
             }
             _ => {

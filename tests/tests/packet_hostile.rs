@@ -3,8 +3,8 @@
 //! configuration. Ends with 120,000 seeded mutated datagrams and 102,400 random ones.
 
 use netproto::packet::{
-    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, Incoming,
-    PacketHeader, ReceiveError, Received, Sequence,
+    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, PacketHeader,
+    ReceiveError, Received, Sequence,
 };
 use netproto::sim::Rng;
 use netproto_tests::endpoint::receive_with;

@@ -479,6 +479,16 @@ fn matrix(resend_rtt_factor: f64, policy: &str) {
                     assert!(out.packet_wraps >= 4.0 && out.id_wraps >= 4.0, "{out:?}");
                 }
                 assert!(out.max_datagram <= PACKET_BITS / 8 + 9, "{}", r.name);
+                // Unreliable messages: at most once each, and, lost only with their
+                // packets, close to the link's delivery rate.
+                let (sent, received) = (out.unreliable.0 as f64, out.unreliable.1 as f64);
+                assert!(received <= sent, "{}: {:?}", r.name, out.unreliable);
+                assert!(
+                    full || received >= 0.9 * (1.0 - loss) * sent,
+                    "{}: unreliable {:?}",
+                    r.name,
+                    out.unreliable
+                );
                 total.messages += out.messages;
                 total.blocks += out.blocks;
                 total.max_block = total.max_block.max(out.max_block);

@@ -154,8 +154,9 @@ fn int_op<T: Arbitrary + Ord + Copy + core::fmt::Debug + 'static>(
 }
 
 /// A quantization with an arbitrary resolution (`span / steps` for any real `steps`
-/// from 1 to 2^25, so `max_int` is any integer in that range, above 2^24 too, where
-/// `max_int as f32` rounds), and a value at the ends, anywhere, on a quantum, or at the
+/// from 1 to 2^25, so `max_int` is any integer in that range, 2^23 and above too,
+/// where the `f32` step arithmetic rounds to whole integers and the reference writes
+/// `max_int + 1` at the top), and a value at the ends, anywhere, on a quantum, or at the
 /// rounding edge halfway between two quanta (and one ulp either side of it), where
 /// `quantize` flips from one integer to the next.
 fn quantized() -> impl Strategy<Value = Op> {

@@ -180,10 +180,23 @@ fn connection_unknown() {
     check(&r, total(CONNECTION_UNKNOWN), &inputs, (4_665, 8_195));
 }
 
-/// The outcomes of the seeds of a two-stack target: every reliable message the script
-/// queued arrived, and only the scripts that seal datagrams themselves are tampered
-/// (every other one had its delivery checked for order and content).
-fn check_duo_seeds(name: &str, inputs: &[Seed], outcomes: &[DuoOutcome], per: usize) {
+/// Runs a two-stack target and checks its seeds' outcomes: every reliable message the
+/// script queued arrived, and only the scripts that seal datagrams themselves are
+/// tampered (every other one had its delivery checked for order and content).
+fn run_duo(
+    name: &'static str,
+    inputs: &[Seed],
+    (n, per): (usize, usize),
+    seed: u64,
+    target: fn(&[u8]) -> DuoOutcome,
+) -> Run {
+    assert_eq!(inputs.len(), n);
+    let mut outcomes = Vec::new();
+    let r = run(name, inputs, per, seed, |d| {
+        let o = target(d);
+        outcomes.push(o);
+        o.delivered
+    });
     let seeds: Vec<&DuoOutcome> = outcomes.iter().step_by(1 + per).collect();
     assert_eq!(seeds.len(), inputs.len());
     for (i, (seed, o)) in inputs.iter().zip(seeds).enumerate() {
@@ -206,33 +219,32 @@ fn check_duo_seeds(name: &str, inputs: &[Seed], outcomes: &[DuoOutcome], per: us
         inputs.iter().map(|s| s.reliable).sum::<usize>()
     );
     assert!(checked > 0, "{name}: every seed is tampered");
+    r
 }
 
 #[test]
 fn connection_connected() {
-    let (n, per) = CONNECTION_CONNECTED;
-    let inputs = seeds::connection_connected(n, 5);
-    let mut outcomes = Vec::new();
-    let r = run("connection_connected", &inputs, per, 15, |d| {
-        let o = fuzz::connection_connected_outcome(d);
-        outcomes.push(o);
-        o.delivered
-    });
-    check_duo_seeds("connection_connected", &inputs, &outcomes, per);
+    let inputs = seeds::connection_connected(CONNECTION_CONNECTED.0, 5);
+    let r = run_duo(
+        "connection_connected",
+        &inputs,
+        CONNECTION_CONNECTED,
+        15,
+        fuzz::connection_connected_outcome,
+    );
     check(&r, total(CONNECTION_CONNECTED), &inputs, (958, 3_328));
 }
 
 #[test]
 fn two_stacks() {
-    let (n, per) = TWO_STACKS;
-    let inputs = seeds::two_stacks(n, 6);
-    let mut outcomes = Vec::new();
-    let r = run("two_stacks", &inputs, per, 16, |d| {
-        let o = fuzz::two_stacks_outcome(d);
-        outcomes.push(o);
-        o.delivered
-    });
-    check_duo_seeds("two_stacks", &inputs, &outcomes, per);
+    let inputs = seeds::two_stacks(TWO_STACKS.0, 6);
+    let r = run_duo(
+        "two_stacks",
+        &inputs,
+        TWO_STACKS,
+        16,
+        fuzz::two_stacks_outcome,
+    );
     check(&r, total(TWO_STACKS), &inputs, (2_465, 13_829));
 }
 

@@ -7,24 +7,11 @@ use netproto_examples::game::{
     MatchPhase, PlayerInput, Position, QUARTER_TURN, workload,
 };
 use proptest::prelude::*;
-use proptest::test_runner::{FileFailurePersistence, RngSeed};
+
+mod common;
 
 /// The seed of this file's property tests.
 const SEED: u64 = 0x6d65_7373_6167_6573;
-
-/// Every property test here: deterministic (a fixed seed: the same cases on every
-/// run and machine), failures persisted beside this file
-/// (`message_props.proptest-regressions`, replayed first on every run: commit it).
-fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(SEED),
-        failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel(
-            "proptest-regressions",
-        ))),
-        ..ProptestConfig::default()
-    }
-}
 
 fn id() -> impl Strategy<Value = EntityId> {
     (0u16..=4095).prop_map(EntityId)
@@ -137,7 +124,7 @@ fn close(a: &GameMessage, b: &GameMessage) -> bool {
 }
 
 proptest! {
-    #![proptest_config(config(2000))]
+    #![proptest_config(common::proptest_config(2000, SEED))]
 
     #[test]
     fn roundtrip_and_measure(mut message in message()) {

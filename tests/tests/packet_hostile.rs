@@ -9,24 +9,11 @@ use netproto::packet::{
 use netproto::sim::Rng;
 use netproto_tests::endpoint::receive_with;
 use proptest::prelude::*;
-use proptest::test_runner::{FileFailurePersistence, RngSeed};
+
+mod common;
 
 /// The seed of this file's property tests.
 const SEED: u64 = 0x7061_636b_6574_7321;
-
-/// Every property test here: deterministic (a fixed seed: the same cases on every
-/// run and machine), failures persisted beside this file
-/// (`packet_hostile.proptest-regressions`, replayed first on every run: commit it).
-fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(SEED),
-        failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel(
-            "proptest-regressions",
-        ))),
-        ..ProptestConfig::default()
-    }
-}
 
 fn endpoint(config: EndpointConfig) -> Endpoint {
     Endpoint::new(config, 0.0).expect("valid config")
@@ -639,7 +626,7 @@ fn datagram_strategy() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(config(1024))]
+    #![proptest_config(common::proptest_config(1024, SEED))]
 
     /// 1024 cases x 100 datagrams = 102,400 random datagrams, each fed to an endpoint
     /// with the default and one with the small configuration.

@@ -7,24 +7,11 @@ use netproto::{
     ErrorKind, MeasureStream, Quantization, ReadStream, Stream, WriteStream, bits_required,
 };
 use proptest::prelude::*;
-use proptest::test_runner::{FileFailurePersistence, RngSeed};
+
+mod common;
 
 /// The seed of this file's property tests.
 const SEED: u64 = 0x7374_7265_616d_7321;
-
-/// Every property test here: deterministic (a fixed seed: the same cases on every
-/// run and machine), failures persisted beside this file
-/// (`stream_props.proptest-regressions`, replayed first on every run: commit it).
-fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(SEED),
-        failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel(
-            "proptest-regressions",
-        ))),
-        ..ProptestConfig::default()
-    }
-}
 
 /// One primitive with its value (written) or slot (read).
 #[derive(Clone, Debug)]
@@ -264,7 +251,7 @@ fn measure(ops: &[Op]) -> usize {
 }
 
 proptest! {
-    #![proptest_config(config(2000))]
+    #![proptest_config(common::proptest_config(2000, SEED))]
 
     #[test]
     fn programs_round_trip(ops in prop::collection::vec(op(), 1..24)) {
@@ -413,7 +400,7 @@ proptest! {
 macro_rules! int_props {
     ($($name:ident: $t:ty),* $(,)?) => {$(
         proptest! {
-            #![proptest_config(config(1000))]
+            #![proptest_config(common::proptest_config(1000, SEED))]
             #[test]
             fn $name(
                 a in any::<$t>(),

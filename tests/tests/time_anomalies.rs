@@ -387,11 +387,12 @@ fn keepalives_go_on_when_the_clients_clock_goes_back() {
         }
         link.tick(t, t, true);
     }
-    assert!(
-        link.delivered.0 >= 40 && link.delivered.1 >= 40,
-        "{:?}",
-        link.delivered
+    // Both sides in good mode by now (30 payloads a second), every payload arrives.
+    assert_eq!(
+        link.client.congestion().map(Congestion::mode),
+        Some(Mode::Good)
     );
+    assert_eq!(link.delivered, (150, 150), "payloads in 5 s after the jump");
     let stats = link.client.stats().expect("connected");
     check_link_stats(&stats);
     // On an instant network an ack waits at most a send interval (0.1 s in bad mode)
@@ -483,32 +484,72 @@ fn a_clock_that_stands_still_breaks_nothing() {
     link.connect(5.0, 5.0);
     let t = 5.0 + TICK;
     let client = link.server.clients().next().map(|(id, _)| id).expect("one");
-    let before = link.delivered.0;
-    let mut sent = 0;
+    let before = link.delivered;
+    let mut sent = (0, 0);
     for _ in 0..1000 {
         if link.server.ready_to_send(t, client) {
             link.server.send(t, client, b"state").expect("sent");
-            sent += 1;
+            sent.0 += 1;
+        }
+        if link.client.ready_to_send(t) {
+            link.client.send(t, b"input").expect("sent");
+            sent.1 += 1;
         }
         link.tick(t, t, true);
     }
-    // Nothing timed out, and exactly one payload went out (and arrived) on a frozen
-    // clock: the send rate holds.
+    // Nothing timed out, and exactly one payload each way went out (and arrived) in
+    // 1000 ticks on a frozen clock: the send rate holds.
     assert!(link.client.is_connected());
     assert_eq!(link.server.connected_clients(), 1);
-    assert_eq!(sent, 1);
-    assert_eq!(link.delivered.0 - before, 1);
+    assert_eq!(sent, (1, 1));
+    assert_eq!(
+        (link.delivered.0 - before.0, link.delivered.1 - before.1),
+        (1, 1)
+    );
     assert!(!link.server.ready_to_send(t, client));
-    // Time resumes: payloads flow again at the send rate (bad mode: 10 a second).
-    let before = link.delivered.0;
-    for i in 1..=(2.0 / TICK) as usize {
+    assert!(!link.client.ready_to_send(t));
+    // Time resumes, for longer than the connection's timeout (so a connection the
+    // frozen clock broke would end in this phase): payloads flow again both ways at
+    // the send rate, and neither side disconnects.
+    let timeout = f64::from(link.backend.timeout_seconds);
+    let before = link.delivered;
+    let mut modes = Vec::new();
+    for i in 1..=((timeout + 2.0) / TICK) as usize {
         let now = t + i as f64 * TICK;
         if link.server.ready_to_send(now, client) {
             link.server.send(now, client, b"state").expect("sent");
         }
+        if link.client.ready_to_send(now) {
+            link.client.send(now, b"input").expect("sent");
+        }
         link.tick(now, now, true);
+        if let Some(c) = link.client.congestion() {
+            modes.push(c.mode());
+        }
     }
-    let resumed = link.delivered.0 - before;
-    assert!((19..=21).contains(&resumed), "{resumed} payloads in 2 s");
+    let resumed = (link.delivered.0 - before.0, link.delivered.1 - before.1);
+    println!(
+        "resumed: {resumed:?} payloads (to the client, to the server) in {} s",
+        timeout + 2.0
+    );
     assert!(link.client.is_connected());
+    assert_eq!(link.server.connected_clients(), 1);
+    assert_eq!(link.server_disconnects(), vec![]);
+    assert_eq!(link.client_disconnected(), None);
+    // Bad mode (10 a second) for the initial 4-second penalty, then good (30 a
+    // second): on this instant network every payload arrives, so the counts are exact.
+    let c = CongestionConfig::default();
+    let good = modes.iter().filter(|m| **m == Mode::Good).count();
+    assert!(
+        good > 0 && good < modes.len(),
+        "the mode went good after the penalty"
+    );
+    let expected =
+        (c.bad_rate * c.initial_penalty + c.good_rate * (timeout + 2.0 - c.initial_penalty)) as u64;
+    assert_eq!(expected, 130);
+    assert_eq!(
+        resumed,
+        (expected, expected),
+        "payloads delivered after the freeze"
+    );
 }

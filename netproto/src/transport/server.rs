@@ -132,7 +132,12 @@ impl<M: MessageSet> UdpServer<M> {
         Self::with_socket(socket, config, layer)
     }
 
-    fn with_socket(
+    /// A server on a socket the caller bound and configured (socket options such as
+    /// the receive buffer size, which decides how much of a burst waits between two
+    /// updates), with `config` as given (its protocol id must be
+    /// [`protocol_id`](crate::protocol_id) of `M` and `layer`) and `layer` for every
+    /// client. The socket is made non-blocking.
+    pub fn with_socket(
         socket: UdpSocket,
         config: ServerConfig,
         layer: LayerConfig,

@@ -860,13 +860,14 @@ fn fixed_resend_interval_sends_a_burst_twice() {
         f.resent()
     );
 }
-/// Heavier (run with `--ignored`): 10% of the clients (20) burst at once, and the
-/// loss comes in bursts (Gilbert-Elliott, 5% on average, bursts of 4 datagrams), with
-/// the configuration a game should use. A loss burst delays acks, the RTT samples
-/// jump, and connections spend time in bad congestion mode (10 packets per second):
-/// the drain is held to the bad mode's rate.
+/// 10% of the clients (20) burst at once, and the loss comes in bursts
+/// (Gilbert-Elliott, 5% on average, bursts of 4 datagrams), with the configuration a
+/// game should use. A loss burst delays acks; when the RTT was measured from send to
+/// ack its samples jumped with them, connections spent time in bad congestion mode
+/// and resent more than the cascade bound allows (0.101 against 0.099). With the
+/// network RTT (the ack-delay byte) they stay good, and the resends stay within the
+/// bound (0.093). The drain is still checked against the bad mode's rate.
 #[test]
-#[ignore]
 fn ten_percent_burst_with_bursty_loss() {
     let link = LinkConfig::default()
         .with_latency(ONE_WAY)

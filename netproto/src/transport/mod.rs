@@ -108,8 +108,12 @@ pub enum SendError {
 pub struct TransportCounters {
     /// Datagrams read from the socket.
     pub datagrams_received: u64,
+    /// Bytes of the datagrams read from the socket (UDP payloads).
+    pub bytes_received: u64,
     /// Datagrams handed to the socket.
     pub datagrams_sent: u64,
+    /// Bytes of the datagrams handed to the socket (UDP payloads).
+    pub bytes_sent: u64,
     /// Datagrams the socket refused to send (counted as lost).
     pub send_errors: u64,
     /// Transient receive errors skipped (reset or refused by an ICMP message).

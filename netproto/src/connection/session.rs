@@ -82,7 +82,15 @@ pub(crate) struct Link {
     pub(crate) last_sent: f64,
     pub(crate) last_received: f64,
     pub(crate) last_payload_sent: f64,
+    /// When the endpoint's windowed statistics were last recomputed.
+    last_stats: f64,
 }
+
+/// Seconds between two recomputations of the endpoint's windowed statistics (RTT
+/// min / max / jitter, loss, bandwidth): each is a pass over the packet windows and
+/// the RTT history, so a server pays it per client ten times a second rather than at
+/// every tick. The smoothed RTT the congestion avoidance reads is updated at every ack.
+const STATS_INTERVAL: f64 = 0.1;
 
 impl Link {
     /// A link; the endpoint configuration was validated with the connection's.
@@ -106,6 +114,7 @@ impl Link {
             last_sent: now,
             last_received: now,
             last_payload_sent: f64::NEG_INFINITY,
+            last_stats: f64::NEG_INFINITY,
         })
     }
 
@@ -150,7 +159,10 @@ impl Link {
     /// Refreshes the statistics and congestion mode; `true` when a keep-alive is due
     /// (nothing was sent for `keepalive_interval`).
     pub(crate) fn update(&mut self, now: f64, keepalive_interval: f64) -> bool {
-        self.endpoint.update(now);
+        if now - self.last_stats >= STATS_INTERVAL || now < self.last_stats {
+            self.last_stats = now;
+            self.endpoint.update(now);
+        }
         let rtt = self.endpoint.stats().rtt_ms;
         self.congestion.update(now, rtt);
         now - self.last_sent >= keepalive_interval

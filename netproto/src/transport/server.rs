@@ -104,6 +104,10 @@ pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
 /// Most datagrams in one segmented send (GSO caps a send at 64 KiB).
 const MAX_SEGMENTS: usize = 16;
 
+/// The send buffer, in datagrams: datagrams to many clients are written one after the
+/// other and moved only when it is full.
+const SEND_BUFFER_DATAGRAMS: usize = 64;
+
 impl<M: MessageSet> UdpServer<M> {
     /// Binds a server at `addr` with `max_clients` slots, the default connection
     /// settings with [`protocol_id`](crate::protocol_id) of `M` and `layer`, the
@@ -172,7 +176,7 @@ impl<M: MessageSet> UdpServer<M> {
             epoch: Instant::now(),
             recv_buf: vec![0; BATCH_SIZE * RECV_BUFFER_SIZE].into_boxed_slice(),
             meta: [RecvMeta::default(); BATCH_SIZE],
-            send_buf: vec![0; (MAX_SEGMENTS + 1) * MAX_DATAGRAM_BYTES].into_boxed_slice(),
+            send_buf: vec![0; SEND_BUFFER_DATAGRAMS * MAX_DATAGRAM_BYTES].into_boxed_slice(),
             counters: TransportCounters::default(),
         })
     }
@@ -265,15 +269,22 @@ impl<M: MessageSet> UdpServer<M> {
     fn flush(&mut self) {
         self.counters.payloads_refused = self.stack.counters().payloads_refused;
         let max_segments = self.state.max_gso_segments().clamp(1, MAX_SEGMENTS);
-        // The batch: `count` datagrams to `to` in `send_buf[..len]`, each `segment`
-        // bytes but the last, which may be shorter (and then closes the batch).
-        let (mut to, mut len, mut segment, mut count) = (None, 0, 0, 0);
+        // The batch: `count` datagrams to `to` in `send_buf[start..start + len]`, each
+        // `segment` bytes but the last, which may be shorter (and then closes the
+        // batch). Each datagram is written once, after the previous one; the open
+        // batch moves to the front only when the buffer runs out.
+        let (mut to, mut start, mut len, mut segment, mut count) = (None, 0, 0, 0, 0);
         loop {
             if count == max_segments {
-                self.send_batch(to, len, segment, count);
-                (len, count) = (0, 0);
+                self.send_batch(to, start, len, segment, count);
+                (start, len, count) = (start + len, 0, 0);
             }
-            let Some((dest, n)) = self.stack.poll_transmit(&mut self.send_buf[len..]) else {
+            if self.send_buf.len() - (start + len) < MAX_DATAGRAM_BYTES {
+                self.send_buf.copy_within(start..start + len, 0);
+                start = 0;
+            }
+            let free = &mut self.send_buf[start + len..];
+            let Some((dest, n)) = self.stack.poll_transmit(free) else {
                 break;
             };
             let open = count > 0 && len == segment * count;
@@ -283,26 +294,32 @@ impl<M: MessageSet> UdpServer<M> {
                 continue;
             }
             if count > 0 {
-                self.send_batch(to, len, segment, count);
-                self.send_buf.copy_within(len..len + n, 0);
+                self.send_batch(to, start, len, segment, count);
             }
-            (to, len, segment, count) = (Some(dest), n, n, 1);
+            (to, start, len, segment, count) = (Some(dest), start + len, n, n, 1);
         }
         if count > 0 {
-            self.send_batch(to, len, segment, count);
+            self.send_batch(to, start, len, segment, count);
         }
     }
 
     /// Sends `count` datagrams of `segment` bytes (the last may be shorter) from
-    /// `send_buf[..len]` to `to` in one call.
-    fn send_batch(&mut self, to: Option<SocketAddr>, len: usize, segment: usize, count: usize) {
+    /// `send_buf[start..start + len]` to `to` in one call.
+    fn send_batch(
+        &mut self,
+        to: Option<SocketAddr>,
+        start: usize,
+        len: usize,
+        segment: usize,
+        count: usize,
+    ) {
         let Some(destination) = to else {
             return;
         };
         let transmit = Transmit {
             destination,
             ecn: None,
-            contents: &self.send_buf[..len],
+            contents: &self.send_buf[start..start + len],
             segment_size: (count > 1).then_some(segment),
             src_ip: None,
         };

@@ -50,9 +50,11 @@ pub(crate) struct Snapshot {
     pub(crate) entities: [EntityUpdate; SNAPSHOT_ENTITIES],
 }
 
-/// Everything the load sends.
+/// Everything the load sends. The snapshot is held inline (boxing it would allocate
+/// for every snapshot sent); the channels' queues are sized for it.
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 #[net(message_set)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum LoadMessage {
     /// A client's input, every tick, unreliable.
     Input(PlayerInput),
@@ -139,7 +141,7 @@ pub(crate) fn match_of(user: usize, clients: usize) -> core::ops::Range<usize> {
 
 /// Whether client `user` sends an event at client tick `tick`.
 pub(crate) fn sends_event(user: usize, tick: u64) -> bool {
-    (tick + user as u64 * 7) % EVENT_EVERY == 0
+    (tick + user as u64 * 7).is_multiple_of(EVENT_EVERY)
 }
 
 /// The stack under test.
@@ -408,11 +410,20 @@ impl Sample {
 #[derive(Debug)]
 enum Phase {
     /// Waiting for every client to connect (until the deadline).
-    Connecting { deadline: Instant },
-    Warmup { until: Instant },
-    Measuring { start: Sample, until: Instant },
+    Connecting {
+        deadline: Instant,
+    },
+    Warmup {
+        until: Instant,
+    },
+    Measuring {
+        start: Sample,
+        until: Instant,
+    },
     /// The window is over; the server runs on until the clients leave.
-    After { deadline: Instant },
+    After {
+        deadline: Instant,
+    },
 }
 
 /// The server's measurements: every client connected, a warm-up, then the measured
@@ -501,7 +512,9 @@ impl ServerMeter {
         let Some((start, allocs)) = self.tick_start.take() else {
             return;
         };
-        if matches!(self.phase, Phase::Measuring { .. }) && self.tick_ns.len() < self.tick_ns.capacity() {
+        if matches!(self.phase, Phase::Measuring { .. })
+            && self.tick_ns.len() < self.tick_ns.capacity()
+        {
             self.tick_ns.push(start.elapsed().as_nanos() as u64);
             if allocations().0 != allocs {
                 self.ticks_allocating += 1;
@@ -624,7 +637,8 @@ impl Delivery {
         for user in 0..self.clients {
             for from in match_of(user, self.clients) {
                 if from != user {
-                    let got = self.next[user * MATCH_SIZE + (from - from / MATCH_SIZE * MATCH_SIZE)];
+                    let got =
+                        self.next[user * MATCH_SIZE + (from - from / MATCH_SIZE * MATCH_SIZE)];
                     missing += u64::from(self.sent[from].saturating_sub(got));
                 }
             }
@@ -642,6 +656,16 @@ impl Delivery {
     }
 }
 
+/// Where the load generator's window started.
+#[derive(Clone, Copy, Debug)]
+struct WindowStart {
+    at: Instant,
+    cpu: (u64, u64),
+    io: Io,
+    inputs: u64,
+    snapshots: u64,
+}
+
 /// The load generator's measurements.
 #[derive(Debug)]
 pub(crate) struct LoadMeter {
@@ -650,7 +674,7 @@ pub(crate) struct LoadMeter {
     phase_until: Instant,
     connect_start: Instant,
     connect_seconds: f64,
-    start: Option<(Instant, (u64, u64), Io, u64, u64)>,
+    start: Option<WindowStart>,
     window: Option<Value>,
     /// Inputs sent and snapshots received (all phases).
     pub(crate) inputs_sent: u64,
@@ -692,16 +716,23 @@ impl LoadMeter {
             LoadPhase::Warmup if now >= self.phase_until => {
                 self.phase = LoadPhase::Measuring;
                 self.phase_until = now + Duration::from_secs_f64(self.params.seconds);
-                self.start = Some((
-                    now,
-                    cpu_time_us(),
+                self.start = Some(WindowStart {
+                    at: now,
+                    cpu: cpu_time_us(),
                     io,
-                    self.inputs_sent,
-                    self.snapshots_received,
-                ));
+                    inputs: self.inputs_sent,
+                    snapshots: self.snapshots_received,
+                });
             }
             LoadPhase::Measuring if now >= self.phase_until => {
-                if let Some((at, cpu, io0, inputs, snaps)) = self.start {
+                if let Some(WindowStart {
+                    at,
+                    cpu,
+                    io: io0,
+                    inputs,
+                    snapshots: snaps,
+                }) = self.start
+                {
                     let cpu1 = cpu_time_us();
                     let d = io.minus(io0);
                     self.window = Some(json!({

@@ -95,7 +95,12 @@ fn parse_run(args: &[String]) -> Result<Run, String> {
                     .map(|v| v.parse().map_err(|e| bad(&e)))
                     .collect::<Result<_, _>>()?
             }
-            "--stacks" => run.stacks = value.split(',').map(Stack::parse).collect::<Result<_, _>>()?,
+            "--stacks" => {
+                run.stacks = value
+                    .split(',')
+                    .map(Stack::parse)
+                    .collect::<Result<_, _>>()?
+            }
             "--seconds" => run.seconds = value.parse().map_err(|e| bad(&e))?,
             "--warmup" => run.warmup = value.parse().map_err(|e| bad(&e))?,
             "--drain" => run.drain = value.parse().map_err(|e| bad(&e))?,
@@ -122,7 +127,10 @@ fn spawn(role: &str, params: &Params) -> Result<Child, String> {
 }
 
 /// Reads `child`'s stdout up to a line starting with `tag`; returns the rest of it.
-fn read_tagged(lines: &mut impl Iterator<Item = std::io::Result<String>>, tag: &str) -> Option<String> {
+fn read_tagged(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    tag: &str,
+) -> Option<String> {
     for line in lines {
         let line = line.ok()?;
         if let Some(rest) = line.strip_prefix(tag) {
@@ -205,12 +213,17 @@ fn row(stack: Stack, n: usize, server: &Value, load: &Value) -> Row {
         )
     };
     let load_cpu = f(load, &["window", "cpu_us"]) / (ls * 1e6) * 100.0;
+    // Per datagram at the clients' sockets, both ways: comparable across stacks that
+    // send at different packet rates, and across runs whose ticks fell behind.
+    let datagrams = f(load, &["window", "datagrams_up"]) + f(load, &["window", "datagrams_down"]);
+    let per_datagram = cpu / (datagrams * seconds / ls);
     Row {
         cells: vec![
             stack.name().into(),
             n.to_string(),
             format!("{per:.2}"),
             format!("{core:.1}%"),
+            format!("{per_datagram:.2}"),
             format!("{:.0}", rate("datagrams_up")),
             format!("{:.0}", rate("bytes_up")),
             format!("{:.0}", rate("datagrams_down")),
@@ -227,11 +240,12 @@ fn row(stack: Stack, n: usize, server: &Value, load: &Value) -> Row {
     }
 }
 
-const HEADER: [&str; 14] = [
+const HEADER: [&str; 15] = [
     "stack",
     "clients",
     "server CPU µs/client-tick",
     "server % of a core",
+    "server CPU µs/datagram",
     "datagrams/s up",
     "bytes/s up",
     "datagrams/s down",
@@ -287,7 +301,10 @@ fn run(args: &[String]) -> Result<(), String> {
                 .map(|(_, _, r)| r.cpu_per_client_tick)
         };
         if let (Some(a), Some(b)) = (per(Stack::Netproto), per(Stack::Renet)) {
-            println!("{n} clients: netproto's server CPU per client-tick is {:.2}x renet's", a / b);
+            println!(
+                "{n} clients: netproto's server CPU per client-tick is {:.2}x renet's",
+                a / b
+            );
         }
     }
     if let Some(path) = &run.json {
@@ -295,7 +312,9 @@ fn run(args: &[String]) -> Result<(), String> {
         std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
     }
     if all_ok {
-        println!("result: PASS (every client connected, stayed connected, and received every relayed event once and in order)");
+        println!(
+            "result: PASS (every client connected, stayed connected, and received every relayed event once and in order)"
+        );
         Ok(())
     } else {
         Err("FAIL: a client did not connect, was disconnected, or lost an event".into())

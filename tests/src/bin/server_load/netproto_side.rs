@@ -77,8 +77,7 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
                 _ => {}
             }
         }
-        for i in 0..connected.len() {
-            let client = connected[i];
+        for &client in &connected {
             while let Some(message) = server.receive(client, UNRELIABLE) {
                 if let LoadMessage::Input(_) = message {
                     app.inputs += 1;
@@ -101,7 +100,7 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
                 }
             }
         }
-        if ticker.total % SNAPSHOT_EVERY == 0 {
+        if ticker.total.is_multiple_of(SNAPSHOT_EVERY) {
             advance(&mut snap, ticker.total);
             for &client in &connected {
                 match server.send(client, UNRELIABLE, LoadMessage::Snapshot(snap.clone())) {
@@ -218,7 +217,7 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             connected += usize::from(p.connected);
         }
         connected_max = connected_max.max(connected);
-        let check = ticker.total % 30 == 0;
+        let check = ticker.total.is_multiple_of(30);
         meter.update(connected, io, || if check { delivery.missing() } else { 1 });
         ticker.wait();
     }

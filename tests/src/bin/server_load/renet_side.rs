@@ -12,8 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use renet::{Bytes, ConnectionConfig, DefaultChannel, RenetClient, RenetServer, ServerEvent};
 use renet_netcode::{
-    ClientAuthentication, ConnectToken, NetcodeServerTransport, ServerAuthentication,
-    ServerConfig,
+    ClientAuthentication, ConnectToken, NetcodeServerTransport, ServerAuthentication, ServerConfig,
 };
 use renetcode::{NETCODE_MAX_PACKET_BYTES, NetcodeClient};
 
@@ -101,8 +100,7 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
                 }
             }
         }
-        for i in 0..connected.len() {
-            let (s, id) = connected[i];
+        for &(s, id) in &connected {
             let server = &mut shards[s].server;
             while let Some(bytes) = server.receive_message(id, DefaultChannel::Unreliable) {
                 if let Ok(LoadMessage::Input(_)) = netproto::decode::<LoadMessage>(&bytes) {
@@ -129,7 +127,7 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
                 }
             }
         }
-        if ticker.total % SNAPSHOT_EVERY == 0 {
+        if ticker.total.is_multiple_of(SNAPSHOT_EVERY) {
             advance(&mut snap, ticker.total);
             let mut message = LoadMessage::Snapshot(snap.clone());
             let bytes = Bytes::from(netproto::encode(&mut message).map_err(|e| e.to_string())?);
@@ -178,7 +176,10 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
     let n = params.clients;
     let k = instances(n);
     if params.servers.len() != k {
-        return Err(format!("{} server addresses for {k} instances", params.servers.len()));
+        return Err(format!(
+            "{} server addresses for {k} instances",
+            params.servers.len()
+        ));
     }
     let mut players: Vec<Player> = Vec::with_capacity(n);
     let mut delivery = Delivery::new(n);
@@ -279,7 +280,8 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
                         seq,
                     });
                     if let Ok(bytes) = netproto::encode(&mut message) {
-                        p.client.send_message(DefaultChannel::ReliableOrdered, bytes);
+                        p.client
+                            .send_message(DefaultChannel::ReliableOrdered, bytes);
                         delivery.sent[p.user] += 1;
                     }
                 }
@@ -308,16 +310,17 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             connected += usize::from(p.connected);
         }
         connected_max = connected_max.max(connected);
-        let check = ticker.total % 30 == 0;
+        let check = ticker.total.is_multiple_of(30);
         meter.update(connected, io, || if check { delivery.missing() } else { 1 });
         ticker.wait();
     }
     for p in &mut players {
-        if !p.gone {
-            if let Ok((to, packet)) = p.netcode.disconnect() {
-                let packet = packet.to_vec();
-                p.send(&packet, to);
-            }
+        if p.gone {
+            continue;
+        }
+        if let Ok((to, packet)) = p.netcode.disconnect() {
+            let packet = packet.to_vec();
+            p.send(&packet, to);
         }
     }
     let report = meter.finish(connected_max, &delivery, ticker.late);

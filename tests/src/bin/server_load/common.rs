@@ -330,6 +330,14 @@ pub(crate) struct Io {
 }
 
 impl Io {
+    /// Adds `o`'s counts.
+    pub(crate) fn add(&mut self, o: Io) {
+        self.datagrams_in += o.datagrams_in;
+        self.bytes_in += o.bytes_in;
+        self.datagrams_out += o.datagrams_out;
+        self.bytes_out += o.bytes_out;
+    }
+
     fn minus(self, o: Io) -> Io {
         Io {
             datagrams_in: self.datagrams_in - o.datagrams_in,
@@ -680,6 +688,7 @@ pub(crate) struct LoadMeter {
     pub(crate) inputs_sent: u64,
     pub(crate) snapshots_received: u64,
     pub(crate) disconnected: u64,
+    connected_max: usize,
 }
 
 impl LoadMeter {
@@ -696,12 +705,13 @@ impl LoadMeter {
             inputs_sent: 0,
             snapshots_received: 0,
             disconnected: 0,
+            connected_max: 0,
         }
     }
 
     /// Moves through the phases: `connected` clients now, `io` at the clients'
     /// sockets so far, `missing` reliable events (computed only in the drain).
-    pub(crate) fn update(&mut self, connected: usize, io: Io, missing: impl FnOnce() -> u64) {
+    fn update(&mut self, connected: usize, io: Io, missing: impl FnOnce() -> u64) {
         let now = Instant::now();
         match self.phase {
             LoadPhase::Connecting => {
@@ -756,16 +766,24 @@ impl LoadMeter {
         }
     }
 
+    /// The end of load generator tick `tick`: `connected` clients, `io` at their
+    /// sockets so far; the drain checks for missing events twice a second.
+    pub(crate) fn end_tick(&mut self, connected: usize, io: Io, delivery: &Delivery, tick: u64) {
+        self.connected_max = self.connected_max.max(connected);
+        let check = tick.is_multiple_of(30);
+        self.update(connected, io, || if check { delivery.missing() } else { 1 });
+    }
+
     /// Whether clients send events now.
     pub(crate) fn sending_events(&self) -> bool {
         matches!(self.phase, LoadPhase::Warmup | LoadPhase::Measuring)
     }
 
-    pub(crate) fn finish(self, connected_max: usize, delivery: &Delivery, late: u64) -> Value {
+    pub(crate) fn finish(self, delivery: &Delivery, late: u64) -> Value {
         json!({
             "stack": self.params.stack.name(),
             "clients": self.params.clients,
-            "connected_max": connected_max,
+            "connected_max": self.connected_max,
             "connect_seconds": self.connect_seconds,
             "window": self.window,
             "events_sent": delivery.sent.iter().map(|&s| u64::from(s)).sum::<u64>(),

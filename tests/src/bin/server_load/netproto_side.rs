@@ -146,8 +146,6 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
     let mut meter = LoadMeter::new(params);
     let mut ticker = Ticker::new();
     let mut started = 0;
-    let mut connected_max = 0;
-    let mut connected = 0;
     while meter.phase != LoadPhase::Done {
         // Start the next few connections (the backend hands each player a token).
         for _ in 0..CONNECTS_PER_TICK {
@@ -164,7 +162,7 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
         }
         let events = meter.sending_events();
         let mut io = Io::default();
-        connected = 0;
+        let mut connected = 0;
         for p in &mut players {
             let Some(client) = p.client.as_mut() else {
                 continue;
@@ -210,24 +208,18 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
                 }
             }
             p.io = io_of(client.counters());
-            io.datagrams_in += p.io.datagrams_in;
-            io.bytes_in += p.io.bytes_in;
-            io.datagrams_out += p.io.datagrams_out;
-            io.bytes_out += p.io.bytes_out;
+            io.add(p.io);
             connected += usize::from(p.connected);
         }
-        connected_max = connected_max.max(connected);
-        let check = ticker.total.is_multiple_of(30);
-        meter.update(connected, io, || if check { delivery.missing() } else { 1 });
+        meter.end_tick(connected, io, &delivery, ticker.total);
         ticker.wait();
     }
-    let _ = connected;
     for p in &mut players {
         if let Some(mut client) = p.client.take() {
             client.disconnect();
         }
     }
-    let report = meter.finish(connected_max, &delivery, ticker.late);
+    let report = meter.finish(&delivery, ticker.late);
     println!("REPORT {report}");
     Ok(())
 }

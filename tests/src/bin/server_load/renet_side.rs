@@ -186,7 +186,6 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
     let mut meter = LoadMeter::new(params);
     let mut ticker = Ticker::new();
     let mut buf = vec![0u8; NETCODE_MAX_PACKET_BYTES];
-    let mut connected_max = 0;
     let mut last = Instant::now();
     while meter.phase != LoadPhase::Done {
         for _ in 0..CONNECTS_PER_TICK {
@@ -303,15 +302,10 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
                     p.send(&datagram, to);
                 }
             }
-            io.datagrams_in += p.io.datagrams_in;
-            io.bytes_in += p.io.bytes_in;
-            io.datagrams_out += p.io.datagrams_out;
-            io.bytes_out += p.io.bytes_out;
+            io.add(p.io);
             connected += usize::from(p.connected);
         }
-        connected_max = connected_max.max(connected);
-        let check = ticker.total.is_multiple_of(30);
-        meter.update(connected, io, || if check { delivery.missing() } else { 1 });
+        meter.end_tick(connected, io, &delivery, ticker.total);
         ticker.wait();
     }
     for p in &mut players {
@@ -323,7 +317,7 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             p.send(&packet, to);
         }
     }
-    let report = meter.finish(connected_max, &delivery, ticker.late);
+    let report = meter.finish(&delivery, ticker.late);
     println!("REPORT {report}");
     Ok(())
 }

@@ -153,10 +153,7 @@ fn per_packet(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("unsealed", size), &payload, |b, p| {
             b.iter(|| unsealed.round_trip(p))
         });
-        assert!(
-            sealed.server.client_stats(sealed.id).is_some(),
-            "still connected"
-        );
+        assert!(sealed.server.stats(sealed.id).is_some(), "still connected");
     }
     group.finish();
 }

@@ -1,5 +1,6 @@
 //! The fuzz targets' bodies: one function per target, each taking arbitrary bytes and
-//! panicking when an invariant of DESIGN.md section 7 breaks.
+//! panicking when an invariant of hostile-input handling breaks (SECURITY.md says what
+//! netproto guarantees against hostile input).
 //!
 //! The cargo-fuzz targets in `fuzz/fuzz_targets/` are one-line calls of these
 //! functions; the stable-toolchain smoke (`tests/tests/fuzz_smoke.rs`) calls the same
@@ -403,9 +404,9 @@ fn take_all(layer: &mut MessageLayer<Msg>, trace: &mut Vec<LayerStep>) {
 mod connection;
 
 pub use connection::{
-    Backend, CHALLENGE_KEY, CLIENT, Duo, PRIVATE_KEY, SERVER, UNIX_TIME, UnknownOutcome,
-    connection_connected, connection_unknown, connection_unknown_outcome, server_address,
-    server_config, two_stacks,
+    Backend, CHALLENGE_KEY, CLIENT, Duo, DuoOutcome, PRIVATE_KEY, SERVER, UNIX_TIME,
+    UnknownOutcome, connection_connected, connection_connected_outcome, connection_unknown,
+    connection_unknown_outcome, server_address, server_config, two_stacks, two_stacks_outcome,
 };
 
 /// A message drawn from the example workload with `seed`.
@@ -482,22 +483,52 @@ pub fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Valid inputs of every target, generated from `seed`.
+/// A valid input of a target, and what its generator knows the target must make of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Seed {
+    /// The input.
+    pub input: Vec<u8>,
+    /// What the target function returns for it (messages decoded, datagrams or
+    /// payloads taken, messages delivered), when the generator knows it exactly.
+    pub taken: Option<usize>,
+    /// Reliable messages the script queues (connection targets): every one of them
+    /// must arrive, in order.
+    pub reliable: usize,
+    /// Whether the script seals datagrams itself (`connection_connected`), which
+    /// leaves delivery unchecked for content: every other script is checked in full.
+    pub tampered: bool,
+}
+
+impl Seed {
+    /// A seed the target must take `taken` units of.
+    pub fn taking(input: Vec<u8>, taken: usize) -> Self {
+        Self {
+            input,
+            taken: Some(taken),
+            ..Self::default()
+        }
+    }
+}
+
+/// Valid inputs of every target, generated from `seed`, each with what the target
+/// must make of it.
 pub mod seeds {
     use super::*;
 
-    /// `count` encoded messages of the example workload.
-    pub fn message_set(count: usize, seed: u64) -> Vec<Vec<u8>> {
+    /// `count` encoded messages of the example workload (each decodes: 1).
+    pub fn message_set(count: usize, seed: u64) -> Vec<Seed> {
         workload(count, seed)
             .into_iter()
-            .filter_map(|mut m| netproto::encode(&mut m).ok())
+            .map(|mut m| Seed::taking(netproto::encode(&mut m).expect("a valid message"), 1))
             .collect()
     }
 
     /// `count` scripts of the endpoint target: a peer exchanges packets of random
     /// sizes (many fragmented) with the target endpoint, whose own sends are in the
-    /// script so that the peer's acks name real packets.
-    pub fn packet_endpoint(count: usize, seed: u64) -> Vec<Vec<u8>> {
+    /// script so that the peer's acks name real packets. The target takes every
+    /// datagram of the peer but one per packet whose payload starts with 0xEE (the
+    /// target refuses those: the datagram that completes the packet is not taken).
+    pub fn packet_endpoint(count: usize, seed: u64) -> Vec<Seed> {
         let mut rng = Rng::new(seed);
         (0..count)
             .map(|_| {
@@ -506,6 +537,7 @@ pub mod seeds {
                 // datagrams are the target's, and the peer acks them.
                 let mut target = Endpoint::new(endpoint_config(), 0.0).expect("valid endpoint");
                 let mut script = Vec::new();
+                let mut taken = 0;
                 let mut now = 0.0;
                 for _ in 0..1 + rng.below(8) {
                     let len = rng.below(80) as u8;
@@ -524,7 +556,9 @@ pub mod seeds {
                     let mut payload = vec![0u8; size];
                     rng.fill_bytes(&mut payload);
                     let mut datagrams = Vec::new();
-                    let _ = peer.send(now, &payload, |d| datagrams.push(d.to_vec()));
+                    peer.send(now, &payload, |d| datagrams.push(d.to_vec()))
+                        .expect("a payload within max_packet_size");
+                    taken += datagrams.len() - usize::from(payload.first() == Some(&0xEE));
                     // Fragments in any order.
                     let n = datagrams.len();
                     for i in 0..n {
@@ -542,19 +576,21 @@ pub mod seeds {
                     target.update(now);
                     script.extend_from_slice(&[2, 16]);
                 }
-                script
+                Seed::taking(script, taken)
             })
             .collect()
     }
 
     /// `count` scripts of the layer target: payloads a peer layer wrote for seeded
-    /// messages on both channels (blocks included), read in order, with takes.
-    pub fn message_layer(count: usize, seed: u64) -> Vec<Vec<u8>> {
+    /// messages on both channels (blocks included), read in order, with takes. Every
+    /// payload is read successfully.
+    pub fn message_layer(count: usize, seed: u64) -> Vec<Seed> {
         let mut rng = Rng::new(seed);
         (0..count)
             .map(|_| {
                 let mut peer = new_layer();
                 let mut script = Vec::new();
+                let mut payloads = 0;
                 let mut sequence = Sequence(0);
                 for _ in 0..1 + rng.below(4) {
                     for _ in 0..1 + rng.below(6) {
@@ -567,11 +603,12 @@ pub mod seeds {
                     sequence = sequence.next();
                     script.push(0);
                     push_blob(&mut script, &payload);
+                    payloads += 1;
                     if rng.below(2) == 0 {
                         script.push(1);
                     }
                 }
-                script
+                Seed::taking(script, payloads)
             })
             .collect()
     }

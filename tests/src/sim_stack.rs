@@ -15,7 +15,7 @@ use netproto::connection::{
 };
 use netproto::netcode::{ConnectToken, Key, PacketType, TokenParams, generate_connect_token_with};
 use netproto::sim::{Network, NodeId, Rng};
-use netproto::transport::{ClientStack, SendError, ServerStack, StackCounters};
+use netproto::transport::{ClientStack, ConnectionStats, SendError, ServerStack, StackCounters};
 
 /// The Unix time the simulated servers start at.
 pub const SIM_UNIX_TIME: u64 = 1_800_000_000;
@@ -181,6 +181,11 @@ impl<M: MessageSet> SimServer<M> {
         self.stack.connection()
     }
 
+    /// What the connection to `client` measured, link and messages.
+    pub fn stats(&self, client: ClientId) -> Option<ConnectionStats> {
+        self.stack.stats(client)
+    }
+
     /// The layer of a connected client.
     pub fn layer(&self, client: ClientId) -> Option<&MessageLayer<M>> {
         self.stack.layer(client)
@@ -280,6 +285,11 @@ impl<M: MessageSet> SimClient<M> {
     /// The sans-IO connection client (state, statistics, congestion).
     pub fn connection(&self) -> &Client<NodeId> {
         self.stack.connection()
+    }
+
+    /// What the connection measured, link and messages, once connected.
+    pub fn stats(&self) -> Option<ConnectionStats> {
+        self.stack.stats()
     }
 
     /// The message layer.

@@ -1,5 +1,9 @@
 //! The arena example's engine, short: three bots and the server over real UDP on
-//! 127.0.0.1 with the simulator's bad link between them.
+//! 127.0.0.1 with the simulator's bad link between them. A smoke test on the wall
+//! clock: it checks what holds however slow the machine (every reliable message once
+//! and in order, unreliable ones at most once, every bot connected), never how much
+//! arrived in how long; loss, rates and timings are asserted on virtual time
+//! (`channel_soak.rs`, `connection_protocol.rs`, `transport_stack.rs`).
 
 use netproto_examples::arena::{Arena, ArenaConfig, ArenaError};
 
@@ -29,11 +33,11 @@ fn a_short_arena_delivers_every_reliable_message_in_order() {
         assert_eq!(server.chats_received, row.bot.chats_sent);
         assert_eq!(row.bot.chats_received, server.chats_relayed);
         assert!(row.bot.phases_received > 0);
-        // Unreliable: most of it over a 5% loss link. One lost packet can take many
-        // inputs: the first after the handshake carries all those queued meanwhile.
-        assert!(server.inputs_received > row.bot.inputs_sent / 3);
+        // Unreliable: some of it, never more than was sent (how much depends on the
+        // link's draws and the machine's speed).
+        assert!(server.inputs_received > 0);
         assert!(server.inputs_received <= row.bot.inputs_sent);
-        assert!(row.bot.updates_received > server.updates_sent / 2);
+        assert!(row.bot.updates_received > 0);
         assert!(row.bot.updates_received <= server.updates_sent);
         // The link carried both ways and lost some.
         assert!(row.wire.up_bytes > 0 && row.wire.down_bytes > 0);
@@ -41,8 +45,9 @@ fn a_short_arena_delivers_every_reliable_message_in_order() {
     // The messages are packed to about half their naive size.
     let messages = summary.messages();
     assert!(messages.bits / 8 < messages.naive_bytes * 6 / 10);
-    // The live display saw the bots connect.
-    assert!(snapshots.len() >= 4);
+    // The live display saw the bots connect (how many snapshots a 2-second run takes
+    // depends on the machine's speed).
+    assert!(!snapshots.is_empty());
     let last = snapshots.last().unwrap();
     assert_eq!(last.connected, Some(3));
     assert!(

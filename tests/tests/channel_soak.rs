@@ -11,6 +11,11 @@
 //! * a receiver that stops draining for 10 simulated seconds: the sender is
 //!   back-pressured and recovers without loss.
 //!
+//! Each runs twice: with the resend policy users get (`ChannelConfig::reliable()`:
+//! resend after max(0.1 s, 1.25 RTT)) and with the fixed 0.1 s interval
+//! (`resend_rtt_factor` 0), which resends far more and so stresses the duplicate and
+//! window handling harder.
+//!
 //! `NETPROTO_SOAK_SCALE=10` (or more) makes every run that many times longer.
 //! `NETPROTO_SOAK_SEED=n` draws the matrix from other seeds.
 //! `NETPROTO_SOAK_WRAPS=1` runs every cell of the matrix through 4 wraps of the packet
@@ -55,14 +60,34 @@ fn max_block_size() -> usize {
 }
 
 fn layer_config() -> LayerConfig {
-    layer_config_with(0.0)
+    layer_config_with(DEFAULT)
+}
+
+/// The resend policy of the fixed 0.1 s interval.
+const FIXED: f64 = 0.0;
+/// The resend policy users get: `ChannelConfig::reliable()`'s factor (1.25), resend
+/// after max(0.1 s, factor x RTT).
+const DEFAULT: f64 = -1.0;
+
+/// The two policies every soak runs, with their names.
+const POLICIES: [(f64, &str); 2] = [(DEFAULT, "default"), (FIXED, "fixed")];
+
+/// `factor`, with [`DEFAULT`] resolved to the library's default.
+fn resolve(factor: f64) -> f64 {
+    if factor == DEFAULT {
+        let default = ChannelConfig::reliable().resend_rtt_factor;
+        assert!(default > 0.0, "the default resend policy is RTT-aware");
+        default
+    } else {
+        factor
+    }
 }
 
 fn layer_config_with(resend_rtt_factor: f64) -> LayerConfig {
     LayerConfig {
         channels: vec![
             ChannelConfig::reliable()
-                .with_resend_rtt_factor(resend_rtt_factor)
+                .with_resend_rtt_factor(resolve(resend_rtt_factor))
                 .with_blocks(BlockConfig {
                     max_block_size: max_block_size(),
                     fragment_size: 400,
@@ -241,7 +266,7 @@ struct Run {
     stall: Option<(u64, u64)>,
     /// Reliable messages side 0 queues at tick 0.
     initial_burst: usize,
-    /// The reliable channel's `resend_rtt_factor`.
+    /// The reliable channel's `resend_rtt_factor` ([`DEFAULT`] or a factor).
     resend_rtt_factor: f64,
 }
 
@@ -390,6 +415,15 @@ fn run(r: &Run) -> Outcome {
 
 #[test]
 fn soak_matrix() {
+    matrix(DEFAULT, "default resend policy");
+}
+
+#[test]
+fn soak_matrix_fixed_interval() {
+    matrix(FIXED, "fixed 0.1 s resend interval");
+}
+
+fn matrix(resend_rtt_factor: f64, policy: &str) {
     let scale = scale();
     let full = std::env::var_os("NETPROTO_SOAK_WRAPS").is_some();
     let mut total = Outcome::default();
@@ -409,7 +443,7 @@ fn soak_matrix() {
                     .with_reordering(0.1, 0.1);
                 let r = Run {
                     name: format!(
-                        "loss {:>2}% lat {:>4} ms dup {:>2}%",
+                        "{policy}: loss {:>2}% lat {:>4} ms dup {:>2}%",
                         loss * 100.0,
                         latency * 1000.0,
                         duplicate * 100.0
@@ -437,7 +471,7 @@ fn soak_matrix() {
                     },
                     stall: None,
                     initial_burst: 0,
-                    resend_rtt_factor: 0.0,
+                    resend_rtt_factor,
                 };
                 let out = run(&r);
                 assert_eq!(out.failures, 0, "{}", r.name);
@@ -445,6 +479,16 @@ fn soak_matrix() {
                     assert!(out.packet_wraps >= 4.0 && out.id_wraps >= 4.0, "{out:?}");
                 }
                 assert!(out.max_datagram <= PACKET_BITS / 8 + 9, "{}", r.name);
+                // Unreliable messages: at most once each, and, lost only with their
+                // packets, close to the link's delivery rate.
+                let (sent, received) = (out.unreliable.0 as f64, out.unreliable.1 as f64);
+                assert!(received <= sent, "{}: {:?}", r.name, out.unreliable);
+                assert!(
+                    full || received >= 0.9 * (1.0 - loss) * sent,
+                    "{}: unreliable {:?}",
+                    r.name,
+                    out.unreliable
+                );
                 total.messages += out.messages;
                 total.blocks += out.blocks;
                 total.max_block = total.max_block.max(out.max_block);
@@ -452,7 +496,7 @@ fn soak_matrix() {
         }
     }
     println!(
-        "matrix: 48 cells, {} reliable messages ({} blocks, largest {} B of max {}), 0 failures",
+        "matrix ({policy}): 48 cells, {} reliable messages ({} blocks, largest {} B of max {}), 0 failures",
         total.messages,
         total.blocks,
         total.max_block,
@@ -464,12 +508,21 @@ fn soak_matrix() {
 
 #[test]
 fn soak_four_wraps() {
+    four_wraps(DEFAULT, "default");
+}
+
+#[test]
+fn soak_four_wraps_fixed_interval() {
+    four_wraps(FIXED, "fixed");
+}
+
+fn four_wraps(resend_rtt_factor: f64, policy: &str) {
     // 4 wraps of the packet sequence take 262144 packets per side; bursts of 0..=64
     // messages on one tick in 24 give ~1.3 messages per tick, so the message ids
     // wrap at least as often.
     let ticks = 4 * 65536 + 600 + (scale() - 1) * 65536;
     let r = Run {
-        name: "wraps: loss 25% lat 250 ms dup 25%".into(),
+        name: format!("{policy}: wraps: loss 25% lat 250 ms dup 25%"),
         link: LinkConfig::default()
             .with_latency(0.25)
             .with_jitter(0.1)
@@ -485,7 +538,7 @@ fn soak_four_wraps() {
         },
         stall: None,
         initial_burst: 0,
-        resend_rtt_factor: 0.0,
+        resend_rtt_factor,
     };
     let out = run(&r);
     assert_eq!(out.failures, 0);
@@ -495,47 +548,50 @@ fn soak_four_wraps() {
 
 #[test]
 fn burst_of_400_in_one_tick() {
-    for (name, link) in [
-        ("burst: perfect link", LinkConfig::default()),
-        (
-            "burst: loss 5% lat 50 ms",
-            LinkConfig::default()
-                .with_latency(0.05)
-                .with_jitter(0.01)
-                .with_loss(0.05),
-        ),
-        (
-            "burst: loss 25% lat 250 ms",
-            LinkConfig::default()
-                .with_latency(0.25)
-                .with_jitter(0.1)
-                .with_loss(0.25),
-        ),
-    ] {
-        let r = Run {
-            name: name.into(),
-            link,
-            seed: 400,
-            ticks: 1,
-            traffic: Traffic {
-                burst_chance: 0.0,
-                blob_chance: 0.0,
-                unreliable_per_tick: 0,
-            },
-            stall: None,
-            initial_burst: 400,
-            resend_rtt_factor: 0.0,
-        };
-        let out = run(&r);
-        assert_eq!(out.failures, 0);
-        assert_eq!(out.messages, 400);
-        // Payload budget plus the largest packet header: never a megapacket.
-        assert!(out.max_datagram <= PACKET_BITS / 8 + 9, "{out:?}");
-        println!(
-            "{name}: 400 messages drained in {:.3} s ({} ticks at 60 Hz, at most 64 per packet)",
-            out.last_delivery,
-            (out.last_delivery / TICK).round()
-        );
+    for (factor, policy) in POLICIES {
+        for (name, link) in [
+            ("perfect link", LinkConfig::default()),
+            (
+                "loss 5% lat 50 ms",
+                LinkConfig::default()
+                    .with_latency(0.05)
+                    .with_jitter(0.01)
+                    .with_loss(0.05),
+            ),
+            (
+                "loss 25% lat 250 ms",
+                LinkConfig::default()
+                    .with_latency(0.25)
+                    .with_jitter(0.1)
+                    .with_loss(0.25),
+            ),
+        ] {
+            let name = format!("{policy}: burst: {name}");
+            let r = Run {
+                name: name.clone(),
+                link,
+                seed: 400,
+                ticks: 1,
+                traffic: Traffic {
+                    burst_chance: 0.0,
+                    blob_chance: 0.0,
+                    unreliable_per_tick: 0,
+                },
+                stall: None,
+                initial_burst: 400,
+                resend_rtt_factor: factor,
+            };
+            let out = run(&r);
+            assert_eq!(out.failures, 0, "{name}");
+            assert_eq!(out.messages, 400, "{name}");
+            // Payload budget plus the largest packet header: never a megapacket.
+            assert!(out.max_datagram <= PACKET_BITS / 8 + 9, "{name}: {out:?}");
+            println!(
+                "{name}: 400 messages drained in {:.3} s ({} ticks at 60 Hz, at most 64 per packet)",
+                out.last_delivery,
+                (out.last_delivery / TICK).round()
+            );
+        }
     }
 }
 
@@ -545,38 +601,44 @@ fn receiver_that_stops_draining_back_pressures_the_sender() {
     // ~6 messages per tick: the receive queue fills, the packets that carry ids
     // beyond it are refused (not acked), side 0's send queue fills and refuses
     // messages (back-pressure); then everything arrives, in order, once.
-    let r = Run {
-        name: "stalled receiver 10 s".into(),
-        link: LinkConfig::default()
-            .with_latency(0.05)
-            .with_jitter(0.01)
-            .with_loss(0.05),
-        seed: 10,
-        ticks: 20 * 60,
-        traffic: Traffic {
-            burst_chance: 0.2,
-            blob_chance: 0.0,
-            unreliable_per_tick: 0,
-        },
-        stall: Some((60, 660)),
-        initial_burst: 0,
-        resend_rtt_factor: 0.0,
-    };
-    let out = run(&r);
-    println!(
-        "stalled receiver: {} messages, {} send refusals (queue full), {} packets refused \
-         for flow control, receive queue peaked at {}, drained {:.1} s after the end, failures {}",
-        out.messages,
-        out.queue_full,
-        out.refused_packets,
-        out.max_receive_queue,
-        out.drain_seconds,
-        out.failures
-    );
-    assert_eq!(out.failures, 0);
-    assert!(out.queue_full > 0, "the sender was never back-pressured");
-    assert!(out.refused_packets > 0);
-    assert!(out.max_receive_queue <= layer_config().channels[0].receive_queue_size);
+    for (factor, policy) in POLICIES {
+        let r = Run {
+            name: format!("{policy}: stalled receiver 10 s"),
+            link: LinkConfig::default()
+                .with_latency(0.05)
+                .with_jitter(0.01)
+                .with_loss(0.05),
+            seed: 10,
+            ticks: 20 * 60,
+            traffic: Traffic {
+                burst_chance: 0.2,
+                blob_chance: 0.0,
+                unreliable_per_tick: 0,
+            },
+            stall: Some((60, 660)),
+            initial_burst: 0,
+            resend_rtt_factor: factor,
+        };
+        let out = run(&r);
+        println!(
+            "{policy}: stalled receiver: {} messages, {} send refusals (queue full), {} packets \
+             refused for flow control, receive queue peaked at {}, drained {:.1} s after the end, \
+             failures {}",
+            out.messages,
+            out.queue_full,
+            out.refused_packets,
+            out.max_receive_queue,
+            out.drain_seconds,
+            out.failures
+        );
+        assert_eq!(out.failures, 0, "{policy}");
+        assert!(
+            out.queue_full > 0,
+            "{policy}: the sender was never back-pressured"
+        );
+        assert!(out.refused_packets > 0, "{policy}");
+        assert!(out.max_receive_queue <= layer_config().channels[0].receive_queue_size);
+    }
 }
 
 #[test]

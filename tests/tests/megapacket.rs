@@ -476,7 +476,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
                 Ok(()) => snapshots_queued[to] += 1,
                 Err(_) => snapshots_refused += 1,
             }
-            let stats = server.connection().client_stats(id).expect("connected");
+            let stats = server.connection().stats(id).expect("connected");
             if baseline_from.is_some() {
                 rtt_max_ms = rtt_max_ms.max(stats.rtt_ms);
                 if server.connection().congestion(id).map(|c| c.mode()) != Some(Mode::Good) {

@@ -8,6 +8,11 @@ use netproto_examples::game::{
 };
 use proptest::prelude::*;
 
+mod common;
+
+/// The seed of this file's property tests.
+const SEED: u64 = 0x6d65_7373_6167_6573;
+
 fn id() -> impl Strategy<Value = EntityId> {
     (0u16..=4095).prop_map(EntityId)
 }
@@ -119,7 +124,7 @@ fn close(a: &GameMessage, b: &GameMessage) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(common::proptest_config(2000, SEED))]
 
     #[test]
     fn roundtrip_and_measure(mut message in message()) {

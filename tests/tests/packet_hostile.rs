@@ -1,14 +1,19 @@
 //! Hostile input for the packet endpoint: every malformed datagram is dropped whole,
 //! counted in the right counter, never panics, and memory stays bounded by the
-//! configuration. Ends with more than 100,000 random and mutated datagrams.
+//! configuration. Ends with 120,000 seeded mutated datagrams and 102,400 random ones.
 
 use netproto::packet::{
-    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, Incoming,
-    PacketHeader, ReceiveError, Received, Sequence,
+    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, PacketHeader,
+    ReceiveError, Received, Sequence,
 };
 use netproto::sim::Rng;
 use netproto_tests::endpoint::receive_with;
 use proptest::prelude::*;
+
+mod common;
+
+/// The seed of this file's property tests.
+const SEED: u64 = 0x7061_636b_6574_7321;
 
 fn endpoint(config: EndpointConfig) -> Endpoint {
     Endpoint::new(config, 0.0).expect("valid config")
@@ -418,11 +423,26 @@ fn stale_and_duplicate_packets_are_counted() {
 }
 
 /// Valid traffic from a real sender: regular packets and fragments, with acks.
-fn valid_datagrams(config: &EndpointConfig, rng: &mut Rng, count: usize) -> Vec<Vec<u8>> {
+struct Traffic {
+    /// The datagrams, in the order sent (at least the count asked for).
+    datagrams: Vec<Vec<u8>>,
+    /// The payload of every packet, in the order sent.
+    payloads: Vec<Vec<u8>>,
+    /// For each datagram, the packets the peer had sent back when it was sent (its
+    /// acks name only these).
+    peer_packets: Vec<usize>,
+}
+
+fn valid_traffic(config: &EndpointConfig, rng: &mut Rng, count: usize) -> Traffic {
     let mut sender = endpoint(config.clone());
     let mut peer = endpoint(config.clone());
-    let mut out = Vec::new();
-    while out.len() < count {
+    let mut t = Traffic {
+        datagrams: Vec::new(),
+        payloads: Vec::new(),
+        peer_packets: Vec::new(),
+    };
+    let mut peer_sent = 0;
+    while t.datagrams.len() < count {
         let len = if rng.chance(0.3) {
             rng.below(config.max_packet_size as u64 + 1) as usize
         } else {
@@ -430,15 +450,34 @@ fn valid_datagrams(config: &EndpointConfig, rng: &mut Rng, count: usize) -> Vec<
         };
         let mut payload = vec![0u8; len];
         rng.fill_bytes(&mut payload);
-        let _ = sender.send(0.0, &payload, |d| out.push(d.to_vec()));
+        sender
+            .send(0.0, &payload, |d| {
+                t.datagrams.push(d.to_vec());
+                t.peer_packets.push(peer_sent);
+            })
+            .expect("a payload within max_packet_size");
+        t.payloads.push(payload);
         // Let the sender's headers carry acks too.
         let mut back = Vec::new();
-        let _ = peer.send(0.0, b"ack", |d| back.push(d.to_vec()));
+        peer.send(0.0, b"ack", |d| back.push(d.to_vec()))
+            .expect("fits");
+        peer_sent += 1;
         for d in back {
-            let _ = sender.receive(0.0, &d).map(Incoming::accept);
+            sender.receive(0.0, &d).expect("the peer's packet").accept();
         }
     }
-    out
+    t
+}
+
+/// An endpoint that sent as many packets as the traffic's peer had when datagram
+/// `last` was sent, so the acks up to it name packets it sent (otherwise they are all
+/// dropped as forged).
+fn receiver_of(config: &EndpointConfig, traffic: &Traffic, last: usize) -> Endpoint {
+    let mut e = endpoint(config.clone());
+    for _ in 0..traffic.peer_packets[last] {
+        e.send(0.0, b"ack", |_| {}).expect("fits");
+    }
+    e
 }
 
 fn mutate(rng: &mut Rng, datagram: &mut Vec<u8>) {
@@ -471,33 +510,83 @@ fn mutate(rng: &mut Rng, datagram: &mut Vec<u8>) {
     }
 }
 
+/// Per configuration: the datagrams fed, and how many were taken (measured: the run
+/// is seeded, so any change in what the endpoint accepts shows here).
+const MUTATION_RUN: usize = 60_000;
+/// Datagrams per fresh endpoint in the mutation run.
+const SEGMENT: usize = 500;
+
 #[test]
 fn seeded_mutations_of_valid_traffic() {
+    // (configuration, seed, taken: intact datagrams, mutated datagrams)
+    let runs = [
+        (EndpointConfig::default(), 1u64, (19_424, 7_710)),
+        (small_config(), 2, (13_719, 3_963)),
+    ];
     let mut total = 0usize;
-    for (config, seed) in [(EndpointConfig::default(), 1u64), (small_config(), 2)] {
+    for (config, seed, expected) in runs {
         let mut rng = Rng::new(seed);
-        let valid = valid_datagrams(&config, &mut rng, 2000);
-        let mut e = endpoint(config);
-        // Send as much as the peer acks in the valid traffic, so its acks are
-        // plausible (otherwise they are all dropped as forged).
-        for _ in 0..valid.len() {
-            e.send(0.0, b"x", |_| {}).expect("fits");
+        let traffic = valid_traffic(&config, &mut rng, MUTATION_RUN);
+
+        // The control: in order and unaltered, every datagram is taken and every
+        // payload handed up exactly as sent.
+        let mut e = receiver_of(&config, &traffic, traffic.datagrams.len() - 1);
+        let mut payloads = Vec::new();
+        for (i, d) in traffic.datagrams.iter().enumerate() {
+            let r = receive_with(&mut e, i as f64 * 0.001, d, |_, p| {
+                payloads.push(p.to_vec());
+                true
+            });
+            assert!(r.is_ok(), "valid datagram {i} refused: {r:?}");
         }
-        let mut accepted = 0usize;
-        for i in 0..60_000usize {
-            let mut d = valid[rng.below(valid.len() as u64) as usize].clone();
-            for _ in 0..=rng.below(3) {
-                mutate(&mut rng, &mut d);
+        assert_eq!(
+            payloads, traffic.payloads,
+            "the control lost or altered a packet"
+        );
+
+        // The same stream in order, every other datagram (on average) mutated one to
+        // three times, in segments of 500 datagrams each fed to a fresh endpoint: the
+        // mutants reach live windows and reassemblies (a mutant that moves the window
+        // far ahead makes the rest of its segment stale, not the rest of the run).
+        let (mut intact, mut mutated) = ((0usize, 0usize), (0usize, 0usize));
+        for segment in (0..MUTATION_RUN).step_by(SEGMENT) {
+            let mut e = receiver_of(&config, &traffic, segment + SEGMENT - 1);
+            for i in segment..segment + SEGMENT {
+                let valid = &traffic.datagrams[i];
+                let mut d = valid.clone();
+                if rng.chance(0.5) {
+                    for _ in 0..=rng.below(3) {
+                        mutate(&mut rng, &mut d);
+                    }
+                }
+                let taken = feed(&mut e, i as f64 * 0.001, &d).is_ok();
+                let class = if d == *valid {
+                    &mut intact
+                } else {
+                    &mut mutated
+                };
+                class.0 += 1;
+                class.1 += usize::from(taken);
+                total += 1;
             }
-            accepted += usize::from(feed(&mut e, i as f64 * 0.001, &d).is_ok());
-            total += 1;
         }
         println!(
-            "mutations: {accepted} of 60000 accepted, counters {:?}",
-            e.counters()
+            "mutations: intact {} of {} taken, mutated {} of {} taken",
+            intact.1, intact.0, mutated.1, mutated.0,
         );
+        assert_eq!(intact.0 + mutated.0, MUTATION_RUN);
+        assert_eq!(
+            (intact.1, mutated.1),
+            expected,
+            "datagrams taken (intact, mutated)"
+        );
+        // Both verdicts on both classes: mutants that still parse are taken, intact
+        // datagrams behind a mutant that moved the window or changed a reassembly are
+        // dropped.
+        assert!(mutated.1 > 0 && mutated.1 < mutated.0);
+        assert!(intact.1 < intact.0);
     }
-    assert!(total >= 100_000);
+    assert_eq!(total, 2 * MUTATION_RUN);
 }
 
 /// `len` bytes from a seed: far cheaper for proptest than a vector of `any::<u8>()`.
@@ -537,11 +626,7 @@ fn datagram_strategy() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 1024,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(1024, SEED))]
 
     /// 1024 cases x 100 datagrams = 102,400 random datagrams, each fed to an endpoint
     /// with the default and one with the small configuration.

@@ -8,6 +8,11 @@ use netproto::{
 };
 use proptest::prelude::*;
 
+mod common;
+
+/// The seed of this file's property tests.
+const SEED: u64 = 0x7374_7265_616d_7321;
+
 /// One primitive with its value (written) or slot (read).
 #[derive(Clone, Debug)]
 enum Op {
@@ -135,24 +140,40 @@ fn int_op<T: Arbitrary + Ord + Copy + core::fmt::Debug + 'static>(
     .boxed()
 }
 
+/// A quantization with an arbitrary resolution (`span / steps` for any real `steps`
+/// from 1 to 2^25, so `max_int` is any integer in that range, 2^23 and above too,
+/// where the `f32` step arithmetic rounds to whole integers and the reference writes
+/// `max_int + 1` at the top), and a value at the ends, anywhere, on a quantum, or at the
+/// rounding edge halfway between two quanta (and one ulp either side of it), where
+/// `quantize` flips from one integer to the next.
 fn quantized() -> impl Strategy<Value = Op> {
     (
         -1000.0f32..1000.0,
         0.001f32..5000.0,
-        1u32..26,
+        0.0f32..25.0,
         0.0f32..=1.0,
-        0u8..4,
+        0u8..7,
     )
         .prop_map(|(min, span, steps_log2, t, edge)| {
             let max = min + span;
-            let res = span / (1u64 << steps_log2) as f32;
+            let res = span / steps_log2.exp2();
             let q = Quantization::new(min, max, res);
+            let step = |k: f32| min + k / q.max_int() as f32 * (max - min);
+            let k = (t * q.max_int() as f32).floor();
+            let half = step(k + 0.5);
             let v = match edge {
                 0 => min,
                 1 => max,
-                _ => (min + t * (max - min)).clamp(min, max),
+                2 => step(k),
+                3 => half,
+                4 => f32::from_bits(half.to_bits().wrapping_add(1)),
+                5 => f32::from_bits(half.to_bits().wrapping_sub(1)),
+                _ => min + t * (max - min),
             };
-            Op::Quantized { q, v }
+            Op::Quantized {
+                q,
+                v: v.clamp(min, max),
+            }
         })
 }
 
@@ -230,7 +251,7 @@ fn measure(ops: &[Op]) -> usize {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(common::proptest_config(2000, SEED))]
 
     #[test]
     fn programs_round_trip(ops in prop::collection::vec(op(), 1..24)) {
@@ -379,7 +400,7 @@ proptest! {
 macro_rules! int_props {
     ($($name:ident: $t:ty),* $(,)?) => {$(
         proptest! {
-            #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+            #![proptest_config(common::proptest_config(1000, SEED))]
             #[test]
             fn $name(
                 a in any::<$t>(),

@@ -10,7 +10,7 @@ use netproto::NetMessage;
 use netproto::channel::{LayerConfig, MessageLayer};
 use netproto::connection::{
     Client, ClientEvent, Congestion, CongestionConfig, ConnectionConfig, DisconnectReason,
-    MAX_DATAGRAM_BYTES, Mode, Server, ServerEvent,
+    LinkStats, MAX_DATAGRAM_BYTES, Mode, Server, ServerEvent,
 };
 use netproto::packet::{Endpoint, EndpointConfig, Sequence, Stats};
 use netproto::sim::NodeId;
@@ -31,6 +31,24 @@ fn check_stats(stats: &Stats) {
         ("sent kbps", stats.sent_kbps),
         ("received kbps", stats.received_kbps),
         ("acked kbps", stats.acked_kbps),
+    ] {
+        assert!(
+            value.is_finite() && value >= 0.0,
+            "{name} is {value}: {stats:?}"
+        );
+    }
+}
+
+fn check_link_stats(stats: &LinkStats) {
+    for (name, value) in [
+        ("rtt", stats.rtt_ms),
+        ("rtt min", stats.rtt_min_ms),
+        ("jitter", stats.jitter_ms),
+        ("ack delay", stats.ack_delay_ms),
+        ("loss", stats.packet_loss_percent),
+        ("sent kbps", stats.sent_kbps),
+        ("received kbps", stats.received_kbps),
+        ("penalty", stats.penalty_seconds),
     ] {
         assert!(
             value.is_finite() && value >= 0.0,
@@ -302,8 +320,8 @@ impl Link {
         self.client_events
             .extend(std::iter::from_fn(|| self.client.poll_event()));
         for s in self.server.clients().map(|(id, _)| id).collect::<Vec<_>>() {
-            if let Some(stats) = self.server.client_stats(s) {
-                check_stats(stats);
+            if let Some(stats) = self.server.stats(s) {
+                check_link_stats(&stats);
             }
         }
     }
@@ -369,13 +387,14 @@ fn keepalives_go_on_when_the_clients_clock_goes_back() {
         }
         link.tick(t, t, true);
     }
-    assert!(
-        link.delivered.0 >= 40 && link.delivered.1 >= 40,
-        "{:?}",
-        link.delivered
+    // Both sides in good mode by now (30 payloads a second), every payload arrives.
+    assert_eq!(
+        link.client.congestion().map(Congestion::mode),
+        Some(Mode::Good)
     );
+    assert_eq!(link.delivered, (150, 150), "payloads in 5 s after the jump");
     let stats = link.client.stats().expect("connected");
-    check_stats(stats);
+    check_link_stats(&stats);
     // On an instant network an ack waits at most a send interval (0.1 s in bad mode)
     // for the peer's next packet.
     assert!(
@@ -465,32 +484,72 @@ fn a_clock_that_stands_still_breaks_nothing() {
     link.connect(5.0, 5.0);
     let t = 5.0 + TICK;
     let client = link.server.clients().next().map(|(id, _)| id).expect("one");
-    let before = link.delivered.0;
-    let mut sent = 0;
+    let before = link.delivered;
+    let mut sent = (0, 0);
     for _ in 0..1000 {
         if link.server.ready_to_send(t, client) {
             link.server.send(t, client, b"state").expect("sent");
-            sent += 1;
+            sent.0 += 1;
+        }
+        if link.client.ready_to_send(t) {
+            link.client.send(t, b"input").expect("sent");
+            sent.1 += 1;
         }
         link.tick(t, t, true);
     }
-    // Nothing timed out, and exactly one payload went out (and arrived) on a frozen
-    // clock: the send rate holds.
+    // Nothing timed out, and exactly one payload each way went out (and arrived) in
+    // 1000 ticks on a frozen clock: the send rate holds.
     assert!(link.client.is_connected());
     assert_eq!(link.server.connected_clients(), 1);
-    assert_eq!(sent, 1);
-    assert_eq!(link.delivered.0 - before, 1);
+    assert_eq!(sent, (1, 1));
+    assert_eq!(
+        (link.delivered.0 - before.0, link.delivered.1 - before.1),
+        (1, 1)
+    );
     assert!(!link.server.ready_to_send(t, client));
-    // Time resumes: payloads flow again at the send rate (bad mode: 10 a second).
-    let before = link.delivered.0;
-    for i in 1..=(2.0 / TICK) as usize {
+    assert!(!link.client.ready_to_send(t));
+    // Time resumes, for longer than the connection's timeout (so a connection the
+    // frozen clock broke would end in this phase): payloads flow again both ways at
+    // the send rate, and neither side disconnects.
+    let timeout = f64::from(link.backend.timeout_seconds);
+    let before = link.delivered;
+    let mut modes = Vec::new();
+    for i in 1..=((timeout + 2.0) / TICK) as usize {
         let now = t + i as f64 * TICK;
         if link.server.ready_to_send(now, client) {
             link.server.send(now, client, b"state").expect("sent");
         }
+        if link.client.ready_to_send(now) {
+            link.client.send(now, b"input").expect("sent");
+        }
         link.tick(now, now, true);
+        if let Some(c) = link.client.congestion() {
+            modes.push(c.mode());
+        }
     }
-    let resumed = link.delivered.0 - before;
-    assert!((19..=21).contains(&resumed), "{resumed} payloads in 2 s");
+    let resumed = (link.delivered.0 - before.0, link.delivered.1 - before.1);
+    println!(
+        "resumed: {resumed:?} payloads (to the client, to the server) in {} s",
+        timeout + 2.0
+    );
     assert!(link.client.is_connected());
+    assert_eq!(link.server.connected_clients(), 1);
+    assert_eq!(link.server_disconnects(), vec![]);
+    assert_eq!(link.client_disconnected(), None);
+    // Bad mode (10 a second) for the initial 4-second penalty, then good (30 a
+    // second): on this instant network every payload arrives, so the counts are exact.
+    let c = CongestionConfig::default();
+    let good = modes.iter().filter(|m| **m == Mode::Good).count();
+    assert!(
+        good > 0 && good < modes.len(),
+        "the mode went good after the penalty"
+    );
+    let expected =
+        (c.bad_rate * c.initial_penalty + c.good_rate * (timeout + 2.0 - c.initial_penalty)) as u64;
+    assert_eq!(expected, 130);
+    assert_eq!(
+        resumed,
+        (expected, expected),
+        "payloads delivered after the freeze"
+    );
 }

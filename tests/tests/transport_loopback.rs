@@ -4,21 +4,26 @@
 //! and a disconnect is seen; a full server denies; a token sealed with another key,
 //! or made for another build, gets no connection; a silent client times out and its
 //! slot takes a new one; a junk flood connects nobody while the game goes on; a full
-//! receive queue refuses packets without losing messages. Every wait is bounded by a
-//! generous deadline; nothing else is timed (the protocol's timings are asserted on
-//! virtual time in `connection_protocol.rs`).
+//! receive queue refuses packets without losing messages; an update reads at most
+//! `MAX_DATAGRAMS_PER_UPDATE` datagrams. Every wait is bounded by a deadline that only
+//! stops a hung test (a minute: a loaded machine never fails a step by being slow);
+//! nothing else is timed. The protocol's behaviour and timings are asserted on virtual
+//! time: `connection_protocol.rs`, `connection_flood.rs` and `transport_stack.rs`.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::thread::sleep;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netproto::channel::LayerConfig;
+use netproto::connection::ServerConfig;
 use netproto::connection::{ClientId, ClientState, ConfigError, DenyReason, DisconnectReason};
 use netproto::netcode::{
     CONNECTION_REQUEST_BYTES, ConnectToken, Key, TokenParams, generate_connect_token,
 };
 use netproto::sim::Rng;
-use netproto::transport::{TransportError, UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
+use netproto::transport::{
+    MAX_DATAGRAMS_PER_UPDATE, TransportError, UdpClient, UdpClientEvent, UdpServer, UdpServerEvent,
+};
 use netproto::{MessageSet, NetMessage};
 use netproto_examples::game::{ChatMessage, GameMessage, PlayerInput};
 
@@ -26,8 +31,9 @@ use netproto_examples::game::{ChatMessage, GameMessage, PlayerInput};
 const RELIABLE: usize = 0;
 const UNRELIABLE: usize = 1;
 
-/// The longest any step may take.
-const STEP_LIMIT: Duration = Duration::from_secs(5);
+/// The longest any step may take before the test is declared hung (every step takes
+/// milliseconds, or the 1-second timeout of a token, when the machine is idle).
+const STEP_LIMIT: Duration = Duration::from_secs(60);
 
 /// The backend's private key, shared with the servers.
 const KEY: Key = Key::from_bytes([0x42; 32]);
@@ -571,4 +577,50 @@ fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
         assert_eq!(*m, chat(3, &format!("m {i}")));
     }
     assert!(client.is_connected());
+}
+
+#[test]
+fn an_update_reads_at_most_max_datagrams_per_update() {
+    // A server socket whose receive buffer holds more than one update's worth of
+    // datagrams (the default buffer holds a few hundred small ones).
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    socket2::SockRef::from(&socket)
+        .set_recv_buffer_size(4 << 20)
+        .expect("set the receive buffer size");
+    let addr = socket.local_addr().expect("bound");
+    let protocol_id = netproto::protocol_id::<GameMessage>(&LayerConfig::default());
+    let config = ServerConfig::new(
+        netproto::connection::ConnectionConfig::new(protocol_id),
+        KEY,
+        vec![addr],
+    );
+    let mut server = Server::with_socket(socket, config, LayerConfig::default()).expect("a server");
+
+    // One and a half updates' worth of junk, sent before the server reads anything.
+    let junk = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let flood = MAX_DATAGRAMS_PER_UPDATE * 3 / 2;
+    for i in 0..flood {
+        junk.send_to(&[0xff, i as u8], addr).expect("loopback send");
+    }
+    // The first update takes exactly the cap; the rest waits for the next updates.
+    server.update().expect("server update");
+    let first = server.counters().datagrams_received;
+    let mut total = first;
+    for _ in 0..10 {
+        server.update().expect("server update");
+        let now = server.counters().datagrams_received;
+        assert!(now - total <= MAX_DATAGRAMS_PER_UPDATE as u64);
+        total = now;
+    }
+    assert_eq!(
+        total, flood as u64,
+        "the socket buffer kept every datagram (raise net.core.rmem_max if not)"
+    );
+    assert_eq!(
+        first, MAX_DATAGRAMS_PER_UPDATE as u64,
+        "one update read {first}"
+    );
+    // Junk from an unknown address: dropped, unanswered.
+    assert_eq!(server.counters().datagrams_sent, 0);
+    assert_eq!(server.connection().counters().datagrams_received, total);
 }

@@ -30,7 +30,10 @@ const SERVER: u32 = 0;
 const CLIENT: u32 = 1;
 
 fn pair() -> (ServerStack<u32, Msg>, ClientStack<u32, Msg>) {
-    let layer = LayerConfig::default();
+    pair_with(LayerConfig::default())
+}
+
+fn pair_with(layer: LayerConfig) -> (ServerStack<u32, Msg>, ClientStack<u32, Msg>) {
     let protocol_id = netproto::protocol_id::<Msg>(&layer);
     let mut backend = SimBackend::new(protocol_id, 99);
     let server_config = backend.server_config(NodeId(SERVER));
@@ -217,4 +220,55 @@ fn a_malformed_payload_ends_the_connection_on_both_sides() {
         matches!(client_events.as_slice(), [ClientEvent::Connected { .. }]),
         "{client_events:?}"
     );
+}
+
+/// The transport's flow control on virtual time (the loopback test is its UDP smoke):
+/// a server whose game does not read for 5 s refuses (does not ack) the packets that
+/// carry messages beyond its full receive queue, and once it reads, every message
+/// arrives once, in order.
+#[test]
+fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
+    use netproto::channel::ChannelConfig;
+    let layer = LayerConfig::with_channels(vec![
+        ChannelConfig::reliable().with_queues(256, 8),
+        ChannelConfig::unreliable(),
+    ]);
+    let (mut server, mut client) = pair_with(layer);
+    let mut now = 0.0;
+    while !client.connection().is_connected() {
+        now += 0.001;
+        tick(now, &mut server, &mut client);
+        assert!(now < 1.0, "no handshake");
+    }
+    for n in 0..100 {
+        client.send(0, hello(n)).expect("queued");
+    }
+    let (id, _) = server.clients().next().expect("connected");
+    for _ in 0..5000 {
+        now += 0.001;
+        tick(now, &mut server, &mut client);
+    }
+    assert_eq!(server.layer(id).expect("connected").receive_queue_len(0), 8);
+    let refused = server.counters().payloads_refused;
+    assert!(refused > 0, "no packet was refused");
+    assert_eq!(
+        server
+            .layer(id)
+            .expect("connected")
+            .counters()
+            .packets_refused,
+        refused
+    );
+    let mut got = Vec::new();
+    for _ in 0..20_000 {
+        now += 0.001;
+        tick(now, &mut server, &mut client);
+        got.extend(std::iter::from_fn(|| server.receive(id, 0)));
+        if got.len() == 100 {
+            break;
+        }
+    }
+    assert_eq!(got, (0..100).map(hello).collect::<Vec<_>>());
+    assert!(client.connection().is_connected());
+    assert_eq!(server.connection().connected_clients(), 1);
 }

@@ -4,14 +4,13 @@
 use std::net::SocketAddr;
 
 use netproto::channel::LayerConfig;
-use netproto::connection::Mode;
-use netproto::packet::Stats;
+use netproto::connection::LinkStats;
 use netproto::sim::{LinkConfig, Rng};
 use netproto::transport::{UdpClient, UdpClientEvent};
 
 use super::backend::Backend;
 
-use super::link::{LinkStats, SimLink};
+use super::link::{SimLink, WireStats};
 use super::{ArenaError, RELIABLE, Tally, UNRELIABLE, chat_number};
 use crate::game::{ChatMessage, GameMessage, NaiveSize, PlayerInput, buttons};
 
@@ -57,10 +56,9 @@ pub struct BotStats {
 /// One live line of a bot: the client side of its connection.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BotLive {
-    /// The connection's statistics (RTT, loss, bandwidth), when connected.
-    pub stats: Option<Stats>,
-    /// The congestion mode and its penalty time, when connected.
-    pub mode: Option<(Mode, f64)>,
+    /// The connection's statistics (RTT, loss, bandwidth, congestion), when
+    /// connected.
+    pub stats: Option<LinkStats>,
 }
 
 /// A bot: a [`UdpClient`] behind its own [`SimLink`].
@@ -121,16 +119,14 @@ impl Bot {
     }
 
     /// What its link carried.
-    pub fn link_stats(&self) -> LinkStats {
+    pub fn link_stats(&self) -> WireStats {
         self.link.stats()
     }
 
     /// The client side of the connection, for the live display.
     pub fn live(&self) -> BotLive {
-        let connection = self.client.connection();
         BotLive {
-            stats: connection.stats().copied(),
-            mode: connection.congestion().map(|c| (c.mode(), c.penalty())),
+            stats: self.client.connection().stats(),
         }
     }
 

@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use netproto::channel::LayerConfig;
-use netproto::connection::{ClientId, Mode};
+use netproto::connection::{ClientId, LinkStats};
 use netproto::netcode::Key;
-use netproto::packet::Stats;
 use netproto::transport::{UdpServer, UdpServerEvent};
 
 use super::{ArenaError, RELIABLE, Tally, UNRELIABLE, chat_number};
@@ -46,10 +45,8 @@ pub struct ClientTally {
 pub struct ClientLive {
     /// The client's address.
     pub address: SocketAddr,
-    /// Its connection's statistics.
-    pub stats: Stats,
-    /// Its congestion mode and penalty time.
-    pub mode: (Mode, f64),
+    /// Its connection's statistics (RTT, loss, bandwidth, congestion).
+    pub stats: LinkStats,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -133,12 +130,9 @@ impl Host {
         self.server
             .clients()
             .filter_map(|(id, address)| {
-                let stats = *core.client_stats(id)?;
-                let congestion = core.congestion(id)?;
                 Some(ClientLive {
                     address,
-                    stats,
-                    mode: (congestion.mode(), congestion.penalty()),
+                    stats: core.stats(id)?,
                 })
             })
             .collect()

@@ -10,9 +10,10 @@ use netproto::sim::{LinkConfig, Network, NodeId};
 const CLIENT: NodeId = NodeId(0);
 const SERVER: NodeId = NodeId(1);
 
-/// What a [`SimLink`] carried.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinkStats {
+/// What a [`SimLink`] carried: the simulator's ground truth, which the connections'
+/// estimates are checked against.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WireStats {
     /// Datagrams the client sent into the link.
     pub up_datagrams: u64,
     /// Their bytes (UDP payload).
@@ -21,13 +22,19 @@ pub struct LinkStats {
     pub down_datagrams: u64,
     /// Their bytes (UDP payload).
     pub down_bytes: u64,
-    /// Datagrams the simulator lost, both directions.
-    pub lost: u64,
+    /// Datagrams of the client the simulator lost.
+    pub up_lost: u64,
+    /// Datagrams of the server the simulator lost.
+    pub down_lost: u64,
+    /// Datagrams delivered to the server, and the sum of their delays, seconds.
+    pub up_delivered: (u64, f64),
+    /// Datagrams delivered to the client, and the sum of their delays, seconds.
+    pub down_delivered: (u64, f64),
     /// Datagrams from anyone but the client or the server, ignored.
     pub strangers: u64,
 }
 
-impl LinkStats {
+impl WireStats {
     /// Datagrams the two ends put on the wire.
     pub fn datagrams(&self) -> u64 {
         self.up_datagrams + self.down_datagrams
@@ -36,6 +43,40 @@ impl LinkStats {
     /// Bytes the two ends put on the wire.
     pub fn bytes(&self) -> u64 {
         self.up_bytes + self.down_bytes
+    }
+
+    /// Datagrams the simulator lost, both ways.
+    pub fn lost(&self) -> u64 {
+        self.up_lost + self.down_lost
+    }
+
+    /// What was carried since `earlier` (a snapshot of the same link).
+    pub fn since(&self, earlier: &WireStats) -> WireStats {
+        let delivered = |(n, d): (u64, f64), (n0, d0): (u64, f64)| (n - n0, d - d0);
+        WireStats {
+            up_datagrams: self.up_datagrams - earlier.up_datagrams,
+            up_bytes: self.up_bytes - earlier.up_bytes,
+            down_datagrams: self.down_datagrams - earlier.down_datagrams,
+            down_bytes: self.down_bytes - earlier.down_bytes,
+            up_lost: self.up_lost - earlier.up_lost,
+            down_lost: self.down_lost - earlier.down_lost,
+            up_delivered: delivered(self.up_delivered, earlier.up_delivered),
+            down_delivered: delivered(self.down_delivered, earlier.down_delivered),
+            strangers: self.strangers - earlier.strangers,
+        }
+    }
+
+    /// The mean round trip on the link, ms: the mean delay of the datagrams
+    /// delivered each way, added (`None` until both ways delivered one).
+    pub fn mean_rtt_ms(&self) -> Option<f64> {
+        let mean = |(n, sum): (u64, f64)| (n > 0).then(|| sum / n as f64);
+        Some((mean(self.up_delivered)? + mean(self.down_delivered)?) * 1000.0)
+    }
+
+    /// The share of the client's datagrams the link lost (`None` before one was
+    /// sent): the truth of the client's loss estimate.
+    pub fn up_loss(&self) -> Option<f64> {
+        (self.up_datagrams > 0).then(|| self.up_lost as f64 / self.up_datagrams as f64)
     }
 }
 
@@ -54,10 +95,13 @@ pub struct SimLink {
     back: UdpSocket,
     server: SocketAddr,
     client: Option<SocketAddr>,
-    network: Network,
+    /// Client to server, and server to client: one simulator each way, so that each
+    /// way's losses are known.
+    up: Network,
+    down: Network,
     epoch: Instant,
     buf: Vec<u8>,
-    stats: LinkStats,
+    stats: WireStats,
 }
 
 impl SimLink {
@@ -68,18 +112,23 @@ impl SimLink {
         let back = UdpSocket::bind("127.0.0.1:0")?;
         front.set_nonblocking(true)?;
         back.set_nonblocking(true)?;
-        let mut network = Network::new(seed);
-        network.set_oracle_enabled(false);
-        network.set_link_both(CLIENT, SERVER, config);
+        let network = |seed| {
+            let mut network = Network::new(seed);
+            network.set_oracle_enabled(false);
+            network.set_link(CLIENT, SERVER, config);
+            network.set_link(SERVER, CLIENT, config);
+            network
+        };
         Ok(Self {
             front,
             back,
             server,
             client: None,
-            network,
+            up: network(seed),
+            down: network(seed ^ 0x5eed_d0e5),
             epoch: Instant::now(),
             buf: vec![0; 65536],
-            stats: LinkStats::default(),
+            stats: WireStats::default(),
         })
     }
 
@@ -94,9 +143,10 @@ impl SimLink {
     }
 
     /// What the link carried so far.
-    pub fn stats(&self) -> LinkStats {
+    pub fn stats(&self) -> WireStats {
         let mut stats = self.stats;
-        stats.lost = self.network.stats().dropped;
+        stats.up_lost = self.up.stats().dropped;
+        stats.down_lost = self.down.stats().dropped;
         stats
     }
 
@@ -111,7 +161,7 @@ impl SimLink {
             }
             self.stats.up_datagrams += 1;
             self.stats.up_bytes += len as u64;
-            self.network.send(now, CLIENT, SERVER, &self.buf[..len]);
+            self.up.send(now, CLIENT, SERVER, &self.buf[..len]);
         }
         while let Some((len, from)) = recv(&self.back, &mut self.buf)? {
             if from != self.server {
@@ -120,9 +170,19 @@ impl SimLink {
             }
             self.stats.down_datagrams += 1;
             self.stats.down_bytes += len as u64;
-            self.network.send(now, SERVER, CLIENT, &self.buf[..len]);
+            self.down.send(now, SERVER, CLIENT, &self.buf[..len]);
         }
-        while let Some(delivery) = self.network.poll(now) {
+        loop {
+            let (delivery, delivered) = if let Some(d) = self.up.poll(now) {
+                (d, &mut self.stats.up_delivered)
+            } else if let Some(d) = self.down.poll(now) {
+                (d, &mut self.stats.down_delivered)
+            } else {
+                break;
+            };
+            // Delayed by the simulator until now (the pump's time, when it forwards).
+            delivered.0 += 1;
+            delivered.1 += now - delivery.sent_at;
             let sent = if delivery.to == SERVER {
                 self.back.send_to(&delivery.payload, self.server)
             } else if let Some(client) = self.client {

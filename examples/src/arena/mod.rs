@@ -34,8 +34,8 @@ use netproto::sim::LinkConfig;
 
 pub use bot::{Bot, BotLive, BotStats};
 pub use host::{ClientLive, ClientTally, Host, MAX_CLIENTS};
-pub use link::{LinkStats, SimLink};
-pub use report::{BotRow, Live, LiveBot, Summary};
+pub use link::{SimLink, WireStats};
+pub use report::{BotRow, EstimateLog, Live, LiveBot, Summary};
 
 /// The reliable-ordered channel of [`LayerConfig::default`](netproto::channel::LayerConfig).
 pub const RELIABLE: usize = 0;
@@ -201,7 +201,9 @@ pub struct Arena {
     /// The address the server sees for each bot (local mode only).
     bot_addresses: Vec<Option<SocketAddr>>,
     /// Each bot's link counters at the previous live snapshot, and its time.
-    last_wire: (Vec<LinkStats>, f64),
+    last_wire: (Vec<WireStats>, f64),
+    /// Each bot's estimates, taken at every live snapshot.
+    estimates: Vec<EstimateLog>,
 }
 
 impl Arena {
@@ -219,7 +221,8 @@ impl Arena {
         Ok(Self {
             config,
             host: Some(host),
-            last_wire: (vec![LinkStats::default(); bots.len()], 0.0),
+            last_wire: (vec![WireStats::default(); bots.len()], 0.0),
+            estimates: vec![EstimateLog::default(); bots.len()],
             bots,
             bot_addresses,
         })
@@ -235,6 +238,7 @@ impl Arena {
             bots: Vec::new(),
             bot_addresses: Vec::new(),
             last_wire: (Vec::new(), 0.0),
+            estimates: Vec::new(),
             config,
         })
     }
@@ -246,7 +250,8 @@ impl Arena {
         let bots = Self::make_bots(&config, server, &mut Backend::insecure_dev())?;
         Ok(Self {
             bot_addresses: vec![None; bots.len()],
-            last_wire: (vec![LinkStats::default(); bots.len()], 0.0),
+            last_wire: (vec![WireStats::default(); bots.len()], 0.0),
+            estimates: vec![EstimateLog::default(); bots.len()],
             host: None,
             bots,
             config,
@@ -368,41 +373,30 @@ impl Arena {
         Ok(())
     }
 
-    /// A live snapshot; each bot's bandwidth is measured on its link since the last one.
+    /// A live snapshot; each bot's link truth is measured since the last one.
     fn live(&mut self, t: f64, playing: bool) -> Live {
         let server = self.host.as_ref().map(Host::live).unwrap_or_default();
-        let wire: Vec<LinkStats> = self.bots.iter().map(Bot::link_stats).collect();
+        let wire: Vec<WireStats> = self.bots.iter().map(Bot::link_stats).collect();
         let (last, since) = std::mem::replace(&mut self.last_wire, (wire.clone(), t));
-        let kbps = |now: u64, then: u64| {
-            let dt = t - since;
-            if dt > 0.0 {
-                (now - then) as f64 * 8.0 / 1000.0 / dt
-            } else {
-                0.0
-            }
-        };
         let bots = self
             .bots
             .iter()
             .enumerate()
-            .map(|(i, bot)| LiveBot {
-                index: bot.index(),
-                link: self.config.link_of(i),
-                client: bot.live(),
-                server: self.bot_addresses[i]
-                    .and_then(|a| server.iter().find(|c| c.address == a).copied()),
-                stats: bot.stats().clone(),
-                up_kbps: kbps(wire[i].up_bytes, last[i].up_bytes),
-                down_kbps: kbps(wire[i].down_bytes, last[i].down_bytes),
-                wire_loss: {
-                    let sent = wire[i].datagrams() - last[i].datagrams();
-                    let lost = wire[i].lost - last[i].lost;
-                    if sent > 0 {
-                        lost as f64 / sent as f64
-                    } else {
-                        0.0
-                    }
-                },
+            .map(|(i, bot)| {
+                let client = bot.live();
+                if let Some(stats) = &client.stats {
+                    self.estimates[i].record(stats);
+                }
+                LiveBot {
+                    index: bot.index(),
+                    link: self.config.link_of(i),
+                    client,
+                    server: self.bot_addresses[i]
+                        .and_then(|a| server.iter().find(|c| c.address == a).copied()),
+                    stats: bot.stats().clone(),
+                    wire: wire[i].since(&last[i]),
+                    seconds: t - since,
+                }
             })
             .collect();
         Live {
@@ -431,6 +425,7 @@ impl Arena {
                     bot: bot.stats().clone(),
                     server: tally,
                     wire: bot.link_stats(),
+                    estimates: self.estimates[i],
                 }
             })
             .collect();

@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
 
-use netproto::connection::Mode;
+use netproto::connection::{LinkStats, Mode};
 use netproto::sim::LinkConfig;
 
-use super::{BotLive, BotStats, ClientLive, ClientTally, LinkStats, Tally};
+use super::{BotLive, BotStats, ClientLive, ClientTally, Tally, WireStats};
 
 /// A live snapshot of the arena.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,13 +37,53 @@ pub struct LiveBot {
     pub server: Option<ClientLive>,
     /// What it counted.
     pub stats: BotStats,
-    /// Kilobits per second it sent on its link since the previous snapshot.
-    pub up_kbps: f64,
-    /// Kilobits per second the server sent it since the previous snapshot.
-    pub down_kbps: f64,
-    /// The fraction of datagrams its link lost (both ways) since the previous
-    /// snapshot: the truth the connection's loss estimate is after.
-    pub wire_loss: f64,
+    /// What its link carried since the previous snapshot: the truth its
+    /// connection's estimates are after.
+    pub wire: WireStats,
+    /// Seconds since the previous snapshot.
+    pub seconds: f64,
+}
+
+impl LiveBot {
+    /// Kilobits per second its link carried up (client to server) and down since the
+    /// previous snapshot, with 28 bytes of IPv4 and UDP headers per datagram (as the
+    /// connection counts them).
+    pub fn wire_kbps(&self) -> (f64, f64) {
+        let kbps = |datagrams: u64, bytes: u64| {
+            if self.seconds > 0.0 {
+                (bytes + 28 * datagrams) as f64 * 8.0 / 1000.0 / self.seconds
+            } else {
+                0.0
+            }
+        };
+        let w = &self.wire;
+        (
+            kbps(w.up_datagrams, w.up_bytes),
+            kbps(w.down_datagrams, w.down_bytes),
+        )
+    }
+}
+
+/// A bot's connection estimates over a run, to compare with its link's truth.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EstimateLog {
+    /// Sum of the loss estimates (percent) taken at the live snapshots.
+    pub loss_sum: f64,
+    /// Snapshots taken while connected.
+    pub samples: u64,
+}
+
+impl EstimateLog {
+    /// Takes one snapshot of the estimates.
+    pub fn record(&mut self, stats: &LinkStats) {
+        self.loss_sum += stats.packet_loss_percent;
+        self.samples += 1;
+    }
+
+    /// The mean loss estimate, percent.
+    pub fn mean_loss(&self) -> Option<f64> {
+        (self.samples > 0).then(|| self.loss_sum / self.samples as f64)
+    }
 }
 
 /// The end of the arena for one bot.
@@ -60,7 +100,9 @@ pub struct BotRow {
     /// What the server counted for it (when the arena has the server).
     pub server: Option<ClientTally>,
     /// What its link carried.
-    pub wire: LinkStats,
+    pub wire: WireStats,
+    /// Its connection's estimates over the run.
+    pub estimates: EstimateLog,
 }
 
 /// How the arena went.
@@ -230,13 +272,19 @@ impl fmt::Display for Table {
     }
 }
 
-fn mode(mode: Option<(Mode, f64)>) -> String {
-    match mode {
+fn mode(stats: Option<&LinkStats>) -> String {
+    match stats.map(|s| (s.mode, s.penalty_seconds)) {
         Some((Mode::Good, _)) => "good".to_owned(),
         Some((Mode::Bad, penalty)) => format!("bad ({penalty:.0}s)"),
         Some(_) => "?".to_owned(),
         None => "-".to_owned(),
     }
+}
+
+/// An estimate next to its truth: `est/true` with `unit`, `-` for what is unknown.
+fn versus(estimate: Option<f64>, truth: Option<f64>, decimals: usize, unit: &str) -> String {
+    let show = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.decimals$}"));
+    format!("{}/{}{unit}", show(estimate), show(truth))
 }
 
 fn link(link: &LinkConfig) -> String {
@@ -267,7 +315,7 @@ impl fmt::Display for Live {
                     format!("{:.1}%", c.stats.packet_loss_percent),
                     format!("{:.1}", c.stats.sent_kbps),
                     format!("{:.1}", c.stats.received_kbps),
-                    mode(Some(c.mode)),
+                    mode(Some(&c.stats)),
                 ]);
             }
             return write!(f, "{table}");
@@ -275,11 +323,10 @@ impl fmt::Display for Live {
         let mut table = Table::new(&[
             "bot",
             "link",
-            "rtt",
-            "loss est",
-            "wire loss",
-            "up kbps",
-            "down kbps",
+            "rtt est/true",
+            "loss est/true",
+            "up kbps est/true",
+            "down kbps est/true",
             "mode",
             "server mode",
             "inputs",
@@ -287,17 +334,22 @@ impl fmt::Display for Live {
             "updates",
         ]);
         for bot in &self.bots {
-            let s = bot.client.stats.unwrap_or_default();
+            let s = bot.client.stats.as_ref();
+            let (up, down) = bot.wire_kbps();
             table.row(vec![
                 bot.index.to_string(),
                 link(&bot.link),
-                format!("{:.0}ms", s.rtt_ms),
-                format!("{:.1}%", s.packet_loss_percent),
-                format!("{:.1}%", bot.wire_loss * 100.0),
-                format!("{:.1}", bot.up_kbps),
-                format!("{:.1}", bot.down_kbps),
-                mode(bot.client.mode),
-                mode(bot.server.map(|c| c.mode)),
+                versus(s.map(|s| s.rtt_ms), bot.wire.mean_rtt_ms(), 0, "ms"),
+                versus(
+                    s.map(|s| s.packet_loss_percent),
+                    bot.wire.up_loss().map(|l| l * 100.0),
+                    1,
+                    "%",
+                ),
+                versus(s.map(|s| s.sent_kbps), Some(up), 1, ""),
+                versus(s.map(|s| s.received_kbps), Some(down), 1, ""),
+                mode(s),
+                mode(bot.server.as_ref().map(|c| &c.stats)),
                 bot.stats.inputs_sent.to_string(),
                 bot.stats.chats_sent.to_string(),
                 bot.stats.updates_received.to_string(),
@@ -306,7 +358,7 @@ impl fmt::Display for Live {
         write!(f, "{table}")?;
         writeln!(
             f,
-            "loss est: the connection's estimate, over the packets sent 128 to 256 packets ago (0 until then); wire loss: what the simulator dropped since the last table"
+            "est: the bot's connection estimates; true: what its simulated link did since the last table (mean delay up + down; the bot's datagrams lost on the way up; bytes with 28 for IP and UDP)"
         )
     }
 }
@@ -332,8 +384,9 @@ impl fmt::Display for Summary {
             let mut table = Table::new(&[
                 "bot",
                 "link",
-                "rtt",
-                "loss",
+                "rtt est/true",
+                "error",
+                "loss est/true",
                 "mode",
                 "inputs sent",
                 "delivered",
@@ -348,16 +401,27 @@ impl fmt::Display for Summary {
             ]);
             for row in &self.rows {
                 let (b, s) = (&row.bot, row.server.as_ref());
-                let stats = row.last.stats.unwrap_or_default();
+                let stats = row.last.stats.as_ref();
                 let from_server =
                     |f: fn(&ClientTally) -> u64| s.map_or("-".to_owned(), |s| f(s).to_string());
                 let order_ok = b.out_of_order == 0 && s.is_none_or(|s| s.out_of_order == 0);
+                let (rtt, truth) = (stats.map(|s| s.rtt_ms), row.wire.mean_rtt_ms());
+                let error = match (rtt, truth) {
+                    (Some(rtt), Some(truth)) => format!("{:+.0}ms", rtt - truth),
+                    _ => "-".to_owned(),
+                };
                 table.row(vec![
                     row.index.to_string(),
                     link(&row.link),
-                    format!("{:.0}ms", stats.rtt_ms),
-                    format!("{:.1}%", stats.packet_loss_percent),
-                    mode(row.last.mode),
+                    versus(rtt, truth, 0, "ms"),
+                    error,
+                    versus(
+                        row.estimates.mean_loss(),
+                        row.wire.up_loss().map(|l| l * 100.0),
+                        1,
+                        "%",
+                    ),
+                    mode(stats),
                     b.inputs_sent.to_string(),
                     s.map_or("-".to_owned(), |s| {
                         format!(
@@ -379,7 +443,7 @@ impl fmt::Display for Summary {
             write!(f, "\n{table}")?;
             writeln!(
                 f,
-                "(inputs and updates are unreliable: loss is expected; chat and phases are reliable and ordered)"
+                "(rtt: the bot's estimate at the end against its link's mean delay up + down over the run; loss: the bot's estimate averaged over the tables against the share of its datagrams the link lost; inputs and updates are unreliable: loss is expected; chat and phases are reliable and ordered)"
             )?;
         } else if let Some((_, tallies)) = &self.server {
             let mut table =
@@ -449,7 +513,8 @@ mod tests {
                 chats_received: server_received,
                 ..ClientTally::default()
             }),
-            wire: LinkStats::default(),
+            wire: WireStats::default(),
+            estimates: EstimateLog::default(),
         }
     }
 

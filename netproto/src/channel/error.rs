@@ -110,6 +110,9 @@ pub struct LayerCounters {
     pub messages_sent: u64,
     /// Times a message or fragment went into a packet (first sends and resends).
     pub transmissions: u64,
+    /// Of those, the times a reliable message or fragment went out again (its resend
+    /// interval passed without an ack).
+    pub resends: u64,
     /// Reliable messages (and fragments) released by acks.
     pub messages_acked: u64,
     /// Messages delivered by `receive`.

@@ -122,6 +122,7 @@ mod error;
 mod packer;
 mod reliable;
 mod stack;
+mod stats;
 mod unreliable;
 
 pub use config::{
@@ -129,7 +130,9 @@ pub use config::{
     MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
 pub use error::{LayerCounters, ReadError, SendError};
+pub(crate) use stack::ack_time;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
+pub use stats::MessageStats;
 
 use crate::message::NetMessage;
 use crate::packet::{Sequence, SequenceBuffer};
@@ -341,6 +344,18 @@ impl<M: NetMessage> MessageLayer<M> {
         }
         self.counters.messages_sent += 1;
         Ok(())
+    }
+
+    /// What the layer sent, received and resent, and what its queues hold.
+    pub fn stats(&self) -> MessageStats {
+        let channels = 0..self.channels.len();
+        MessageStats {
+            sent: self.counters.messages_sent,
+            received: self.counters.messages_received,
+            resent: self.counters.resends,
+            send_queue: channels.clone().map(|c| self.send_queue_len(c)).sum(),
+            receive_queue: channels.map(|c| self.receive_queue_len(c)).sum(),
+        }
     }
 
     /// `true` when `channel` has room for one more message right now.

@@ -33,6 +33,8 @@ pub(crate) struct Scratch {
     entries: Vec<EntrySel>,
     ids: Vec<u16>,
     frags: Vec<u32>,
+    /// Messages and fragments picked again (sent before) for this packet.
+    resends: u64,
 }
 
 /// A fragment group read from a payload, not applied yet.
@@ -155,6 +157,7 @@ fn select_reliable<M: NetMessage>(
                     continue;
                 }
                 used += cost;
+                scratch.resends += u64::from(*last_sent != f64::NEG_INFINITY);
                 *last_sent = now;
                 previous = Some(value);
                 scratch.ids.push(id);
@@ -188,6 +191,7 @@ fn select_reliable<M: NetMessage>(
                         continue;
                     }
                     used += cost;
+                    scratch.resends += u64::from(b.last_sent[f] != f64::NEG_INFINITY);
                     b.last_sent[f] = now;
                     scratch.frags.push(f as u32);
                 }
@@ -262,6 +266,7 @@ impl<M: NetMessage> MessageLayer<M> {
         packer.entries.clear();
         packer.ids.clear();
         packer.frags.clear();
+        packer.resends = 0;
         let mut remaining = config.max_packet_bits.saturating_sub(entry_count_bits(n));
         for (index, ch) in channels.iter_mut().enumerate() {
             let budget = ch.config.max_bits_per_packet.min(remaining);
@@ -296,6 +301,7 @@ impl<M: NetMessage> MessageLayer<M> {
         };
         out.truncate(len);
         self.counters.packets_written += 1;
+        self.counters.resends += self.packer.resends;
         len
     }
 

@@ -27,8 +27,9 @@ pub enum StackConfigError {
         /// The layer's `sent_packets_buffer_size`.
         layer: usize,
     },
-    /// The layer's packet budget is larger than the endpoint's `max_packet_size`.
-    #[error("max_packet_bits {bits} exceeds the endpoint's max_packet_size of {bytes} bytes")]
+    /// The layer's packet budget is larger than the endpoint's largest payload
+    /// ([`max_payload_size`](EndpointConfig::max_payload_size)).
+    #[error("max_packet_bits {bits} exceeds the endpoint's largest payload of {bytes} bytes")]
     PacketTooLarge {
         /// The layer's budget.
         bits: usize,
@@ -38,7 +39,7 @@ pub enum StackConfigError {
 }
 
 /// Checks that a layer fits over an endpoint: its packet budget within the endpoint's
-/// `max_packet_size`, and the endpoint's packet windows within the layer's
+/// [`max_payload_size`](EndpointConfig::max_payload_size), and the endpoint's packet windows within the layer's
 /// `sent_packets_buffer_size` (the layer's message-id rule, `AckWindowTooLarge`,
 /// assumes a packet older than that window is dropped by the endpoint). Anything
 /// that glues a [`MessageLayer`] to an endpoint (a [`MessageStack`], the UDP
@@ -57,10 +58,10 @@ pub enum StackConfigError {
 /// ));
 /// ```
 pub fn check_pair(endpoint: &EndpointConfig, layer: &LayerConfig) -> Result<(), StackConfigError> {
-    if layer.max_packet_bits.div_ceil(8) > endpoint.max_packet_size {
+    if layer.max_packet_bits.div_ceil(8) > endpoint.max_payload_size() {
         return Err(StackConfigError::PacketTooLarge {
             bits: layer.max_packet_bits,
-            bytes: endpoint.max_packet_size,
+            bytes: endpoint.max_payload_size(),
         });
     }
     let window = endpoint
@@ -94,8 +95,9 @@ pub enum StackReceiveError {
 /// Each [`send_packet`](Self::send_packet) writes one payload under the endpoint's
 /// next sequence and sends it; each [`receive_datagram`](Self::receive_datagram)
 /// hands the payload to the layer (the packet is acked only if the layer accepted it)
-/// and forwards the endpoint's acks to the layer. Lost packets need nothing: the
-/// resend interval covers them.
+/// and forwards the endpoint's acks to the layer (also those of a packet the layer
+/// postponed for flow control: only a malformed packet's acks are ignored). Lost
+/// packets need nothing: the resend interval covers them.
 ///
 /// ```
 /// use netproto::NetMessage;
@@ -179,13 +181,15 @@ impl<M: NetMessage> MessageStack<M> {
         transmit: impl FnMut(&[u8]),
     ) -> Result<Sent, packet::SendError> {
         let sequence = self.endpoint.next_sequence();
-        self.layer.set_rtt(self.endpoint.stats().rtt_ms / 1000.0);
+        self.layer.set_rtt(ack_time(self.endpoint.stats()));
         self.layer.write_packet(now, sequence, &mut self.payload);
         self.endpoint.send(now, &self.payload, transmit)
     }
 
     /// Receives one datagram: the endpoint validates it, the layer reads the payload
-    /// (all or nothing), and the acks it carries release our messages.
+    /// (all or nothing), and the acks it carries release our messages. A payload
+    /// the layer has no room for now is postponed (not acked, so the peer resends
+    /// what it carried; its acks still apply); a malformed one is refused whole.
     pub fn receive_datagram(
         &mut self,
         now: f64,
@@ -197,14 +201,27 @@ impl<M: NetMessage> MessageStack<M> {
             Err(e) => return Err(StackReceiveError::Packet(e)),
         };
         let sequence = packet.sequence();
-        if let Err(e) = self.layer.read_packet(packet.payload()) {
-            packet.refuse();
-            return Err(StackReceiveError::Messages(e));
-        }
-        let acks = packet.accept();
+        let read = self.layer.read_packet(packet.payload());
+        let acks = match read {
+            Ok(()) => packet.accept(),
+            Err(e) if e.is_malformed() => {
+                packet.refuse();
+                return Err(StackReceiveError::Messages(e));
+            }
+            Err(_) => packet.postpone(),
+        };
         for sequence in &acks {
             self.layer.on_packet_acked(sequence);
         }
-        Ok(Received::Packet { sequence, acks })
+        match read {
+            Ok(()) => Ok(Received::Packet { sequence, acks }),
+            Err(e) => Err(StackReceiveError::Messages(e)),
+        }
     }
+}
+
+/// How long an ack takes to come back, seconds (the layer's resend timer waits at
+/// least a factor of it): the round trip plus the peer's hold.
+pub(crate) fn ack_time(stats: &crate::packet::Stats) -> f64 {
+    (stats.rtt_ms + stats.ack_delay_ms) / 1000.0
 }

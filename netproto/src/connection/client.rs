@@ -7,6 +7,7 @@ use super::congestion::Congestion;
 use super::delivery::Delivery;
 use super::event::{ClientEvent, ClientId, DenyReason, DisconnectReason};
 use super::session::{Crypto, Link};
+use super::stats::{LinkStats, Traffic};
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
 use super::{ConnectionError, Opened, opened};
 use crate::netcode::{AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType};
@@ -157,8 +158,16 @@ impl<A: Copy + Eq> Client<A> {
         self.dropped
     }
 
-    /// The link estimates, once connected.
-    pub fn stats(&self) -> Option<&Stats> {
+    /// What the connection measured of its link (RTT, jitter, loss, bandwidth,
+    /// congestion, traffic), once connected.
+    pub fn stats(&self) -> Option<LinkStats> {
+        self.link
+            .as_ref()
+            .map(|l| l.link_stats(&self.crypto.traffic))
+    }
+
+    /// The packet endpoint's estimates, once connected.
+    pub(crate) fn endpoint_stats(&self) -> Option<&Stats> {
         self.link.as_ref().map(Link::stats)
     }
 
@@ -265,7 +274,7 @@ impl<A: Copy + Eq> Client<A> {
                     self.end(DisconnectReason::TimedOut);
                     return;
                 }
-                if link.update(now, self.config.keepalive_interval) {
+                if link.update(now, self.config.keepalive_interval, &self.crypto.traffic) {
                     self.keep_alive(now);
                 }
             }
@@ -385,6 +394,14 @@ impl<A: Copy + Eq> Client<A> {
                     return None;
                 };
                 self.link = Some(link);
+                // The session's traffic starts with this keep-alive, the first packet
+                // the server sealed in it (the handshake's responses are not part of
+                // it: the server opened them without the session's keys).
+                self.crypto.traffic = Traffic {
+                    datagrams_received: 1,
+                    bytes_received: len as u64,
+                    ..Traffic::default()
+                };
                 self.state = ClientState::Connected;
                 self.client_id = Some(ClientId(index));
                 self.max_clients = max_clients;

@@ -14,7 +14,7 @@ use crate::packet::EndpointConfig;
 /// | `max_timeout` | 60 s |
 /// | `handshake_resend_interval` | 0.1 s |
 /// | `disconnect_copies` | 3 |
-/// | `endpoint` | [`EndpointConfig::default`] with `rtt_smoothing_factor` 0.1 |
+/// | `endpoint` | [`EndpointConfig::default`] with `rtt_smoothing_factor` 0.1 and `report_ack_delay` on |
 ///
 /// The endpoint's skipped-sequence trap (against peers that ack packets they never
 /// received) is armed on every server connection, seeded from the server's secret
@@ -28,7 +28,10 @@ use crate::packet::EndpointConfig;
 ///
 /// The endpoint's RTT smoothing is the article's 10% here (not the reference's
 /// 0.0025): congestion avoidance reads the smoothed RTT every update, and must see a
-/// jump above its threshold within a few acks.
+/// jump above its threshold within a few acks. With `report_ack_delay` every payload
+/// carries the ack-delay byte, so that the RTT congestion avoidance judges is the
+/// network's, not the network's plus the peer's send interval (a 180 ms link would
+/// otherwise read up to 280 ms in bad mode and never go good).
 ///
 /// # Timeouts and the sequence space
 ///
@@ -93,6 +96,7 @@ impl ConnectionConfig {
             disconnect_copies: 3,
             endpoint: EndpointConfig {
                 rtt_smoothing_factor: 0.1,
+                report_ack_delay: true,
                 ..EndpointConfig::default()
             },
             congestion: CongestionConfig::default(),

@@ -10,10 +10,12 @@ use crate::packet::{Acks, PendingPacket, Sequence};
 /// * [`accept`](Self::accept): the packet is recorded (it will be acked) and its
 ///   header's acks are applied; returns our packets it newly acked, for the layer
 ///   above to release what they carried.
-/// * [`refuse`](Self::refuse), or dropping it: as if it was lost. It is not acked,
-///   its acks are not applied, and the peer sends what it carried again. Refuse a
-///   payload the layer cannot take *now* (a full receive queue); a payload that is
-///   malformed is a protocol error: refuse it and disconnect the peer.
+/// * [`postpone`](Self::postpone): the layer cannot take the payload *now* (a full
+///   receive queue). It is not acked, so the peer sends what it carried again, but
+///   its acks are applied (they are genuine): returns our packets it newly acked.
+/// * [`refuse`](Self::refuse), or dropping it: as if it was lost. It is not acked
+///   and its acks are not applied. A payload that is malformed is a protocol error:
+///   refuse it and disconnect the peer.
 ///
 /// ```
 /// # use netproto::connection::Delivery;
@@ -55,6 +57,12 @@ impl<'a> Delivery<'a> {
     /// newly acked (each reported once).
     pub fn accept(self) -> Acks {
         self.packet.accept()
+    }
+
+    /// Postpones the packet for flow control: not acked (the peer resends what it
+    /// carried), but its acks apply. Returns our packets it newly acked.
+    pub fn postpone(self) -> Acks {
+        self.packet.postpone()
     }
 
     /// Refuses the packet, as if it was lost (dropping the delivery does the same).

@@ -32,14 +32,16 @@
 //! * **Receive, two phases.** `handle_datagram` returns a [`Delivery`] when a payload
 //!   arrived: the layer reads [`payload`](Delivery::payload), then
 //!   [`accept`](Delivery::accept)s it (the packet will be acked; the call returns the
-//!   sequences of our packets it newly acked) or [`refuse`](Delivery::refuse)s it (as
-//!   if lost: the peer sends it again).
+//!   sequences of our packets it newly acked), [`postpone`](Delivery::postpone)s it
+//!   (no room now: not acked, so the peer sends it again, but its acks apply) or
+//!   [`refuse`](Delivery::refuse)s it (as if lost).
 //! * **Send.** `send_with` hands the layer the sequence the packet will carry and a
 //!   buffer to fill.
 //! * **Transmit.** `poll_transmit` writes each sealed datagram into the caller's
 //!   buffer ([`MAX_DATAGRAM_BYTES`]); nothing is allocated per datagram.
 //!
-//! Each connection runs [binary congestion avoidance](Congestion) on its RTT:
+//! Each connection measures its link ([`LinkStats`]: network RTT, jitter, loss,
+//! bandwidth, traffic) and runs [binary congestion avoidance](Congestion) on its RTT:
 //! `ready_to_send(now)` tells the layer above whether a payload sent now keeps to the
 //! mode's rate. [`transport::ServerStack`](crate::transport::ServerStack) glues a
 //! server to the message layer, once for every driver.
@@ -54,6 +56,7 @@ mod event;
 mod handshake;
 mod server;
 mod session;
+mod stats;
 mod transmit;
 
 use core::ops::Range;
@@ -64,6 +67,7 @@ pub use congestion::{Congestion, CongestionConfig, Mode};
 pub use delivery::Delivery;
 pub use event::{ClientEvent, ClientId, DenyReason, DisconnectReason, ServerEvent};
 pub use server::{Server, ServerCounters};
+pub use stats::LinkStats;
 pub use transmit::MAX_DATAGRAM_BYTES;
 
 use crate::netcode::Packet;

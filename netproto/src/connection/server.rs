@@ -10,6 +10,7 @@ use super::delivery::Delivery;
 use super::event::{ClientId, DisconnectReason, ServerEvent};
 use super::handshake::{Handshakes, Pending, TokenRefusal, TokenTag};
 use super::session::{Crypto, Link};
+use super::stats::LinkStats;
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
 use super::{ConnectionError, Opened, opened};
 use crate::netcode::{
@@ -326,8 +327,15 @@ impl<A: Copy + Eq + Hash> Server<A> {
         self.slot(client).map(|s| &s.user_data)
     }
 
-    /// The link estimates of a connected client (RTT, loss, bandwidth).
-    pub fn client_stats(&self, client: ClientId) -> Option<&Stats> {
+    /// What the connection to `client` measured of its link (RTT, jitter, loss,
+    /// bandwidth, congestion, traffic), while connected.
+    pub fn stats(&self, client: ClientId) -> Option<LinkStats> {
+        self.slot(client)
+            .map(|s| s.link.link_stats(&s.crypto.traffic))
+    }
+
+    /// The packet endpoint's estimates of a connected client's link.
+    pub(crate) fn endpoint_stats(&self, client: ClientId) -> Option<&Stats> {
         self.slot(client).map(|s| s.link.stats())
     }
 
@@ -372,6 +380,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
         if self
             .transmits
             .push(to, packet, self.global_sequence, key, protocol_id)
+            .is_some()
         {
             self.global_sequence += 1;
         }
@@ -746,10 +755,11 @@ impl<A: Copy + Eq + Hash> Server<A> {
                 self.free(index, DisconnectReason::TimedOut, false);
                 continue;
             }
-            if slot
-                .link
-                .update(now, self.config.connection.keepalive_interval)
-            {
+            if slot.link.update(
+                now,
+                self.config.connection.keepalive_interval,
+                &slot.crypto.traffic,
+            ) {
                 self.keep_alive(now, index);
             }
         }

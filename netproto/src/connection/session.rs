@@ -4,6 +4,7 @@
 
 use super::config::ConnectionConfig;
 use super::congestion::Congestion;
+use super::stats::{LinkStats, Meter, Traffic};
 use super::transmit::TransmitQueue;
 use crate::netcode::{self, AllowedPackets, Key, Packet, ReadError, ReplayProtection};
 use crate::packet::{Endpoint, SendError, Sequence, Stats};
@@ -19,6 +20,8 @@ pub(crate) struct Crypto {
     /// The sequence of our next packet.
     sequence: u64,
     replay: ReplayProtection,
+    /// What was sealed and opened under these keys.
+    pub(crate) traffic: Traffic,
 }
 
 impl Crypto {
@@ -29,6 +32,7 @@ impl Crypto {
             protocol_id,
             sequence: 0,
             replay: ReplayProtection::new(),
+            traffic: Traffic::default(),
         }
     }
 
@@ -39,11 +43,14 @@ impl Crypto {
         packet: &Packet<'_>,
         out: &mut TransmitQueue<A>,
     ) -> bool {
-        let queued = out.push(to, packet, self.sequence, &self.send_key, self.protocol_id);
-        if queued {
-            self.sequence += 1;
-        }
-        queued
+        let Some(len) = out.push(to, packet, self.sequence, &self.send_key, self.protocol_id)
+        else {
+            return false;
+        };
+        self.sequence += 1;
+        self.traffic.datagrams_sent += 1;
+        self.traffic.bytes_sent += len as u64;
+        true
     }
 
     /// Opens a datagram in place: only the `allowed` types, replays refused. A packet
@@ -54,14 +61,18 @@ impl Crypto {
         datagram: &'a mut [u8],
         allowed: AllowedPackets,
     ) -> Result<(u64, Packet<'a>), ReadError> {
-        netcode::read_packet(
+        let len = datagram.len() as u64;
+        let opened = netcode::read_packet(
             datagram,
             self.protocol_id,
             0,
             Some(&self.receive_key),
             allowed,
             Some(&mut self.replay),
-        )
+        )?;
+        self.traffic.datagrams_received += 1;
+        self.traffic.bytes_received += len;
+        Ok(opened)
     }
 
     /// The sequence our next packet will carry.
@@ -82,6 +93,8 @@ pub(crate) struct Link {
     pub(crate) last_sent: f64,
     pub(crate) last_received: f64,
     pub(crate) last_payload_sent: f64,
+    /// Bandwidth sent and received, with IP and UDP headers.
+    meters: [Meter; 2],
     /// When the endpoint's windowed statistics were last recomputed.
     last_stats: f64,
 }
@@ -115,6 +128,7 @@ impl Link {
             last_sent: now,
             last_received: now,
             last_payload_sent: f64::NEG_INFINITY,
+            meters: [Meter::default(); 2],
             last_stats: f64::NEG_INFINITY,
         })
     }
@@ -157,15 +171,25 @@ impl Link {
         self.last_payload_sent = self.last_payload_sent.min(now);
     }
 
-    /// Refreshes the statistics and congestion mode; `true` when a keep-alive is due
-    /// (nothing was sent for `keepalive_interval`).
-    pub(crate) fn update(&mut self, now: f64, keepalive_interval: f64) -> bool {
+    /// Refreshes the statistics (with the session's `traffic` so far; the endpoint's
+    /// windowed ones every [`STATS_INTERVAL`]) and the congestion mode; `true` when a
+    /// keep-alive is due (nothing was sent for `keepalive_interval`).
+    pub(crate) fn update(&mut self, now: f64, keepalive_interval: f64, traffic: &Traffic) -> bool {
         if now - self.last_stats >= STATS_INTERVAL || now < self.last_stats {
             self.last_stats = now;
             self.endpoint.update(now);
         }
         let rtt = self.endpoint.stats().rtt_ms;
         self.congestion.update(now, rtt);
+        let overhead = self.endpoint.config().packet_header_size as u64;
+        let wire =
+            |datagrams: u64, bytes: u64| bytes.saturating_add(datagrams.saturating_mul(overhead));
+        let [sent, received] = &mut self.meters;
+        sent.update(now, wire(traffic.datagrams_sent, traffic.bytes_sent));
+        received.update(
+            now,
+            wire(traffic.datagrams_received, traffic.bytes_received),
+        );
         now - self.last_sent >= keepalive_interval
     }
 
@@ -180,6 +204,18 @@ impl Link {
 
     pub(crate) fn stats(&self) -> &Stats {
         self.endpoint.stats()
+    }
+
+    /// The link's figures, with the session's `traffic`.
+    pub(crate) fn link_stats(&self, traffic: &Traffic) -> LinkStats {
+        let [sent, received] = &self.meters;
+        LinkStats::new(
+            self.endpoint.stats(),
+            self.endpoint.counters(),
+            &self.congestion,
+            traffic,
+            [sent, received],
+        )
     }
 }
 
@@ -204,8 +240,9 @@ mod tests {
             (0.0, 0.0, 0.0)
         );
         // The keep-alive interval now runs from 0.
-        assert!(!link.update(0.05, config.keepalive_interval));
-        assert!(link.update(0.1, config.keepalive_interval));
+        let traffic = Traffic::default();
+        assert!(!link.update(0.05, config.keepalive_interval, &traffic));
+        assert!(link.update(0.1, config.keepalive_interval, &traffic));
         // Timestamps before `now` are left alone.
         link.rebase(5.0);
         assert_eq!(link.last_sent, 0.0);

@@ -29,9 +29,9 @@ impl<A: Copy> TransmitQueue<A> {
         }
     }
 
-    /// Writes `packet` sealed with `key` and `sequence` at the back of the queue.
-    /// Returns `false` if it could not be written (a payload larger than netcode
-    /// carries): nothing is queued then.
+    /// Writes `packet` sealed with `key` and `sequence` at the back of the queue and
+    /// returns its length. Returns `None` if it could not be written (a payload
+    /// larger than netcode carries): nothing is queued then.
     pub(crate) fn push(
         &mut self,
         to: A,
@@ -39,18 +39,18 @@ impl<A: Copy> TransmitQueue<A> {
         sequence: u64,
         key: &Key,
         protocol_id: u64,
-    ) -> bool {
+    ) -> Option<usize> {
         let start = self.bytes.len();
         self.bytes.resize(start + MAX_DATAGRAM_BYTES, 0);
         match netcode::write_packet(packet, sequence, key, protocol_id, &mut self.bytes[start..]) {
             Ok(len) => {
                 self.bytes.truncate(start + len);
                 self.queue.push_back((to, start, len));
-                true
+                Some(len)
             }
             Err(_) => {
                 self.bytes.truncate(start);
-                false
+                None
             }
         }
     }
@@ -107,7 +107,11 @@ mod tests {
         let key = Key::from_bytes([1; 32]);
         let mut queue = TransmitQueue::new();
         for i in 0..3u8 {
-            assert!(queue.push(i, &Packet::Payload(&[i; 10]), u64::from(i), &key, 9));
+            assert!(
+                queue
+                    .push(i, &Packet::Payload(&[i; 10]), u64::from(i), &key, 9)
+                    .is_some()
+            );
         }
         assert_eq!(queue.len(), 3);
         let mut buf = [0u8; MAX_DATAGRAM_BYTES];
@@ -120,7 +124,11 @@ mod tests {
         assert_eq!(got, [0, 1, 2]);
         let capacity = queue.capacity();
         assert!(capacity >= 28);
-        assert!(queue.push(7, &Packet::Payload(&[7; 10]), 3, &key, 9));
+        assert!(
+            queue
+                .push(7, &Packet::Payload(&[7; 10]), 3, &key, 9)
+                .is_some()
+        );
         assert_eq!(queue.capacity(), capacity, "no new allocation once drained");
     }
 
@@ -128,8 +136,16 @@ mod tests {
     fn a_buffer_too_small_drops_the_datagram_and_counts_it() {
         let key = Key::from_bytes([1; 32]);
         let mut queue = TransmitQueue::new();
-        assert!(queue.push(0u8, &Packet::Payload(&[0; 100]), 0, &key, 9));
-        assert!(queue.push(1u8, &Packet::Payload(&[0; 1]), 1, &key, 9));
+        assert!(
+            queue
+                .push(0u8, &Packet::Payload(&[0; 100]), 0, &key, 9)
+                .is_some()
+        );
+        assert!(
+            queue
+                .push(1u8, &Packet::Payload(&[0; 1]), 1, &key, 9)
+                .is_some()
+        );
         let mut small = [0u8; 64];
         assert_eq!(queue.pop(&mut small), Some((1, 1 + 1 + 1 + 16)));
         assert_eq!(queue.truncated, 1);
@@ -141,7 +157,11 @@ mod tests {
         let key = Key::from_bytes([1; 32]);
         let mut queue = TransmitQueue::new();
         let big = vec![0u8; netcode::MAX_PAYLOAD_BYTES + 1];
-        assert!(!queue.push(0u8, &Packet::Payload(&big), 0, &key, 9));
+        assert!(
+            queue
+                .push(0u8, &Packet::Payload(&big), 0, &key, 9)
+                .is_none()
+        );
         assert_eq!(queue.len(), 0);
     }
 }

@@ -18,11 +18,12 @@ use super::sequence_buffer::MAX_SEQUENCE_BUFFER_SIZE;
 /// | `fragment_reassembly_buffer_size` | 64 |
 /// | `rtt_smoothing_factor` | 0.0025 |
 /// | `rtt_history_size` | 512 |
-/// | `packet_loss_smoothing_factor` | 0.1 |
+/// | `loss_window` | 32 (netproto's own: the reference smooths by 0.1 instead) |
 /// | `bandwidth_smoothing_factor` | 0.1 |
 /// | `packet_header_size` | 28 |
 /// | `skip_sequence_seed` | `None` (never skip: the reference's datagrams) |
 /// | `skip_interval` | 256 |
+/// | `report_ack_delay` | `false` (the reference's datagrams) |
 ///
 /// The RTT smoothing factor is the reference's 0.0025, not the 10% of the article
 /// the design cites: with 10% a single jittery sample moves the estimate by a tenth
@@ -68,8 +69,11 @@ pub struct EndpointConfig {
     /// RTT samples kept for min / max / average / jitter (a fixed array of this many
     /// `f64`, allocated at construction).
     pub rtt_history_size: usize,
-    /// Weight of each new packet-loss measurement, in (0, 1].
-    pub packet_loss_smoothing_factor: f64,
+    /// Our packets the loss estimate looks at: the last `loss_window` packets whose
+    /// fate is known (acked, or passed over by the peer's acks), at most the sent
+    /// window. 32 is about a second at 30 packets per second.
+    /// See [`Stats::packet_loss_percent`](super::Stats::packet_loss_percent).
+    pub loss_window: usize,
     /// Weight of each new bandwidth measurement, in (0, 1].
     pub bandwidth_smoothing_factor: f64,
     /// Bytes added to every packet for bandwidth accounting (IPv4 + UDP = 28).
@@ -100,6 +104,14 @@ pub struct EndpointConfig {
     /// `skip_sequence_seed`. A peer that acks everything trips the trap about once
     /// per `skip_interval` packets.
     pub skip_interval: usize,
+    /// Network RTT (netproto's extension, off by default): every packet's payload
+    /// starts with one byte, how long the peer held the packets it acks before
+    /// acking them, so that [`Stats::rtt_ms`](super::Stats::rtt_ms) is the round
+    /// trip on the network rather than send-to-ack (which adds up to a whole send
+    /// interval of the peer). Both ends must agree; the payload a layer sends can be
+    /// one byte smaller ([`max_payload_size`](Self::max_payload_size)). The
+    /// [connection layer](crate::connection) turns it on.
+    pub report_ack_delay: bool,
 }
 
 impl Default for EndpointConfig {
@@ -114,11 +126,12 @@ impl Default for EndpointConfig {
             fragment_reassembly_buffer_size: 64,
             rtt_smoothing_factor: 0.0025,
             rtt_history_size: 512,
-            packet_loss_smoothing_factor: 0.1,
+            loss_window: 32,
             bandwidth_smoothing_factor: 0.1,
             packet_header_size: 28,
             skip_sequence_seed: None,
             skip_interval: 256,
+            report_ack_delay: false,
         }
     }
 }
@@ -248,6 +261,25 @@ impl EndpointConfig {
         )
     }
 
+    /// The largest payload [`Endpoint::send`](super::Endpoint::send) takes:
+    /// `max_packet_size`, less the ack-delay byte when
+    /// [`report_ack_delay`](Self::report_ack_delay) is on.
+    ///
+    /// ```
+    /// use netproto::packet::EndpointConfig;
+    ///
+    /// let config = EndpointConfig { report_ack_delay: true, ..EndpointConfig::default() };
+    /// assert_eq!(config.max_payload_size(), 16383);
+    /// ```
+    pub fn max_payload_size(&self) -> usize {
+        let extension = if self.report_ack_delay {
+            super::ack_delay::ACK_DELAY_BYTES
+        } else {
+            0
+        };
+        self.max_packet_size.saturating_sub(extension)
+    }
+
     /// Checks every field; [`Endpoint::new`](super::Endpoint::new) calls this.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let sizes = [
@@ -275,6 +307,7 @@ impl EndpointConfig {
                 MAX_SEQUENCE_BUFFER_SIZE,
             ),
             ("rtt_history_size", self.rtt_history_size, 65536),
+            ("loss_window", self.loss_window, MAX_SEQUENCE_BUFFER_SIZE),
         ];
         if self.packet_header_size > MAX_PACKET_HEADER_SIZE {
             return Err(ConfigError::TooLarge {
@@ -308,10 +341,6 @@ impl EndpointConfig {
         }
         for (field, value) in [
             ("rtt_smoothing_factor", self.rtt_smoothing_factor),
-            (
-                "packet_loss_smoothing_factor",
-                self.packet_loss_smoothing_factor,
-            ),
             (
                 "bandwidth_smoothing_factor",
                 self.bandwidth_smoothing_factor,
@@ -382,6 +411,14 @@ mod tests {
             },
             EndpointConfig {
                 skip_interval: 1,
+                ..base.clone()
+            },
+            EndpointConfig {
+                loss_window: 0,
+                ..base.clone()
+            },
+            EndpointConfig {
+                loss_window: 40000,
                 ..base.clone()
             },
         ];

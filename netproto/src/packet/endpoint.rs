@@ -1,5 +1,6 @@
 //! The sans-IO packet endpoint: sequence numbers, acks, fragmentation, statistics.
 
+use super::ack_delay::{ACK_DELAY_BYTES, HoldClock, ReplyLog};
 use super::ack_state::{ProcessedAcks, ReceivedBits};
 use super::config::{ConfigError, EndpointConfig};
 use super::fragment::{
@@ -77,6 +78,10 @@ pub struct Endpoint {
     transmit_buffer: Box<[u8]>,
     /// The skipped-sequence trap, when `skip_sequence_seed` is set.
     skip: Option<Skipper>,
+    /// With `report_ack_delay`: the packets accepted since our last send...
+    hold: HoldClock,
+    /// ... and the peer's recent headers, for network RTT samples.
+    replies: Option<ReplyLog>,
 }
 
 /// When to skip the next sequence: a countdown of sends, redrawn after each skip
@@ -144,6 +149,8 @@ impl Endpoint {
             skip: config
                 .skip_sequence_seed
                 .map(|seed| Skipper::new(seed, config.skip_interval)),
+            hold: HoldClock::default(),
+            replies: config.report_ack_delay.then(ReplyLog::new),
             config,
         })
     }
@@ -222,14 +229,16 @@ impl Endpoint {
     /// history and half of each packet window.
     pub fn update(&mut self, now: f64) {
         self.time = now;
-        self.estimator.update(&self.sent, &self.received);
+        self.estimator.update(now, &self.sent, &self.received);
     }
 
     /// Sends `payload` as the next packet, calling `transmit` once per datagram.
     ///
-    /// A payload above `fragment_above` bytes goes out as `ceil(len / fragment_size)`
-    /// fragments. A payload above `max_packet_size` is refused with
-    /// [`SendError::TooLarge`] and does not consume a sequence number.
+    /// A packet above `fragment_above` bytes goes out as `ceil(len / fragment_size)`
+    /// fragments. A payload above [`max_payload_size`](EndpointConfig::max_payload_size)
+    /// is refused with [`SendError::TooLarge`] and does not consume a sequence
+    /// number. With [`report_ack_delay`](EndpointConfig::report_ack_delay) the packet
+    /// is the ack-delay byte followed by `payload`.
     ///
     /// The datagram slices borrow an internal buffer: copy them out (or write them to
     /// a socket) inside `transmit`.
@@ -240,17 +249,25 @@ impl Endpoint {
         mut transmit: impl FnMut(&[u8]),
     ) -> Result<Sent, SendError> {
         self.time = now;
-        let len = payload.len();
-        if len > self.config.max_packet_size {
+        let max = self.config.max_payload_size();
+        if payload.len() > max {
             self.counters.packets_too_large_to_send += 1;
             return Err(SendError::TooLarge {
-                size: len,
-                max: self.config.max_packet_size,
+                size: payload.len(),
+                max,
             });
         }
         let header = self.next_header();
         let sequence = header.sequence;
         self.sequence = sequence.next();
+        let mut extension = [0u8; ACK_DELAY_BYTES];
+        let extension: &[u8] = if self.config.report_ack_delay {
+            extension[0] = self.hold.take(now, header.ack);
+            &extension
+        } else {
+            &[]
+        };
+        let len = extension.len() + payload.len();
 
         // The slot this packet takes holds the packet sent one window ago (or
         // nothing): if it was never acked, it is now lost for good.
@@ -277,14 +294,14 @@ impl Endpoint {
             let mut header_bytes = [0u8; MAX_HEADER_BYTES];
             let h = header.write(&mut header_bytes);
             buf[..h].copy_from_slice(&header_bytes[..h]);
-            buf[h..h + len].copy_from_slice(payload);
-            transmit(&buf[..h + len]);
+            let end = copy_packet(extension, payload, 0, &mut buf[h..h + len]);
+            transmit(&buf[..h + end]);
             0
         } else {
             let header_bytes = header.encode();
             let fs = self.config.fragment_size;
             let count = len.div_ceil(fs);
-            for (id, chunk) in payload.chunks(fs).enumerate() {
+            for id in 0..count {
                 let fragment = FragmentHeader {
                     sequence,
                     fragment_id: id as u8,
@@ -296,8 +313,9 @@ impl Endpoint {
                     buf[pos..pos + header_bytes.len()].copy_from_slice(&header_bytes);
                     pos += header_bytes.len();
                 }
-                buf[pos..pos + chunk.len()].copy_from_slice(chunk);
-                transmit(&buf[..pos + chunk.len()]);
+                let chunk = fs.min(len - id * fs);
+                pos += copy_packet(extension, payload, id * fs, &mut buf[pos..pos + chunk]);
+                transmit(&buf[..pos]);
             }
             self.counters.fragments_sent += count as u64;
             count as u16
@@ -419,14 +437,39 @@ impl Endpoint {
             self.counters.packets_invalid += 1;
             ReceiveError::InvalidHeader(e)
         })?;
-        let payload = datagram.get(header_len..).unwrap_or_default();
-        self.check_packet(&header, payload.len())?;
+        let body = datagram.get(header_len..).unwrap_or_default();
+        self.check_packet(&header, body.len())?;
+        let Some((hold, payload)) = self.split_extension(body) else {
+            return Err(self.missing_extension(header_len, datagram.len()));
+        };
         Ok(Incoming::Packet(PendingPacket {
             header,
+            hold,
             wire_len: datagram.len(),
             payload: Payload::Datagram(payload),
             endpoint: Some(self),
         }))
+    }
+
+    /// Splits a packet's body into the ack-delay byte (with `report_ack_delay`) and
+    /// the payload; `None` when the byte is missing.
+    #[inline]
+    fn split_extension<'b>(&self, body: &'b [u8]) -> Option<(Option<u8>, &'b [u8])> {
+        if !self.config.report_ack_delay {
+            return Some((None, body));
+        }
+        let (&hold, payload) = body.split_first()?;
+        Some((Some(hold), payload))
+    }
+
+    /// Counts and reports a packet without the ack-delay byte (`report_ack_delay`
+    /// on): `header_len` header bytes, `len` bytes in all.
+    fn missing_extension(&mut self, header_len: usize, len: usize) -> ReceiveError {
+        self.counters.packets_invalid += 1;
+        ReceiveError::InvalidHeader(HeaderError::Truncated {
+            needed: header_len + ACK_DELAY_BYTES,
+            got: len,
+        })
     }
 
     fn receive_fragment<'a>(
@@ -503,11 +546,19 @@ impl Endpoint {
             self.reassembly.recycle(sequence, packet.data);
             return Err(e);
         }
+        let body = packet.data.get(..packet.len).unwrap_or_default();
+        let Some((hold, payload)) = self.split_extension(body) else {
+            self.reassembly.recycle(sequence, packet.data);
+            return Err(self.missing_extension(packet.header.encoded_len(), packet.len));
+        };
+        let start = packet.len - payload.len();
         Ok(Incoming::Packet(PendingPacket {
             header: packet.header,
+            hold,
             wire_len: packet.header.encoded_len() + packet.len,
             payload: Payload::Reassembled {
                 data: packet.data,
+                start,
                 len: packet.len,
             },
             endpoint: Some(self),
@@ -591,7 +642,7 @@ impl Endpoint {
 
     /// Phase 2 of an accepted packet: records it as received (so it will be acked)
     /// and processes its header's acks. The packet passed [`check_packet`].
-    fn accept_packet(&mut self, header: &PacketHeader, wire_len: usize) -> Acks {
+    fn accept_packet(&mut self, header: &PacketHeader, hold: Option<u8>, wire_len: usize) -> Acks {
         let sequence = header.sequence;
         let record = ReceivedPacket {
             time: self.time,
@@ -604,13 +655,24 @@ impl Endpoint {
             }
         }
         self.reassembly.advance(sequence);
+        self.counters.packets_accepted += 1;
+        self.hold
+            .on_accept(sequence, self.time, self.received.newest());
+        self.apply_acks(header, hold)
+    }
 
+    /// Processes the acks of a packet that passed [`check_packet`] (accepted, or
+    /// postponed by the layer above), and the RTT samples they give.
+    fn apply_acks(&mut self, header: &PacketHeader, hold: Option<u8>) -> Acks {
         // Walk the ack bits from bit 0 (ack) to bit 31 (ack - 31), skipping those an
         // earlier header already covered (they cannot ack anything new).
         let mut acks = Acks::EMPTY;
         let used = self.sequences_used();
         let mut bits = self.unseen_bits(header);
         self.processed.record(header.ack, header.ack_bits, used);
+        // With the ack-delay byte the samples come from the reply log below;
+        // without it, every newly acked packet is a send-to-ack sample.
+        let per_packet_rtt = self.replies.is_none();
         let mut acked = header.ack;
         while bits != 0 {
             let skip = bits.trailing_zeros();
@@ -620,17 +682,53 @@ impl Endpoint {
                 // A skipped sequence cannot be here: `check_packet` refused it.
                 if !packet.acked && !packet.skipped {
                     packet.acked = true;
-                    let rtt_ms = ((self.time - packet.time) * 1000.0).max(0.0);
                     self.counters.packets_acked += 1;
-                    self.estimator.rtt_sample(acked, rtt_ms);
+                    if per_packet_rtt {
+                        let rtt_ms = ((self.time - packet.time) * 1000.0).max(0.0);
+                        self.estimator.rtt_sample(acked, rtt_ms, 1);
+                    }
                     acks.push(acked);
                 }
             }
             bits >>= 1;
             acked = acked.prev();
         }
+        self.estimator.on_acks(header.ack, header.ack_bits);
+        if let (Some(log), Some(hold)) = (&mut self.replies, hold) {
+            for sample in log
+                .on_accept(header, hold, self.time, &self.sent)
+                .into_iter()
+                .flatten()
+            {
+                self.estimator
+                    .rtt_sample(sample.reply, sample.rtt_ms, sample.packets);
+                self.estimator
+                    .ack_delay_sample(sample.hold_ms, sample.packets);
+            }
+        }
         acks
     }
+}
+
+/// Copies bytes `from .. from + out.len()` of the packet `extension ++ payload` into
+/// `out` (one fragment's share, without building the packet), and returns how many.
+fn copy_packet(extension: &[u8], payload: &[u8], from: usize, out: &mut [u8]) -> usize {
+    let mut written = 0;
+    let mut at = from;
+    for part in [extension, payload] {
+        if written == out.len() {
+            break;
+        }
+        if at >= part.len() {
+            at -= part.len();
+            continue;
+        }
+        let n = (part.len() - at).min(out.len() - written);
+        out[written..written + n].copy_from_slice(&part[at..at + n]);
+        written += n;
+        at = 0;
+    }
+    written
 }
 
 /// What [`Endpoint::receive`] made of a valid datagram.
@@ -693,8 +791,21 @@ impl Incoming<'_> {
 enum Payload<'a> {
     /// In the datagram (a regular packet).
     Datagram(&'a [u8]),
-    /// In a reassembly buffer taken out of the table, given back at the verdict.
-    Reassembled { data: Vec<u8>, len: usize },
+    /// In a reassembly buffer taken out of the table, given back at the verdict:
+    /// bytes `start..len` (after the ack-delay byte, when there is one).
+    Reassembled {
+        data: Vec<u8>,
+        start: usize,
+        len: usize,
+    },
+}
+
+/// The layer above's verdict on a [`PendingPacket`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Accept,
+    Postpone,
+    Refuse,
 }
 
 /// A whole packet that passed every check of [`Endpoint::receive`], waiting for the
@@ -704,11 +815,14 @@ enum Payload<'a> {
 ///
 /// [`accept`](Self::accept) records it; [`refuse`](Self::refuse) and dropping it
 /// refuse it: not recorded, not acked, its acks not applied, counted in
-/// `packets_rejected`. A refused packet can be received again (a retransmitted copy
-/// is not a duplicate).
+/// `packets_rejected`. [`postpone`](Self::postpone) is for a payload the layer above
+/// cannot take *now* (flow control): not recorded or acked either, but its acks
+/// apply. A packet not recorded can be received again (a copy is not a duplicate).
 #[must_use = "a packet is acked only if it is accepted: dropping it refuses it"]
 pub struct PendingPacket<'a> {
     header: PacketHeader,
+    /// The ack-delay byte, with `report_ack_delay`.
+    hold: Option<u8>,
     /// Datagram bytes (for the bandwidth estimate).
     wire_len: usize,
     payload: Payload<'a>,
@@ -732,7 +846,7 @@ impl PendingPacket<'_> {
     pub fn payload(&self) -> &[u8] {
         match &self.payload {
             Payload::Datagram(payload) => payload,
-            Payload::Reassembled { data, len } => data.get(..*len).unwrap_or_default(),
+            Payload::Reassembled { data, start, len } => data.get(*start..*len).unwrap_or_default(),
         }
     }
 
@@ -740,25 +854,40 @@ impl PendingPacket<'_> {
     /// header's acks, and returns the sequences of our packets it newly acked, newest
     /// first; each of our packets is reported once over the endpoint's life.
     pub fn accept(mut self) -> Acks {
-        self.verdict(true)
+        self.verdict(Verdict::Accept)
+    }
+
+    /// Postpones the packet: the layer above cannot take its payload now (its receive
+    /// queue is full), but the packet is genuine. It is not recorded (not acked: the
+    /// peer sends what it carried again, and a copy of it is not a duplicate), and is
+    /// counted in `packets_rejected`; its header's acks *are* applied, so that what
+    /// the peer already received is released rather than resent. Returns our packets
+    /// it newly acked, as [`accept`](Self::accept) does.
+    pub fn postpone(mut self) -> Acks {
+        self.verdict(Verdict::Postpone)
     }
 
     /// Refuses the packet: it is not recorded (not acked, and a copy of it is not a
     /// duplicate), its acks are not applied, and it is counted in
     /// `packets_rejected`. Dropping the packet does the same.
     pub fn refuse(mut self) {
-        self.verdict(false);
+        self.verdict(Verdict::Refuse);
     }
 
-    fn verdict(&mut self, accept: bool) -> Acks {
+    fn verdict(&mut self, verdict: Verdict) -> Acks {
         let Some(endpoint) = self.endpoint.take() else {
             return Acks::EMPTY;
         };
-        let acks = if accept {
-            endpoint.accept_packet(&self.header, self.wire_len)
-        } else {
-            endpoint.counters.packets_rejected += 1;
-            Acks::EMPTY
+        let acks = match verdict {
+            Verdict::Accept => endpoint.accept_packet(&self.header, self.hold, self.wire_len),
+            Verdict::Postpone => {
+                endpoint.counters.packets_rejected += 1;
+                endpoint.apply_acks(&self.header, self.hold)
+            }
+            Verdict::Refuse => {
+                endpoint.counters.packets_rejected += 1;
+                Acks::EMPTY
+            }
         };
         if let Payload::Reassembled { data, .. } = &mut self.payload {
             endpoint
@@ -772,7 +901,7 @@ impl PendingPacket<'_> {
 impl Drop for PendingPacket<'_> {
     /// Refuses the packet if no verdict was given.
     fn drop(&mut self) {
-        self.verdict(false);
+        self.verdict(Verdict::Refuse);
     }
 }
 
@@ -1028,5 +1157,115 @@ mod tests {
         }
         assert_eq!(b.reassembly_memory(), memory);
         assert_eq!(b.next_header().ack_bits, 1);
+    }
+
+    fn network_rtt_pair() -> (Endpoint, Endpoint) {
+        let config = EndpointConfig {
+            report_ack_delay: true,
+            ..EndpointConfig::default()
+        };
+        let a = Endpoint::new(config.clone(), 0.0).expect("valid");
+        let b = Endpoint::new(config, 0.0).expect("valid");
+        (a, b)
+    }
+
+    #[test]
+    fn a_postponed_packet_applies_its_acks_but_is_not_acked() {
+        let (mut a, mut b) = pair();
+        let d = send(&mut a, 0.0, b"x");
+        b.receive(0.0, &d[0]).expect("valid").accept();
+        let reply = send(&mut b, 0.1, b"y");
+        let Incoming::Packet(p) = a.receive(0.2, &reply[0]).expect("valid") else {
+            panic!("a whole packet");
+        };
+        assert_eq!(p.postpone().as_slice(), &[Sequence(0)]);
+        assert_eq!(a.is_acked(Sequence(0)), Some(true));
+        assert_eq!(a.next_header().ack_bits, 0, "not recorded: not acked");
+        assert_eq!(a.counters().packets_rejected, 1);
+        // A copy is not a duplicate, and acks nothing new.
+        assert!(
+            a.receive(0.2, &reply[0])
+                .expect("valid")
+                .accept()
+                .acks()
+                .is_empty()
+        );
+        assert_eq!(a.next_header().ack_bits, 1);
+    }
+
+    #[test]
+    fn the_ack_delay_byte_takes_the_peer_hold_out_of_the_rtt() {
+        // 50 ms each way; B answers each packet of A 30 ms after it arrived.
+        let (mut a, mut b) = network_rtt_pair();
+        let (mut plain_a, mut plain_b) = pair();
+        for (a, b) in [(&mut a, &mut b), (&mut plain_a, &mut plain_b)] {
+            for i in 0..40 {
+                let t = f64::from(i) * 0.1;
+                for d in send(a, t, b"ping") {
+                    let received = b.receive(t + 0.05, &d).expect("valid").accept();
+                    assert!(matches!(received, Received::Packet { .. }));
+                }
+                for d in send(b, t + 0.08, b"pong") {
+                    let Incoming::Packet(p) = a.receive(t + 0.13, &d).expect("valid") else {
+                        panic!("whole");
+                    };
+                    assert_eq!(p.payload(), b"pong", "the byte is not payload");
+                    p.accept();
+                }
+            }
+        }
+        assert!((a.stats().rtt_ms - 100.0).abs() < 1e-6, "{:?}", a.stats());
+        assert!((a.stats().ack_delay_ms - 30.0).abs() < 1e-6);
+        // Without the byte: send to ack.
+        assert!((plain_a.stats().rtt_ms - 130.0).abs() < 1e-6);
+        assert_eq!(plain_a.stats().ack_delay_ms, 0.0);
+    }
+
+    #[test]
+    fn the_ack_delay_byte_rides_in_the_first_fragment() {
+        let (mut a, mut b) = network_rtt_pair();
+        assert!(matches!(
+            a.send(0.0, &[0; 16384], |_| {}),
+            Err(SendError::TooLarge {
+                size: 16384,
+                max: 16383
+            })
+        ));
+        let payload: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+        // 3001 bytes with the byte: three fragments, the last of 953.
+        let frags = send(&mut a, 0.0, &payload);
+        assert_eq!(frags.len(), 3);
+        assert_eq!(frags[2].len(), FRAGMENT_HEADER_BYTES + 953);
+        let mut got = None;
+        for d in &frags {
+            if let Incoming::Packet(p) = b.receive(0.0, d).expect("valid") {
+                got = Some(p.payload().to_vec());
+                p.accept();
+            }
+        }
+        assert_eq!(got.as_deref(), Some(&payload[..]));
+        // A packet of exactly `fragment_above` bytes with the byte goes whole.
+        let whole = send(&mut a, 0.0, &payload[..1023]);
+        assert_eq!(whole.len(), 1);
+    }
+
+    #[test]
+    fn a_packet_without_the_ack_delay_byte_is_dropped_whole() {
+        let (_, mut b) = network_rtt_pair();
+        let (mut plain, _) = pair();
+        let d = send(&mut plain, 0.0, b"");
+        assert!(matches!(
+            b.receive(0.0, &d[0]),
+            Err(ReceiveError::InvalidHeader(HeaderError::Truncated { .. }))
+        ));
+        assert_eq!(b.counters().packets_invalid, 1);
+        assert_eq!(b.next_header().ack_bits, 0);
+        // An empty payload with the byte is fine.
+        let (mut a, _) = network_rtt_pair();
+        let d = send(&mut a, 0.0, b"");
+        let Incoming::Packet(p) = b.receive(0.0, &d[0]).expect("valid") else {
+            panic!("whole");
+        };
+        assert!(p.payload().is_empty());
     }
 }

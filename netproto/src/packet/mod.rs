@@ -15,8 +15,9 @@
 //! * [`Endpoint`], [`EndpointConfig`]: the sans-IO state machine. Receiving is in
 //!   two phases: [`Endpoint::receive`] validates a datagram and hands out a whole
 //!   packet as a [`PendingPacket`]; the layer above reads its payload and
-//!   [`accept`](PendingPacket::accept)s it (recorded, acked, its acks applied) or
-//!   [`refuse`](PendingPacket::refuse)s it (as if it never arrived).
+//!   [`accept`](PendingPacket::accept)s it (recorded, acked, its acks applied),
+//!   [`postpone`](PendingPacket::postpone)s it (no room now: not acked, its acks
+//!   applied) or [`refuse`](PendingPacket::refuse)s it (as if it never arrived).
 //! * [`Stats`], [`Counters`]: what it measured and what it dropped.
 //!
 //! Differences from the reference, none visible in a conforming exchange:
@@ -35,11 +36,21 @@
 //!   every one-fragment packet is refused); the reference accepts any. The reference
 //!   does send one-fragment packets when `fragment_size > fragment_above`, and those
 //!   are accepted.
+//! * The loss estimate ([`Stats::packet_loss_percent`]) counts the last
+//!   `loss_window` packets whose fate is known, as soon as the acks tell it; the
+//!   reference smooths the loss of packets sent 128 to 256 packets ago. The packet
+//!   counters are the reference's.
+//! * With [`EndpointConfig::report_ack_delay`] set (off by default; the
+//!   [connections](crate::connection) set it), every packet's payload starts with
+//!   one byte: how long the packets it acks for the first time were held before it
+//!   left, so that [`Stats::rtt_ms`] is the round trip on the network. The header is
+//!   the reference's; both ends must agree.
 //! * With [`EndpointConfig::skip_sequence_seed`] set (off by default), the
 //!   skipped-sequence trap: now and then a sequence number is skipped (never sent),
 //!   and a header acking a skipped sequence drops the packet as an optimistic ack
 //!   ([`ReceiveError::OptimisticAck`]). A reference peer sees an occasional gap.
 
+mod ack_delay;
 mod ack_state;
 mod config;
 mod endpoint;

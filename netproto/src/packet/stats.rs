@@ -27,17 +27,23 @@ pub(crate) struct ReceivedPacket {
     pub(crate) bytes: u32,
 }
 
-/// Link estimates of an [`Endpoint`](super::Endpoint), in the units of the reference
-/// (`reliable_endpoint_rtt` and friends): milliseconds, percent, kilobits per second.
+/// Link estimates of an [`Endpoint`](super::Endpoint): milliseconds, percent,
+/// kilobits per second.
 ///
-/// `rtt_ms` is smoothed at every ack; everything else is recomputed by
-/// [`Endpoint::update`](super::Endpoint::update) from the RTT history (the last
-/// `rtt_history_size` samples, indexed by sequence) and from the older half of the
-/// sent and received packet windows.
+/// `rtt_ms` and `ack_delay_ms` are smoothed at every ack; everything else is
+/// recomputed by [`Endpoint::update`](super::Endpoint::update) from the RTT history
+/// (the last `rtt_history_size` samples) and the packet windows.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Exponentially smoothed round-trip time (`rtt_smoothing_factor`).
+    /// Exponentially smoothed round-trip time (`rtt_smoothing_factor` per packet).
+    ///
+    /// With [`report_ack_delay`](super::EndpointConfig::report_ack_delay) (as the
+    /// [connection layer](crate::connection) runs it), the round trip on the network:
+    /// the time the peer held our packets before acking them is taken out (see the
+    /// `ack_delay` module documentation in the source). Without it, as the reference
+    /// measures it: from the send of each packet to the arrival of the first ack of
+    /// it, which includes the wait for the peer's next packet.
     pub rtt_ms: f64,
     /// Smallest RTT sample in the history.
     pub rtt_min_ms: f64,
@@ -49,14 +55,25 @@ pub struct Stats {
     pub jitter_avg_vs_min_rtt_ms: f64,
     /// Largest `sample - rtt_min_ms` over the history.
     pub jitter_max_vs_min_rtt_ms: f64,
-    /// Standard deviation of the history around `rtt_avg_ms`.
+    /// Standard deviation of the history around `rtt_avg_ms`: how much the round
+    /// trip varies.
     pub jitter_stddev_vs_avg_rtt_ms: f64,
-    /// Smoothed percentage of sent packets never acked, measured over the older half
-    /// of the sent-packet window (where every ack had time to arrive).
+    /// The time the peer holds our packets before acking them, smoothed (0 without
+    /// `report_ack_delay`): `rtt_ms + ack_delay_ms` is how long an ack takes to come
+    /// back, what a resend timer waits for.
+    pub ack_delay_ms: f64,
+    /// Percentage of our last `loss_window` packets whose fate is known that were
+    /// lost: a packet is known acked when an ack of it arrives, and known lost once
+    /// the peer's acks have passed it by 3 packets (its reordering allowance) or, once
+    /// an RTT is measured, when it was sent over `2 * (rtt_ms + ack_delay_ms) + 100 ms`
+    /// ago, unacked. An ack that comes after all corrects it. No smoothing on top:
+    /// it reflects a change within about `loss_window` packets.
     pub packet_loss_percent: f64,
-    /// Smoothed bandwidth sent (payload plus `packet_header_size` per packet).
+    /// Smoothed bandwidth sent (payload plus `packet_header_size` per packet), over
+    /// the older half of the sent window.
     pub sent_kbps: f64,
-    /// Smoothed bandwidth received and accepted.
+    /// Smoothed bandwidth received and accepted, over the older half of the received
+    /// window.
     pub received_kbps: f64,
     /// Smoothed bandwidth of our packets the peer acked.
     pub acked_kbps: f64,
@@ -75,6 +92,8 @@ pub struct Counters {
     /// Packets received: regular datagrams plus reassembled packets, counted before
     /// the header is checked (as the reference does).
     pub packets_received: u64,
+    /// Packets the layer above accepted (recorded as received, acked).
+    pub packets_accepted: u64,
     /// Our packets newly acked by the peer.
     pub packets_acked: u64,
     /// Our packets that left the sent window without an ack.
@@ -108,6 +127,17 @@ pub struct Counters {
     pub fragments_duplicate: u64,
 }
 
+/// Packets the peer's acks may pass before one of ours counts as lost: it may have
+/// been overtaken on the way (QUIC's packet threshold).
+const REORDER_ALLOWANCE: u16 = 3;
+
+/// Seconds added to twice the ack time before an unacked packet counts as lost by
+/// age.
+const LOSS_TIME_SLACK: f64 = 0.1;
+
+/// Weight of each packet's reported hold in `ack_delay_ms`.
+const ACK_DELAY_SMOOTHING: f64 = 1.0 / 16.0;
+
 /// The smoothed and windowed estimates behind [`Stats`].
 #[derive(Debug)]
 pub(crate) struct Estimator {
@@ -115,8 +145,12 @@ pub(crate) struct Estimator {
     /// RTT samples in ms by `sequence % len`; negative = empty.
     history: Box<[f64]>,
     rtt_smoothing: f64,
-    loss_smoothing: f64,
     bandwidth_smoothing: f64,
+    loss_window: u16,
+    /// The newest of our packets the peer acked (the largest `ack` with bits set).
+    ack_front: Option<Sequence>,
+    /// Whether a hold was reported yet (the first is taken whole).
+    ack_delay_known: bool,
 }
 
 /// Moves `current` towards `target` by `factor`, or snaps to it when (almost) equal,
@@ -129,14 +163,23 @@ fn smooth(current: &mut f64, target: f64, factor: f64) {
     }
 }
 
+/// The weight of `count` samples of equal value under per-sample weight `factor`.
+fn weight(factor: f64, count: u32) -> f64 {
+    1.0 - (1.0 - factor).powi(count.min(1 << 16) as i32)
+}
+
 impl Estimator {
     pub(crate) fn new(config: &EndpointConfig) -> Self {
         Self {
             stats: Stats::default(),
             history: vec![-1.0; config.rtt_history_size].into_boxed_slice(),
             rtt_smoothing: config.rtt_smoothing_factor,
-            loss_smoothing: config.packet_loss_smoothing_factor,
             bandwidth_smoothing: config.bandwidth_smoothing_factor,
+            // Within the sent window, at most 32768 entries.
+            loss_window: u16::try_from(config.loss_window.min(config.sent_packets_buffer_size))
+                .unwrap_or(u16::MAX),
+            ack_front: None,
+            ack_delay_known: false,
         }
     }
 
@@ -144,57 +187,58 @@ impl Estimator {
         &self.stats
     }
 
-    /// Records the round trip of `sequence`, acked `rtt_ms` after it was sent.
+    /// Records an RTT sample of `rtt_ms` standing for `count` packets, filed in the
+    /// history under `sequence`. The first sample is taken whole.
     #[inline]
-    pub(crate) fn rtt_sample(&mut self, sequence: Sequence, rtt_ms: f64) {
+    pub(crate) fn rtt_sample(&mut self, sequence: Sequence, rtt_ms: f64, count: u32) {
         let index = usize::from(sequence.0) % self.history.len();
         self.history[index] = rtt_ms;
         let rtt = &mut self.stats.rtt_ms;
         if (*rtt == 0.0 && rtt_ms > 0.0) || (*rtt - rtt_ms).abs() < 0.00001 {
             *rtt = rtt_ms;
         } else {
-            *rtt += (rtt_ms - *rtt) * self.rtt_smoothing;
+            *rtt += (rtt_ms - *rtt) * weight(self.rtt_smoothing, count);
         }
     }
 
-    /// Recomputes the windowed estimates (the reference's `reliable_endpoint_update`).
+    /// Records the peer's hold of `count` of our packets (the first is taken whole).
+    pub(crate) fn ack_delay_sample(&mut self, hold_ms: f64, count: u32) {
+        let delay = &mut self.stats.ack_delay_ms;
+        if self.ack_delay_known {
+            *delay += (hold_ms - *delay) * weight(ACK_DELAY_SMOOTHING, count);
+        } else {
+            *delay = hold_ms;
+            self.ack_delay_known = true;
+        }
+    }
+
+    /// Notes the ack fields of an accepted packet.
+    pub(crate) fn on_acks(&mut self, ack: Sequence, ack_bits: u32) {
+        if ack_bits != 0 && self.ack_front.is_none_or(|front| ack.is_newer_than(front)) {
+            self.ack_front = Some(ack);
+        }
+    }
+
+    /// Recomputes the windowed estimates at `now`.
     pub(crate) fn update(
         &mut self,
+        now: f64,
         sent: &SequenceBuffer<SentPacket>,
         received: &SequenceBuffer<ReceivedPacket>,
     ) {
         self.update_rtt_history();
+        self.update_loss(now, sent);
 
         // The older half of each window: sequences next - N .. next - N / 2.
         let oldest_half = |next: Sequence, size: usize| {
             let base = next.wrapping_sub(size as u16);
             (0..size / 2).map(move |i| base.wrapping_add(i as u16))
         };
-
         let sent_window = || {
             oldest_half(sent.next_sequence(), sent.capacity())
                 .filter_map(|s| sent.get(s))
                 .filter(|p| !p.skipped)
         };
-        let mut num_sent = 0u32;
-        let mut num_dropped = 0u32;
-        for packet in sent_window() {
-            num_sent += 1;
-            if !packet.acked {
-                num_dropped += 1;
-            }
-        }
-        if num_sent > 0 {
-            let loss = f64::from(num_dropped) / f64::from(num_sent) * 100.0;
-            smooth(
-                &mut self.stats.packet_loss_percent,
-                loss,
-                self.loss_smoothing,
-            );
-        } else {
-            self.stats.packet_loss_percent = 0.0;
-        }
-
         let factor = self.bandwidth_smoothing;
         if let Some(kbps) = kbps(sent_window().map(|p| (p.time, p.bytes))) {
             smooth(&mut self.stats.sent_kbps, kbps, factor);
@@ -209,6 +253,46 @@ impl Estimator {
         if let Some(kbps) = kbps(acked_window) {
             smooth(&mut self.stats.acked_kbps, kbps, factor);
         }
+    }
+
+    /// The share of the last `loss_window` settled packets never acked (see
+    /// [`Stats::packet_loss_percent`]).
+    fn update_loss(&mut self, now: f64, sent: &SequenceBuffer<SentPacket>) {
+        let newest = sent.next_sequence().prev();
+        // Settled by the acks: passed over by the reordering allowance.
+        let mut end = self
+            .ack_front
+            .map(|front| front.wrapping_sub(REORDER_ALLOWANCE));
+        // Settled by age: sent longer ago than an ack takes, with slack.
+        if self.stats.rtt_ms > 0.0 {
+            let ack_time = (self.stats.rtt_ms + self.stats.ack_delay_ms) / 1000.0;
+            let before = now - 2.0 * ack_time - LOSS_TIME_SLACK;
+            let capacity = u16::try_from(sent.capacity()).unwrap_or(u16::MAX);
+            let by_age = (0..capacity)
+                .map(|back| newest.wrapping_sub(back))
+                .find(|&s| sent.get(s).is_some_and(|p| p.time <= before));
+            if let Some(by_age) = by_age {
+                if end.is_none_or(|e| by_age.is_newer_than(e)) {
+                    end = Some(by_age);
+                }
+            }
+        }
+        let Some(end) = end else {
+            self.stats.packet_loss_percent = 0.0;
+            return;
+        };
+        let (mut known, mut lost) = (0u32, 0u32);
+        for back in 0..self.loss_window {
+            if let Some(p) = sent.get(end.wrapping_sub(back)).filter(|p| !p.skipped) {
+                known += 1;
+                lost += u32::from(!p.acked);
+            }
+        }
+        self.stats.packet_loss_percent = if known == 0 {
+            0.0
+        } else {
+            f64::from(lost) / f64::from(known) * 100.0
+        };
     }
 
     fn update_rtt_history(&mut self) {
@@ -269,30 +353,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rtt_first_sample_is_taken_whole_then_smoothed() {
+    fn rtt_first_sample_is_taken_whole_then_smoothed_per_packet() {
         let config = EndpointConfig {
             rtt_smoothing_factor: 0.1,
             ..EndpointConfig::default()
         };
         let mut e = Estimator::new(&config);
-        e.rtt_sample(Sequence(0), 100.0);
+        e.rtt_sample(Sequence(0), 100.0, 1);
         assert_eq!(e.stats().rtt_ms, 100.0);
-        e.rtt_sample(Sequence(1), 200.0);
+        e.rtt_sample(Sequence(1), 200.0, 1);
         assert!((e.stats().rtt_ms - 110.0).abs() < 1e-9);
+        // A sample standing for two packets weighs as two: 1 - 0.9^2.
+        e.rtt_sample(Sequence(2), 210.0, 2);
+        assert!((e.stats().rtt_ms - (110.0 + 100.0 * 0.19)).abs() < 1e-9);
     }
 
-    #[test]
-    fn history_min_max_jitter_and_loss() {
-        let config = EndpointConfig {
+    /// An estimator over windows of 8 packets.
+    fn small_estimator() -> Estimator {
+        Estimator::new(&EndpointConfig {
             sent_packets_buffer_size: 8,
+            loss_window: 8,
             ..EndpointConfig::default()
-        };
-        let mut e = Estimator::new(&config);
-        for (s, r) in [(0u16, 50.0), (1, 70.0), (2, 60.0)] {
-            e.rtt_sample(Sequence(s), r);
-        }
+        })
+    }
+
+    fn sent_window() -> SequenceBuffer<SentPacket> {
         let mut sent: SequenceBuffer<SentPacket> = SequenceBuffer::new(8);
-        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
         for s in 0..8u16 {
             let p = SentPacket {
                 time: f64::from(s) * 0.1,
@@ -302,16 +388,61 @@ mod tests {
             };
             sent.insert(Sequence(s), p).expect("fresh");
         }
-        e.update(&sent, &received);
+        sent
+    }
+
+    #[test]
+    fn history_min_max_jitter_and_bandwidth() {
+        let mut e = small_estimator();
+        for (s, r) in [(0u16, 50.0), (1, 70.0), (2, 60.0)] {
+            e.rtt_sample(Sequence(s), r, 1);
+        }
+        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
+        e.update(0.0, &sent_window(), &received);
         let st = e.stats();
         assert_eq!((st.rtt_min_ms, st.rtt_max_ms), (50.0, 70.0));
         assert!((st.rtt_avg_ms - 60.0).abs() < 1e-9);
         assert!((st.jitter_avg_vs_min_rtt_ms - 10.0).abs() < 1e-9);
         assert_eq!(st.jitter_max_vs_min_rtt_ms, 20.0);
-        // Older half = 0..4: 2 of 4 unacked, smoothed from 0 by 10%.
-        assert!((st.packet_loss_percent - 5.0).abs() < 1e-9);
         // 400 bytes over 0.3 s, smoothed from 0 by 10%.
         assert!((st.sent_kbps - 0.1 * 400.0 / 0.3 * 8.0 / 1000.0).abs() < 1e-9);
         assert_eq!(st.received_kbps, 0.0);
+    }
+
+    #[test]
+    fn loss_counts_the_packets_whose_fate_is_known() {
+        let mut e = small_estimator();
+        let mut sent = sent_window();
+        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
+        e.update(0.7, &sent, &received);
+        assert_eq!(e.stats().packet_loss_percent, 0.0, "nothing known yet");
+        // The peer acked up to 7 (evens only): 0..=4 are known, 1 and 3 lost; 5 and
+        // 6 are within the reordering allowance.
+        e.on_acks(Sequence(6), 0b1);
+        e.on_acks(Sequence(2), 0b1);
+        e.on_acks(Sequence(7), 0b1);
+        e.update(0.7, &sent, &received);
+        assert!((e.stats().packet_loss_percent - 40.0).abs() < 1e-9);
+        // With an RTT of 50 ms, packets sent over 0.2 s ago are known too: 0..=5.
+        e.rtt_sample(Sequence(0), 50.0, 1);
+        e.update(0.75, &sent, &received);
+        assert!((e.stats().packet_loss_percent - 50.0).abs() < 1e-9);
+        // A late ack corrects it.
+        if let Some(p) = sent.get_mut(Sequence(5)) {
+            p.acked = true;
+        }
+        e.update(0.75, &sent, &received);
+        assert!((e.stats().packet_loss_percent - 100.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_peer_hold_is_smoothed_per_packet() {
+        let mut e = Estimator::new(&EndpointConfig::default());
+        e.ack_delay_sample(32.0, 1);
+        assert_eq!(e.stats().ack_delay_ms, 32.0, "the first is taken whole");
+        e.ack_delay_sample(16.0, 1);
+        assert!((e.stats().ack_delay_ms - 31.0).abs() < 1e-9);
+        e.ack_delay_sample(2.0, 1_000_000);
+        assert!((e.stats().ack_delay_ms - 2.0).abs() < 1e-9);
     }
 }

@@ -4,8 +4,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket}
 use std::time::Instant;
 
 use super::{
-    ClientStack, RECV_BUFFER_SIZE, Recv, SendError, TransportCounters, TransportError, recv,
-    resolve,
+    ClientStack, ConnectionStats, RECV_BUFFER_SIZE, Recv, SendError, TransportCounters,
+    TransportError, recv, resolve,
 };
 use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
@@ -148,6 +148,11 @@ impl<M: MessageSet> UdpClient<M> {
     /// The sans-IO connection client: state, statistics and congestion state.
     pub fn connection(&self) -> &Client<SocketAddr> {
         self.stack.connection()
+    }
+
+    /// What the connection measured, link and messages, once connected.
+    pub fn stats(&self) -> Option<ConnectionStats> {
+        self.stack.stats()
     }
 
     /// The message layer (queues and counters).

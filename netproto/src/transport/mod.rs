@@ -28,12 +28,14 @@ mod client;
 pub mod insecure_dev;
 mod server;
 mod stack;
+mod stats;
 
 use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
 pub use server::{SOCKET_BUFFER_BYTES, UdpServer, UdpServerEvent};
 pub use stack::{ClientStack, ServerStack, StackCounters};
+pub use stats::ConnectionStats;
 
 use crate::channel;
 use crate::connection;

@@ -7,8 +7,8 @@ use std::time::Instant;
 use quinn_udp::{BATCH_SIZE, RecvMeta, Transmit, UdpSocketState};
 
 use super::{
-    RECV_BUFFER_SIZE, SendError, ServerStack, TransportCounters, TransportError, is_transient,
-    resolve,
+    ConnectionStats, RECV_BUFFER_SIZE, SendError, ServerStack, TransportCounters, TransportError,
+    is_transient, resolve,
 };
 use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
@@ -158,7 +158,12 @@ impl<M: MessageSet> UdpServer<M> {
         Self::with_socket(socket, config, layer)
     }
 
-    fn with_socket(
+    /// A server on a socket the caller bound and configured (socket options such as
+    /// the receive buffer size, which decides how much of a burst waits between two
+    /// updates), with `config` as given (its protocol id must be
+    /// [`protocol_id`](crate::protocol_id) of `M` and `layer`) and `layer` for every
+    /// client. The socket is made non-blocking.
+    pub fn with_socket(
         socket: UdpSocket,
         config: ServerConfig,
         layer: LayerConfig,
@@ -191,6 +196,11 @@ impl<M: MessageSet> UdpServer<M> {
     /// every client.
     pub fn connection(&self) -> &Server<SocketAddr> {
         self.stack.connection()
+    }
+
+    /// What the connection to `client` measured, link and messages, while connected.
+    pub fn stats(&self, client: ClientId) -> Option<ConnectionStats> {
+        self.stack.stats(client)
     }
 
     /// The message layer of a connected client (queues and counters).

@@ -4,11 +4,11 @@
 use std::collections::VecDeque;
 use std::hash::Hash;
 
-use super::{SendError, TransportError};
+use super::{ConnectionStats, SendError, TransportError};
 use crate::MessageSet;
-use crate::channel::{LayerConfig, MessageLayer};
+use crate::channel::{LayerConfig, MessageLayer, ReadError, ack_time};
 use crate::connection::{
-    Client, ClientEvent, ClientId, ConnectionConfig, Server, ServerConfig, ServerEvent,
+    Client, ClientEvent, ClientId, ConnectionConfig, Delivery, Server, ServerConfig, ServerEvent,
 };
 use crate::netcode::ConnectToken;
 
@@ -95,6 +95,12 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
         &self.counters
     }
 
+    /// What the connection to `client` measured, link and messages, while connected.
+    pub fn stats(&self, client: ClientId) -> Option<ConnectionStats> {
+        let link = self.server.stats(client)?;
+        Some(ConnectionStats::new(link, self.layer(client)?.stats()))
+    }
+
     /// The message layer of a connected client (queues and counters).
     pub fn layer(&self, client: ClientId) -> Option<&MessageLayer<M>> {
         self.layers
@@ -131,25 +137,19 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
         let mut broken = None;
         if let Some(delivery) = self.server.handle_datagram(now, from, datagram) {
             let client = delivery.client();
-            match self
+            let layer = self
                 .layers
                 .get_mut(usize::from(client.0))
-                .and_then(Option::as_mut)
-            {
-                Some(layer) => match layer.read_packet(delivery.payload()) {
-                    Ok(()) => {
-                        for sequence in &delivery.accept() {
-                            layer.on_packet_acked(sequence);
-                        }
-                    }
-                    Err(e) => {
-                        delivery.refuse();
+                .and_then(Option::as_mut);
+            match layer {
+                Some(layer) => {
+                    if let Err(e) = deliver(layer, delivery) {
                         self.counters.payloads_refused += 1;
                         if e.is_malformed() {
                             broken = Some(client);
                         }
                     }
-                },
+                }
                 None => {
                     delivery.refuse();
                     self.counters.payloads_refused += 1;
@@ -179,8 +179,8 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
             if !self.server.ready_to_send(now, client) {
                 continue;
             }
-            if let Some(stats) = self.server.client_stats(client) {
-                layer.set_rtt(stats.rtt_ms / 1000.0);
+            if let Some(stats) = self.server.endpoint_stats(client) {
+                layer.set_rtt(ack_time(stats));
             }
             let mut size = 0;
             let sent = self.server.send_with(now, client, |sequence, buf| {
@@ -263,6 +263,29 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
     }
 }
 
+/// Hands a payload to `layer`: accepted when the layer reads it, postponed when the
+/// layer has no room for it now (flow control: not acked, so the peer resends it,
+/// but its acks release what the peer already has), refused when malformed (its acks
+/// ignored). Returns the layer's verdict.
+fn deliver<M: MessageSet>(
+    layer: &mut MessageLayer<M>,
+    delivery: Delivery<'_>,
+) -> Result<(), ReadError> {
+    let read = layer.read_packet(delivery.payload());
+    let acks = match read {
+        Ok(()) => delivery.accept(),
+        Err(e) if e.is_malformed() => {
+            delivery.refuse();
+            return read;
+        }
+        Err(_) => delivery.postpone(),
+    };
+    for sequence in &acks {
+        layer.on_packet_acked(sequence);
+    }
+    read
+}
+
 /// Refuses a protocol id that is not `M`'s and `layer`'s.
 fn check_protocol_id<M: MessageSet>(
     configured: u64,
@@ -322,6 +345,12 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
         &self.client
     }
 
+    /// What the connection measured, link and messages, once connected.
+    pub fn stats(&self) -> Option<ConnectionStats> {
+        let link = self.client.stats()?;
+        Some(ConnectionStats::new(link, self.layer.stats()))
+    }
+
     /// The message layer (queues and counters).
     pub fn layer(&self) -> &MessageLayer<M> {
         &self.layer
@@ -337,17 +366,9 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
     pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
         let mut broken = false;
         if let Some(delivery) = self.client.handle_datagram(now, from, datagram) {
-            match self.layer.read_packet(delivery.payload()) {
-                Ok(()) => {
-                    for sequence in &delivery.accept() {
-                        self.layer.on_packet_acked(sequence);
-                    }
-                }
-                Err(e) => {
-                    delivery.refuse();
-                    self.counters.payloads_refused += 1;
-                    broken = e.is_malformed();
-                }
+            if let Err(e) = deliver(&mut self.layer, delivery) {
+                self.counters.payloads_refused += 1;
+                broken = e.is_malformed();
             }
         }
         if broken {
@@ -361,8 +382,8 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
     /// timeouts, statistics, congestion, a keep-alive when nothing was sent).
     pub fn update(&mut self, now: f64) {
         if self.client.ready_to_send(now) {
-            if let Some(stats) = self.client.stats() {
-                self.layer.set_rtt(stats.rtt_ms / 1000.0);
+            if let Some(stats) = self.client.endpoint_stats() {
+                self.layer.set_rtt(ack_time(stats));
             }
             let layer = &mut self.layer;
             let mut size = 0;

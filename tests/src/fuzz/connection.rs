@@ -23,7 +23,7 @@ use netproto::netcode::{
 use netproto::sim::Rng;
 use netproto::transport::{ClientStack, ServerStack};
 
-use super::{Msg, Script, check_round_trip, connection_config, layer_config, push_blob};
+use super::{Msg, Script, Seed, check_round_trip, connection_config, layer_config, push_blob};
 
 /// The server's address (the driver's address type) in the connection targets.
 pub const SERVER: u32 = 1000;
@@ -444,6 +444,9 @@ struct InFlight {
     to_server: bool,
     bytes: Vec<u8>,
     origin: Origin,
+    /// The bytes as sealed, once altered: a second alteration may restore them (the
+    /// datagram is then genuine again).
+    genuine: Option<Vec<u8>>,
 }
 
 /// Most datagrams the harness keeps in flight (older ones are dropped): bounds the
@@ -451,6 +454,25 @@ struct InFlight {
 const MAX_IN_FLIGHT: usize = 256;
 /// Delivered datagrams kept for replays.
 const CAPTURED: usize = 32;
+
+/// What a run of two stacks ([`connection_connected_outcome`],
+/// [`two_stacks_outcome`]) counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DuoOutcome {
+    /// Digest of the run (the determinism check).
+    pub trace: u64,
+    /// Messages delivered on both sides, reliable and unreliable.
+    pub delivered: usize,
+    /// Reliable messages delivered on both sides.
+    pub reliable_delivered: usize,
+    /// Reliable messages both sides' layers took (what must arrive).
+    pub reliable_sent: usize,
+    /// Whether a datagram the stacks did not send authenticated (the script sealed it
+    /// with the session keys): delivery was then checked for bounds, not content.
+    pub tampered: bool,
+    /// Datagrams dropped without effect, to the server and to the client.
+    pub dropped: [u64; 2],
+}
 
 /// A [`ServerStack`] and a [`ClientStack`] (the library's own glue of connection and
 /// message layer, as the UDP transport runs it), connected over an in-memory network
@@ -591,6 +613,7 @@ impl Duo {
             to_server,
             bytes: bytes.to_vec(),
             origin: Origin::Genuine,
+            genuine: None,
         });
     }
 
@@ -769,6 +792,7 @@ impl Duo {
             to_server,
             bytes: buf[..len].to_vec(),
             origin: Origin::Forged,
+            genuine: None,
         });
     }
 
@@ -903,8 +927,9 @@ impl Duo {
             .sum()
     }
 
-    /// The run's trace: the digest, the counters and what was delivered.
-    fn finish(mut self) -> (u64, usize, bool, [u64; 2]) {
+    /// The run's outcome; its trace covers the digest, the counters and what was
+    /// delivered.
+    fn finish(mut self) -> DuoOutcome {
         let c = format!(
             "{:?} {} {:?} {:?}",
             self.server.connection().counters(),
@@ -913,12 +938,14 @@ impl Duo {
             self.got_unreliable
         );
         digest(&mut self.trace, c.as_bytes());
-        (
-            self.trace,
-            self.delivered_messages(),
-            self.tampered,
-            self.dropped,
-        )
+        DuoOutcome {
+            trace: self.trace,
+            delivered: self.delivered_messages(),
+            reliable_delivered: self.got_reliable.iter().map(Vec::len).sum(),
+            reliable_sent: self.sent_reliable.iter().map(Vec::len).sum(),
+            tampered: self.tampered,
+            dropped: self.dropped,
+        }
     }
 
     /// Alters the oldest datagram in flight (`how`: flip a bit, truncate, splice
@@ -931,7 +958,9 @@ impl Duo {
         let Some(front) = self.in_flight.front_mut() else {
             return;
         };
-        let original = front.bytes.clone();
+        if front.origin == Origin::Genuine {
+            front.genuine = Some(front.bytes.clone());
+        }
         let len = front.bytes.len();
         match how % 4 {
             0 if len > 0 => {
@@ -950,8 +979,12 @@ impl Duo {
             }
             _ => front.bytes.extend_from_slice(&at.to_le_bytes()),
         }
-        if front.bytes != original && front.origin == Origin::Genuine {
-            front.origin = Origin::Altered;
+        if let Some(genuine) = &front.genuine {
+            front.origin = if front.bytes == *genuine {
+                Origin::Genuine
+            } else {
+                Origin::Altered
+            };
         }
     }
 
@@ -966,6 +999,7 @@ impl Duo {
             to_server,
             bytes,
             origin: Origin::Genuine,
+            genuine: None,
         });
     }
 }
@@ -988,13 +1022,18 @@ impl Duo {
 /// messages arrive in order and complete, unreliable ones at most once; the script
 /// run twice gives the same trace. Returns the number of messages delivered.
 pub fn connection_connected(data: &[u8]) -> usize {
+    connection_connected_outcome(data).delivered
+}
+
+/// [`connection_connected`], with everything the run counted.
+pub fn connection_connected_outcome(data: &[u8]) -> DuoOutcome {
     let a = run_connected(data);
     let b = run_connected(data);
     assert_eq!(a, b, "the connection is not deterministic");
-    a.1
+    a
 }
 
-fn run_connected(data: &[u8]) -> (u64, usize, bool, [u64; 2]) {
+fn run_connected(data: &[u8]) -> DuoOutcome {
     let mut script = Script::new(data);
     let mut s = Duo::connected(u64::from(script.u16()));
     while let Some(op) = script.byte() {
@@ -1005,6 +1044,7 @@ fn run_connected(data: &[u8]) -> (u64, usize, bool, [u64; 2]) {
                     to_server: op % 10 == 0,
                     bytes,
                     origin: Origin::Raw,
+                    genuine: None,
                 });
             }
             2 | 3 => {
@@ -1060,13 +1100,18 @@ fn run_connected(data: &[u8]) -> (u64, usize, bool, [u64; 2]) {
 /// unaltered, unreliable ones at most once each; bounds hold throughout; the run is
 /// deterministic. Returns the number of messages delivered.
 pub fn two_stacks(data: &[u8]) -> usize {
+    two_stacks_outcome(data).delivered
+}
+
+/// [`two_stacks`], with everything the run counted.
+pub fn two_stacks_outcome(data: &[u8]) -> DuoOutcome {
     let a = run_two_stacks(data);
     let b = run_two_stacks(data);
     assert_eq!(a, b, "the stacks are not deterministic");
-    a.1
+    a
 }
 
-fn run_two_stacks(data: &[u8]) -> (u64, usize, bool, [u64; 2]) {
+fn run_two_stacks(data: &[u8]) -> DuoOutcome {
     let mut script = Script::new(data);
     let mut s = Duo::connected(u64::from(script.u16()));
     while let Some(op) = script.byte() {
@@ -1102,6 +1147,7 @@ fn run_two_stacks(data: &[u8]) -> (u64, usize, bool, [u64; 2]) {
                     to_server,
                     bytes,
                     origin: Origin::Raw,
+                    genuine: None,
                 });
             }
             _ => {
@@ -1129,7 +1175,7 @@ pub(super) mod seeds {
     /// noise that changes nothing: random bytes, the server's challenge sent back to
     /// it, the request again from another address, a request for another protocol.
     /// Each gets exactly one challenge, one session and one payload through (3).
-    pub fn connection_unknown(count: usize, seed: u64) -> Vec<Vec<u8>> {
+    pub fn connection_unknown(count: usize, seed: u64) -> Vec<Seed> {
         /// Appends a datagram from `from` to the script and hands it to the mirror
         /// server (the target's twin: same keys, same times).
         fn send(script: &mut Vec<u8>, server: &mut Server<u32>, from: u32, d: &[u8]) {
@@ -1205,7 +1251,7 @@ pub(super) mod seeds {
                         push_blob(&mut script, &d);
                     }
                 }
-                script
+                Seed::taking(script, 3)
             })
             .collect()
     }
@@ -1214,8 +1260,9 @@ pub(super) mod seeds {
     /// delivered datagrams and alterations in flight (both dropped without effect);
     /// and, in one script in three, the payloads of a live exchange sealed again by
     /// the harness (which reaches the endpoint and the layer behind the seal, and
-    /// marks the script tampered).
-    pub fn connection_connected(count: usize, seed: u64) -> Vec<Vec<u8>> {
+    /// marks the script tampered). Every reliable message the script queues must
+    /// arrive; the scripts that seal nothing themselves are checked for content.
+    pub fn connection_connected(count: usize, seed: u64) -> Vec<Seed> {
         let mut rng = Rng::new(seed);
         (0..count)
             .map(|_| {
@@ -1223,11 +1270,13 @@ pub(super) mod seeds {
                 let mut s = Duo::connected(u64::from(key_seed));
                 let forging = rng.below(3) == 0;
                 let mut script = key_seed.to_le_bytes().to_vec();
+                let (mut reliable, mut forged) = (0, false);
                 for _ in 0..1 + rng.below(6) {
                     for _ in 0..rng.below(4) {
                         let side = rng.below(2) as u8;
                         let channel = rng.below(2) as u8;
                         let msg_seed = rng.next_u64() as u16;
+                        reliable += usize::from(channel == 0);
                         script.extend_from_slice(&[7, side, channel]);
                         script.extend_from_slice(&msg_seed.to_le_bytes());
                     }
@@ -1263,28 +1312,38 @@ pub(super) mod seeds {
                             ) {
                                 script.extend_from_slice(&[2 + dir as u8, rng.below(3) as u8]);
                                 push_blob(&mut script, inner);
+                                forged = true;
                             }
                         }
                     }
                     script.extend_from_slice(&[6, 16 + rng.below(60) as u8]);
                 }
-                script
+                Seed {
+                    input: script,
+                    taken: None,
+                    reliable,
+                    tampered: forged,
+                }
             })
             .collect()
     }
 
     /// `count` scripts of the two-stack target: seeded sends, ticks and network
     /// faults (drops, duplicates, reordering), raw junk and bit flips (dropped).
-    pub fn two_stacks(count: usize, seed: u64) -> Vec<Vec<u8>> {
+    /// Every reliable message the script queues must arrive.
+    pub fn two_stacks(count: usize, seed: u64) -> Vec<Seed> {
         let mut rng = Rng::new(seed);
         (0..count)
             .map(|_| {
                 let mut script = (rng.next_u64() as u16).to_le_bytes().to_vec();
+                let mut reliable = 0;
                 for _ in 0..8 + rng.below(40) {
                     match rng.below(12) {
                         0..=2 => {
-                            script.push(rng.below(2) as u8);
-                            script.push(rng.below(2) as u8);
+                            let side = rng.below(2) as u8;
+                            let channel = rng.below(2) as u8;
+                            reliable += usize::from(channel == 0);
+                            script.extend_from_slice(&[side, channel]);
                             script.extend_from_slice(&(rng.next_u64() as u16).to_le_bytes());
                         }
                         3..=4 => script.extend_from_slice(&[2, rng.below(40) as u8]),
@@ -1305,7 +1364,12 @@ pub(super) mod seeds {
                         _ => script.push(7),
                     }
                 }
-                script
+                Seed {
+                    input: script,
+                    taken: None,
+                    reliable,
+                    tampered: false,
+                }
             })
             .collect()
     }

@@ -259,8 +259,9 @@ impl<M: MessageSet> UdpServer<M> {
             for (meta, buf) in self.meta.iter().take(count).zip(buffers) {
                 let data = buf.get(..meta.len).unwrap_or_default();
                 // One buffer holds `len / stride` datagrams when the system coalesced
-                // them (GRO); the last may be shorter.
-                for datagram in data.chunks(meta.stride.max(1)) {
+                // them (GRO); the last may be shorter. An empty datagram is one too.
+                let empty = data.is_empty().then_some(data);
+                for datagram in data.chunks(meta.stride.max(1)).chain(empty) {
                     self.counters.datagrams_received += 1;
                     self.counters.bytes_received += datagram.len() as u64;
                     self.stack.handle_datagram(now, meta.addr, datagram);

@@ -225,8 +225,16 @@ impl<M: NetMessage> MessageLayer<M> {
                 }
             })
             .collect();
+        let mut sent_packets: SequenceBuffer<Vec<SentItem>> =
+            SequenceBuffer::new(config.sent_packets_buffer_size);
+        // Every packet record gets room for 4 items now (what its first item would
+        // allocate), so that a packet carrying reliable messages does not allocate in
+        // the tick; only a packet with more items grows its record, once.
+        for i in 0..config.sent_packets_buffer_size {
+            sent_packets.slot_mut(Sequence(i as u16)).reserve(4);
+        }
         Ok(Self {
-            sent_packets: SequenceBuffer::new(config.sent_packets_buffer_size),
+            sent_packets,
             config,
             channels,
             scratch: Vec::new(),

@@ -1,9 +1,17 @@
-//! Thin wrappers over RustCrypto's ChaCha20-Poly1305 (IETF, 12-byte nonce) and
-//! XChaCha20-Poly1305 (24-byte nonce), sealing and opening in place with a detached
-//! 16-byte tag, so nothing allocates per packet.
+//! Thin wrappers over ring's ChaCha20-Poly1305 (IETF, 12-byte nonce: every packet and
+//! challenge token) and RustCrypto's XChaCha20-Poly1305 (24-byte nonce: the connect
+//! token's private part), sealing and opening in place with a detached 16-byte tag, so
+//! nothing allocates per packet.
+//!
+//! Why two crates: ring's ChaCha20-Poly1305 (assembly) seals and opens a game-sized
+//! packet several times faster than RustCrypto's, whose AVX2 back ends pay a large
+//! fixed cost per message (measured on this project's machine: 0.4 against 3.2 µs
+//! for an 8-byte seal and open, 0.7 against 4.7 µs at 100 bytes); ring has no
+//! XChaCha20-Poly1305, which only the handshake uses.
 
 use chacha20poly1305::aead::AeadInPlace;
-use chacha20poly1305::{ChaCha20Poly1305, KeyInit, Tag, XChaCha20Poly1305, XNonce};
+use chacha20poly1305::{KeyInit, Tag, XChaCha20Poly1305, XNonce};
+use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
 
 use super::{Key, MAC_BYTES, NONCE_BYTES};
 
@@ -19,6 +27,12 @@ pub(crate) fn sequence_nonce(sequence: u64) -> [u8; 12] {
     nonce
 }
 
+/// ring's key for `key` (a copy of the 32 bytes; no other setup).
+fn ietf_key(key: &Key) -> Result<LessSafeKey, CryptoError> {
+    let key = UnboundKey::new(&CHACHA20_POLY1305, key.as_bytes()).map_err(|_| CryptoError)?;
+    Ok(LessSafeKey::new(key))
+}
+
 /// Encrypts `buffer` in place with ChaCha20-Poly1305 (IETF); returns the tag.
 pub(crate) fn seal(
     buffer: &mut [u8],
@@ -26,15 +40,16 @@ pub(crate) fn seal(
     nonce: &[u8; 12],
     key: &Key,
 ) -> Result<[u8; MAC_BYTES], CryptoError> {
-    let cipher = ChaCha20Poly1305::new(key.as_bytes().into());
-    cipher
-        .encrypt_in_place_detached(nonce.into(), associated_data, buffer)
-        .map(Into::into)
-        .map_err(|_| CryptoError)
+    let nonce = Nonce::assume_unique_for_key(*nonce);
+    let tag = ietf_key(key)?
+        .seal_in_place_separate_tag(nonce, Aad::from(associated_data), buffer)
+        .map_err(|_| CryptoError)?;
+    tag.as_ref().try_into().map_err(|_| CryptoError)
 }
 
 /// Decrypts `buffer` in place with ChaCha20-Poly1305 (IETF) if `tag` verifies; on
-/// failure `buffer` is unchanged.
+/// failure `buffer` is zeroed (ring authenticates while it decrypts, and wipes what
+/// did not verify).
 pub(crate) fn open(
     buffer: &mut [u8],
     associated_data: &[u8],
@@ -42,9 +57,11 @@ pub(crate) fn open(
     key: &Key,
     tag: &[u8; MAC_BYTES],
 ) -> Result<(), CryptoError> {
-    let cipher = ChaCha20Poly1305::new(key.as_bytes().into());
-    cipher
-        .decrypt_in_place_detached(nonce.into(), associated_data, buffer, Tag::from_slice(tag))
+    let nonce = Nonce::assume_unique_for_key(*nonce);
+    let tag = ring::aead::Tag::from(*tag);
+    ietf_key(key)?
+        .open_in_place_separate_tag(nonce, Aad::from(associated_data), tag, buffer, 0..)
+        .map(|_| ())
         .map_err(|_| CryptoError)
 }
 

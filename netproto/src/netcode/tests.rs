@@ -596,8 +596,12 @@ fn a_packet_sealed_under_one_key_or_protocol_does_not_open_under_another() {
         ),
         Err(ReadError::Decrypt)
     );
-    // A failed open leaves the datagram as it was.
-    assert_eq!(buf, packet);
+    // A failed open leaves the prefix, sequence and tag as they were and wipes the
+    // body it could not authenticate (ring decrypts as it authenticates): callers open
+    // a copy of what they received.
+    assert_eq!(buf[..2], packet[..2]);
+    assert!(buf[2..n - MAC_BYTES].iter().all(|&b| b == 0));
+    assert_eq!(buf[n - MAC_BYTES..], packet[n - MAC_BYTES..]);
     // Changing the type in the prefix (same sequence width) breaks the tag.
     let mut b = packet;
     b[0] = (b[0] & 0xf0) | PacketType::Payload.id();

@@ -197,6 +197,7 @@ impl<M: MessageSet> UdpClient<M> {
                 }
             };
             self.counters.datagrams_received += 1;
+            self.counters.bytes_received += len as u64;
             let datagram = self.recv_buf.get(..len).unwrap_or_default();
             self.stack.handle_datagram(now, from, datagram);
         }
@@ -210,7 +211,10 @@ impl<M: MessageSet> UdpClient<M> {
         self.counters.payloads_refused = self.stack.counters().payloads_refused;
         while let Some((to, len)) = self.stack.poll_transmit(&mut self.send_buf) {
             match self.socket.send_to(&self.send_buf[..len], to) {
-                Ok(_) => self.counters.datagrams_sent += 1,
+                Ok(_) => {
+                    self.counters.datagrams_sent += 1;
+                    self.counters.bytes_sent += len as u64;
+                }
                 Err(_) => self.counters.send_errors += 1,
             }
         }

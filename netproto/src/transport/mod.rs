@@ -33,7 +33,7 @@ mod stats;
 use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
-pub use server::{UdpServer, UdpServerEvent};
+pub use server::{SOCKET_BUFFER_BYTES, UdpServer, UdpServerEvent};
 pub use stack::{ClientStack, ServerStack, StackCounters};
 pub use stats::ConnectionStats;
 
@@ -41,7 +41,8 @@ use crate::channel;
 use crate::connection;
 
 /// Most datagrams read from the socket per `update`, so that a flood cannot stall the
-/// game loop; the rest waits in the socket buffer for the next update. It also bounds
+/// game loop; the rest waits in the socket buffer for the next update (datagrams the
+/// system coalesced from one sender, GRO, are taken whole: a few more at most). It also bounds
 /// the replies (challenges and denials, never larger than the requests that caused
 /// them) queued within one update before they are sent.
 pub const MAX_DATAGRAMS_PER_UPDATE: usize = 4096;
@@ -110,8 +111,12 @@ pub enum SendError {
 pub struct TransportCounters {
     /// Datagrams read from the socket.
     pub datagrams_received: u64,
+    /// Bytes of the datagrams read from the socket (UDP payloads).
+    pub bytes_received: u64,
     /// Datagrams handed to the socket.
     pub datagrams_sent: u64,
+    /// Bytes of the datagrams handed to the socket (UDP payloads).
+    pub bytes_sent: u64,
     /// Datagrams the socket refused to send (counted as lost).
     pub send_errors: u64,
     /// Transient receive errors skipped (reset or refused by an ICMP message).
@@ -136,21 +141,22 @@ enum Recv {
     Skip,
 }
 
-/// One non-blocking read: transient errors (an ICMP reset or refusal of an earlier
-/// send, an interrupt) are skipped, others are returned.
-fn recv(socket: &std::net::UdpSocket, buf: &mut [u8]) -> Result<Recv, TransportError> {
+/// A receive error to skip: an ICMP reset or refusal of an earlier send, an interrupt.
+fn is_transient(e: &std::io::Error) -> bool {
     use std::io::ErrorKind;
+    matches!(
+        e.kind(),
+        ErrorKind::ConnectionReset | ErrorKind::ConnectionRefused | ErrorKind::Interrupted
+    )
+}
+
+/// One non-blocking read: transient errors ([`is_transient`]) are skipped, others
+/// are returned.
+fn recv(socket: &std::net::UdpSocket, buf: &mut [u8]) -> Result<Recv, TransportError> {
     match socket.recv_from(buf) {
         Ok((n, from)) => Ok(Recv::Datagram(n, from)),
-        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(Recv::Empty),
-        Err(e)
-            if matches!(
-                e.kind(),
-                ErrorKind::ConnectionReset | ErrorKind::ConnectionRefused | ErrorKind::Interrupted
-            ) =>
-        {
-            Ok(Recv::Skip)
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(Recv::Empty),
+        Err(e) if is_transient(&e) => Ok(Recv::Skip),
         Err(e) => Err(e.into()),
     }
 }

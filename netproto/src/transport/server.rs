@@ -1,11 +1,14 @@
 //! The UDP server.
 
+use std::io::IoSliceMut;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::time::Instant;
 
+use quinn_udp::{BATCH_SIZE, RecvMeta, Transmit, UdpSocketState};
+
 use super::{
-    ConnectionStats, RECV_BUFFER_SIZE, Recv, SendError, ServerStack, TransportCounters,
-    TransportError, recv, resolve,
+    ConnectionStats, RECV_BUFFER_SIZE, SendError, ServerStack, TransportCounters, TransportError,
+    is_transient, resolve,
 };
 use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
@@ -72,15 +75,38 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 ///
 /// Dropping the server disconnects every client (best effort: the disconnect packets
 /// are sent once, without waiting).
+///
+/// The socket is driven through [`quinn_udp`]: up to [`BATCH_SIZE`] datagrams per
+/// receive call where the platform batches (`recvmmsg` and GRO on Linux), and
+/// consecutive datagrams to one client in one send call where it segments (GSO:
+/// fragments, the copies of a disconnect); elsewhere one datagram per call. Its
+/// receive and send buffers are raised to [`SOCKET_BUFFER_BYTES`] (as far as the
+/// system allows), so that a tick's datagrams from a thousand clients wait in the
+/// socket instead of being dropped.
 #[derive(Debug)]
 pub struct UdpServer<M: MessageSet> {
     socket: UdpSocket,
+    state: UdpSocketState,
     stack: ServerStack<SocketAddr, M>,
     epoch: Instant,
-    recv_buf: Vec<u8>,
-    send_buf: Vec<u8>,
+    /// [`BATCH_SIZE`] receive buffers of [`RECV_BUFFER_SIZE`] bytes, back to back.
+    recv_buf: Box<[u8]>,
+    meta: [RecvMeta; BATCH_SIZE],
+    /// Datagrams to one destination, back to back, for one segmented send.
+    send_buf: Box<[u8]>,
     counters: TransportCounters,
 }
+
+/// The receive and send buffer size the server asks of its socket (the system may
+/// cap it: `net.core.rmem_max` and `wmem_max` on Linux).
+pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+
+/// Most datagrams in one segmented send (GSO caps a send at 64 KiB).
+const MAX_SEGMENTS: usize = 16;
+
+/// The send buffer, in datagrams: datagrams to many clients are written one after the
+/// other and moved only when it is full.
+const SEND_BUFFER_DATAGRAMS: usize = 64;
 
 impl<M: MessageSet> UdpServer<M> {
     /// Binds a server at `addr` with `max_clients` slots, the default connection
@@ -144,12 +170,18 @@ impl<M: MessageSet> UdpServer<M> {
     ) -> Result<Self, TransportError> {
         let stack = ServerStack::new(config, layer, 0.0, super::unix_time())?;
         socket.set_nonblocking(true)?;
+        let state = UdpSocketState::new((&socket).into())?;
+        // Best effort: a system that refuses keeps its default sizes.
+        let _ = state.set_recv_buffer_size((&socket).into(), SOCKET_BUFFER_BYTES);
+        let _ = state.set_send_buffer_size((&socket).into(), SOCKET_BUFFER_BYTES);
         Ok(Self {
             socket,
+            state,
             stack,
             epoch: Instant::now(),
-            recv_buf: vec![0; RECV_BUFFER_SIZE],
-            send_buf: vec![0; MAX_DATAGRAM_BYTES],
+            recv_buf: vec![0; BATCH_SIZE * RECV_BUFFER_SIZE].into_boxed_slice(),
+            meta: [RecvMeta::default(); BATCH_SIZE],
+            send_buf: vec![0; SEND_BUFFER_DATAGRAMS * MAX_DATAGRAM_BYTES].into_boxed_slice(),
             counters: TransportCounters::default(),
         })
     }
@@ -200,32 +232,114 @@ impl<M: MessageSet> UdpServer<M> {
     /// a UDP socket reports after an ICMP message (those are skipped and counted).
     pub fn update(&mut self) -> Result<(), TransportError> {
         let now = self.now();
-        for _ in 0..super::MAX_DATAGRAMS_PER_UPDATE {
-            let (len, from) = match recv(&self.socket, &mut self.recv_buf)? {
-                Recv::Datagram(len, from) => (len, from),
-                Recv::Empty => break,
-                Recv::Skip => {
+        let mut budget = super::MAX_DATAGRAMS_PER_UPDATE;
+        while budget > 0 {
+            let received = {
+                let mut chunks = self.recv_buf.chunks_mut(RECV_BUFFER_SIZE);
+                let mut bufs: [IoSliceMut<'_>; BATCH_SIZE] =
+                    core::array::from_fn(|_| IoSliceMut::new(chunks.next().unwrap_or_default()));
+                let batch = bufs.len().min(budget);
+                self.state
+                    .recv((&self.socket).into(), &mut bufs[..batch], &mut self.meta)
+            };
+            let count = match received {
+                Ok(count) => count,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if is_transient(&e) => {
                     self.counters.receive_errors += 1;
+                    budget -= 1;
                     continue;
                 }
+                Err(e) => return Err(e.into()),
             };
-            self.counters.datagrams_received += 1;
-            let datagram = self.recv_buf.get(..len).unwrap_or_default();
-            self.stack.handle_datagram(now, from, datagram);
+            if count == 0 {
+                break;
+            }
+            let buffers = self.recv_buf.chunks(RECV_BUFFER_SIZE);
+            for (meta, buf) in self.meta.iter().take(count).zip(buffers) {
+                let data = buf.get(..meta.len).unwrap_or_default();
+                // One buffer holds `len / stride` datagrams when the system coalesced
+                // them (GRO); the last may be shorter. An empty datagram is one too.
+                let empty = data.is_empty().then_some(data);
+                for datagram in data.chunks(meta.stride.max(1)).chain(empty) {
+                    self.counters.datagrams_received += 1;
+                    self.counters.bytes_received += datagram.len() as u64;
+                    self.stack.handle_datagram(now, meta.addr, datagram);
+                    budget = budget.saturating_sub(1);
+                }
+            }
         }
         self.stack.update(now);
         self.flush();
         Ok(())
     }
 
-    /// Hands every queued datagram to the socket; a refused one counts as lost.
+    /// Hands every queued datagram to the socket, consecutive ones to the same client
+    /// in one segmented send where the system allows it; a refused send counts its
+    /// datagrams as lost.
     fn flush(&mut self) {
         self.counters.payloads_refused = self.stack.counters().payloads_refused;
-        while let Some((to, len)) = self.stack.poll_transmit(&mut self.send_buf) {
-            match self.socket.send_to(&self.send_buf[..len], to) {
-                Ok(_) => self.counters.datagrams_sent += 1,
-                Err(_) => self.counters.send_errors += 1,
+        let max_segments = self.state.max_gso_segments().clamp(1, MAX_SEGMENTS);
+        // The batch: `count` datagrams to `to` in `send_buf[start..start + len]`, each
+        // `segment` bytes but the last, which may be shorter (and then closes the
+        // batch). Each datagram is written once, after the previous one; the open
+        // batch moves to the front only when the buffer runs out.
+        let (mut to, mut start, mut len, mut segment, mut count) = (None, 0, 0, 0, 0);
+        loop {
+            if count == max_segments {
+                self.send_batch(to, start, len, segment, count);
+                (start, len, count) = (start + len, 0, 0);
             }
+            if self.send_buf.len() - (start + len) < MAX_DATAGRAM_BYTES {
+                self.send_buf.copy_within(start..start + len, 0);
+                start = 0;
+            }
+            let free = &mut self.send_buf[start + len..];
+            let Some((dest, n)) = self.stack.poll_transmit(free) else {
+                break;
+            };
+            let open = count > 0 && len == segment * count;
+            if open && to == Some(dest) && n <= segment {
+                len += n;
+                count += 1;
+                continue;
+            }
+            if count > 0 {
+                self.send_batch(to, start, len, segment, count);
+            }
+            (to, start, len, segment, count) = (Some(dest), start + len, n, n, 1);
+        }
+        if count > 0 {
+            self.send_batch(to, start, len, segment, count);
+        }
+    }
+
+    /// Sends `count` datagrams of `segment` bytes (the last may be shorter) from
+    /// `send_buf[start..start + len]` to `to` in one call.
+    fn send_batch(
+        &mut self,
+        to: Option<SocketAddr>,
+        start: usize,
+        len: usize,
+        segment: usize,
+        count: usize,
+    ) {
+        let Some(destination) = to else {
+            return;
+        };
+        let transmit = Transmit {
+            destination,
+            ecn: None,
+            contents: &self.send_buf[start..start + len],
+            segment_size: (count > 1).then_some(segment),
+            src_ip: None,
+        };
+        match self.state.try_send((&self.socket).into(), &transmit) {
+            Ok(()) => {
+                self.counters.datagrams_sent += count as u64;
+                self.counters.bytes_sent += len as u64;
+            }
+            Err(_) => self.counters.send_errors += count as u64,
         }
     }
 

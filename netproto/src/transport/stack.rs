@@ -48,6 +48,9 @@ pub struct StackCounters {
 pub struct ServerStack<A, M> {
     server: Server<A>,
     layers: Vec<Option<MessageLayer<M>>>,
+    /// The slots that hold a layer, in the order they connected: a tick visits the
+    /// clients, not the slots.
+    connected: Vec<u16>,
     layer_config: LayerConfig,
     events: VecDeque<ServerEvent<A>>,
     counters: StackCounters,
@@ -72,6 +75,7 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
         let server = Server::new(config, now, unix_time)?;
         let layers = (0..server.max_clients()).map(|_| None).collect();
         Ok(Self {
+            connected: Vec::with_capacity(server.max_clients()),
             server,
             layers,
             layer_config: layer,
@@ -163,11 +167,15 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
     /// from the connection), then runs the connection's update (timeouts, statistics,
     /// congestion, keep-alives to clients nothing was sent to).
     pub fn update(&mut self, now: f64) {
-        for (index, slot) in self.layers.iter_mut().enumerate() {
-            let Some(layer) = slot.as_mut() else {
+        for &index in &self.connected {
+            let Some(layer) = self
+                .layers
+                .get_mut(usize::from(index))
+                .and_then(Option::as_mut)
+            else {
                 continue;
             };
-            let client = ClientId(index as u16);
+            let client = ClientId(index);
             if !self.server.ready_to_send(now, client) {
                 continue;
             }
@@ -199,11 +207,17 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
                     if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
                         // The configuration was validated at construction.
                         *slot = MessageLayer::new(self.layer_config.clone()).ok();
+                        if !self.connected.contains(&client.0) {
+                            self.connected.push(client.0);
+                        }
                     }
                 }
                 ServerEvent::Disconnected { client, .. } => {
                     if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
                         *slot = None;
+                    }
+                    if let Some(i) = self.connected.iter().position(|&c| c == client.0) {
+                        self.connected.swap_remove(i);
                     }
                 }
             }

@@ -1,0 +1,225 @@
+//! The load on netproto: a `UdpServer` and `UdpClient`s with tokens sealed by a key the
+//! "backend" (the load generator) shares with the server.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+
+use netproto::connection::{ClientId, ConnectionConfig, ServerConfig};
+use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token};
+use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
+
+use crate::common::*;
+
+fn protocol_id() -> u64 {
+    netproto::protocol_id::<LoadMessage>(&layer_config())
+}
+
+fn io_of(c: &netproto::transport::TransportCounters) -> Io {
+    Io {
+        datagrams_in: c.datagrams_received,
+        bytes_in: c.bytes_received,
+        datagrams_out: c.datagrams_sent,
+        bytes_out: c.bytes_sent,
+    }
+}
+
+/// The game server: relays each event to the sender's match, sends every client a
+/// snapshot at 20 Hz, takes the inputs.
+pub(crate) fn serve(params: &Params) -> Result<(), String> {
+    let key = Key::from_bytes(params.key);
+    let socket_addr: SocketAddr = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
+    let probe = std::net::UdpSocket::bind(socket_addr).map_err(|e| e.to_string())?;
+    let addr = probe.local_addr().map_err(|e| e.to_string())?;
+    drop(probe);
+    let mut config = ServerConfig::new(ConnectionConfig::new(protocol_id()), key, vec![addr]);
+    config.max_clients = params.clients;
+    config.pending_handshakes = 256;
+    let mut server = UdpServer::<LoadMessage>::bind_with(addr, config, layer_config())
+        .map_err(|e| e.to_string())?;
+    println!("READY {addr}");
+    std::io::stdout().flush().map_err(|e| e.to_string())?;
+
+    let n = params.clients;
+    let mut by_user: Vec<Option<ClientId>> = vec![None; n];
+    let mut user_of: Vec<usize> = vec![usize::MAX; n];
+    let mut connected: Vec<ClientId> = Vec::with_capacity(n);
+    let mut app = AppCounts::default();
+    let mut snap = snapshot(0);
+    let mut meter = ServerMeter::new(params);
+    let mut ticker = Ticker::new();
+    loop {
+        let io = io_of(server.counters());
+        if !meter.begin_tick(connected.len(), io, app) {
+            break;
+        }
+        server.update().map_err(|e| e.to_string())?;
+        while let Some(event) = server.poll_event() {
+            match event {
+                UdpServerEvent::Connected {
+                    client, user_id, ..
+                } => {
+                    let user = user_id as usize;
+                    if user < n && usize::from(client.0) < n {
+                        by_user[user] = Some(client);
+                        user_of[usize::from(client.0)] = user;
+                        connected.push(client);
+                    }
+                }
+                UdpServerEvent::Disconnected { client, .. } => {
+                    if let Some(i) = connected.iter().position(|&c| c == client) {
+                        connected.swap_remove(i);
+                        let user = user_of[usize::from(client.0)];
+                        if user < n {
+                            by_user[user] = None;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for &client in &connected {
+            while let Some(message) = server.receive(client, UNRELIABLE) {
+                if let LoadMessage::Input(_) = message {
+                    app.inputs += 1;
+                }
+            }
+            while let Some(message) = server.receive(client, RELIABLE) {
+                let LoadMessage::Event(event) = message else {
+                    continue;
+                };
+                app.events_in += 1;
+                let user = user_of[usize::from(client.0)];
+                for mate in match_of(user, n) {
+                    let Some(to) = by_user[mate].filter(|_| mate != user) else {
+                        continue;
+                    };
+                    match server.send(to, RELIABLE, LoadMessage::Event(event.clone())) {
+                        Ok(()) => app.events_relayed += 1,
+                        Err(_) => app.relay_refused += 1,
+                    }
+                }
+            }
+        }
+        if ticker.total.is_multiple_of(SNAPSHOT_EVERY) {
+            advance(&mut snap, ticker.total);
+            for &client in &connected {
+                match server.send(client, UNRELIABLE, LoadMessage::Snapshot(snap.clone())) {
+                    Ok(()) => app.snapshots_sent += 1,
+                    Err(_) => app.snapshots_refused += 1,
+                }
+            }
+        }
+        meter.end_tick();
+        ticker.wait();
+    }
+    let io = io_of(server.counters());
+    let report = meter.finish(io, app, ticker.late);
+    println!("REPORT {report}");
+    Ok(())
+}
+
+struct Player {
+    user: usize,
+    client: Option<UdpClient<LoadMessage>>,
+    connected: bool,
+    io: Io,
+}
+
+/// The load generator: `clients` players, each on its own socket.
+pub(crate) fn load(params: &Params) -> Result<(), String> {
+    let server = *params.servers.first().ok_or("no server address")?;
+    let key = Key::from_bytes(params.key);
+    let unix_time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| e.to_string())?
+        .as_secs();
+    let n = params.clients;
+    let mut players: Vec<Player> = (0..n)
+        .map(|user| Player {
+            user,
+            client: None,
+            connected: false,
+            io: Io::default(),
+        })
+        .collect();
+    let mut delivery = Delivery::new(n);
+    let mut meter = LoadMeter::new(params);
+    let mut ticker = Ticker::new();
+    let mut started = 0;
+    while meter.phase != LoadPhase::Done {
+        // Start the next few connections (the backend hands each player a token).
+        for _ in 0..CONNECTS_PER_TICK {
+            let Some(p) = players.get_mut(started) else {
+                break;
+            };
+            let mut token_params = TokenParams::new(protocol_id(), p.user as u64, vec![server]);
+            token_params.timeout_seconds = 10;
+            let token = generate_connect_token(&token_params, &key, unix_time)
+                .and_then(|t| ConnectToken::read(&t.write()?))
+                .map_err(|e| e.to_string())?;
+            p.client = Some(UdpClient::connect(&token, layer_config()).map_err(|e| e.to_string())?);
+            started += 1;
+        }
+        let events = meter.sending_events();
+        let mut io = Io::default();
+        let mut connected = 0;
+        for p in &mut players {
+            let Some(client) = p.client.as_mut() else {
+                continue;
+            };
+            if p.connected {
+                let _ = client.send(UNRELIABLE, LoadMessage::Input(input(p.user, ticker.total)));
+                meter.inputs_sent += 1;
+                if events && sends_event(p.user, ticker.total) {
+                    let seq = delivery.sent[p.user];
+                    let event = Event {
+                        from: p.user as u16,
+                        seq,
+                    };
+                    if client.send(RELIABLE, LoadMessage::Event(event)).is_ok() {
+                        delivery.sent[p.user] += 1;
+                    }
+                }
+            }
+            if client.update().is_err() {
+                meter.disconnected += 1;
+                p.client = None;
+                p.connected = false;
+                continue;
+            }
+            while let Some(event) = client.poll_event() {
+                match event {
+                    UdpClientEvent::Connected { .. } => p.connected = true,
+                    UdpClientEvent::Denied { .. } | UdpClientEvent::Disconnected { .. } => {
+                        p.connected = false;
+                        meter.disconnected += 1;
+                    }
+                    _ => {}
+                }
+            }
+            while let Some(message) = client.receive(UNRELIABLE) {
+                if let LoadMessage::Snapshot(_) = message {
+                    meter.snapshots_received += 1;
+                }
+            }
+            while let Some(message) = client.receive(RELIABLE) {
+                if let LoadMessage::Event(event) = message {
+                    delivery.received(p.user, &event);
+                }
+            }
+            p.io = io_of(client.counters());
+            io.add(p.io);
+            connected += usize::from(p.connected);
+        }
+        meter.end_tick(connected, io, &delivery, ticker.total);
+        ticker.wait();
+    }
+    for p in &mut players {
+        if let Some(mut client) = p.client.take() {
+            client.disconnect();
+        }
+    }
+    let report = meter.finish(&delivery, ticker.late);
+    println!("REPORT {report}");
+    Ok(())
+}

@@ -1,4 +1,4 @@
-//! The reliable-ordered channel's send and receive state (DESIGN.md section 4).
+//! The reliable-ordered channel's send and receive state.
 
 use super::block::{OutgoingBlock, PartialBlock};
 

@@ -1,4 +1,4 @@
-//! Binary congestion avoidance (DESIGN.md section 5, from Glenn Fiedler's
+//! Binary congestion avoidance (from Glenn Fiedler's
 //! "Reliability and Congestion Avoidance").
 //!
 //! Two modes: good (30 packets/s) and bad (10 packets/s). An RTT above the

@@ -208,6 +208,7 @@ fn sample(
 
 #[cfg(test)]
 mod tests {
+    use super::super::header::tests::header;
     use super::*;
 
     fn sent_at(times: &[(u16, f64)]) -> SequenceBuffer<SentPacket> {
@@ -220,14 +221,6 @@ mod tests {
             sent.insert(Sequence(s), packet).expect("fresh");
         }
         sent
-    }
-
-    fn header(sequence: u16, ack: u16, ack_bits: u32) -> PacketHeader {
-        PacketHeader {
-            sequence: Sequence(sequence),
-            ack: Sequence(ack),
-            ack_bits,
-        }
     }
 
     #[test]

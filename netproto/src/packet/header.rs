@@ -238,10 +238,11 @@ impl PacketHeader {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn header(sequence: u16, ack: u16, ack_bits: u32) -> PacketHeader {
+    /// A header from raw numbers (for the tests of this module and others).
+    pub(crate) fn header(sequence: u16, ack: u16, ack_bits: u32) -> PacketHeader {
         PacketHeader {
             sequence: Sequence(sequence),
             ack: Sequence(ack),

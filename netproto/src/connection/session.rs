@@ -95,16 +95,7 @@ pub(crate) struct Link {
     pub(crate) last_payload_sent: f64,
     /// Bandwidth sent and received, with IP and UDP headers.
     meters: [Meter; 2],
-    /// When the endpoint's windowed statistics were last recomputed.
-    last_stats: f64,
 }
-
-/// Seconds between two recomputations of the endpoint's windowed statistics (RTT
-/// min / max / jitter, loss, bandwidth): each is a pass over the packet windows and
-/// the RTT history (about 10 KB per connection with the default windows), so a server
-/// pays it per client four times a second rather than at every tick. The smoothed RTT
-/// the congestion avoidance reads is updated at every ack.
-const STATS_INTERVAL: f64 = 0.25;
 
 impl Link {
     /// A link; the endpoint configuration was validated with the connection's.
@@ -129,7 +120,6 @@ impl Link {
             last_received: now,
             last_payload_sent: f64::NEG_INFINITY,
             meters: [Meter::default(); 2],
-            last_stats: f64::NEG_INFINITY,
         })
     }
 
@@ -171,14 +161,11 @@ impl Link {
         self.last_payload_sent = self.last_payload_sent.min(now);
     }
 
-    /// Refreshes the statistics (with the session's `traffic` so far; the endpoint's
-    /// windowed ones every [`STATS_INTERVAL`]) and the congestion mode; `true` when a
-    /// keep-alive is due (nothing was sent for `keepalive_interval`).
+    /// Refreshes the statistics (with the session's `traffic` so far) and the
+    /// congestion mode; `true` when a keep-alive is due (nothing was sent for
+    /// `keepalive_interval`).
     pub(crate) fn update(&mut self, now: f64, keepalive_interval: f64, traffic: &Traffic) -> bool {
-        if now - self.last_stats >= STATS_INTERVAL || now < self.last_stats {
-            self.last_stats = now;
-            self.endpoint.update(now);
-        }
+        self.endpoint.update(now);
         let rtt = self.endpoint.stats().rtt_ms;
         self.congestion.update(now, rtt);
         let overhead = self.endpoint.config().packet_header_size as u64;

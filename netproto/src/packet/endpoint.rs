@@ -224,9 +224,9 @@ impl Endpoint {
         self.reassembly.memory()
     }
 
-    /// Sets the time and recomputes the windowed statistics (RTT min / max / jitter,
-    /// packet loss, bandwidth). Call it once per tick; it costs a pass over the RTT
-    /// history and half of each packet window.
+    /// Sets the time and refreshes the statistics: the packet loss at every call, the
+    /// windowed ones (RTT min / max / jitter, bandwidth: a pass over the RTT history
+    /// and half of each packet window) four times a second. Call it once per tick.
     pub fn update(&mut self, now: f64) {
         self.time = now;
         self.estimator.update(now, &self.sent, &self.received);

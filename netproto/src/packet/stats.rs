@@ -30,9 +30,10 @@ pub(crate) struct ReceivedPacket {
 /// Link estimates of an [`Endpoint`](super::Endpoint): milliseconds, percent,
 /// kilobits per second.
 ///
-/// `rtt_ms` and `ack_delay_ms` are smoothed at every ack; everything else is
-/// recomputed by [`Endpoint::update`](super::Endpoint::update) from the RTT history
-/// (the last `rtt_history_size` samples) and the packet windows.
+/// `rtt_ms` and `ack_delay_ms` are smoothed at every ack; `packet_loss_percent` is
+/// recomputed at every [`Endpoint::update`](super::Endpoint::update); the rest (from
+/// the RTT history, the last `rtt_history_size` samples, and the packet windows) four
+/// times a second of the `now` given to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Stats {
@@ -135,6 +136,10 @@ const REORDER_ALLOWANCE: u16 = 3;
 /// age.
 const LOSS_TIME_SLACK: f64 = 0.1;
 
+/// Seconds between two passes over the RTT history and the bandwidth windows: a
+/// server pays them per connection four times a second rather than at every tick.
+const WINDOWS_INTERVAL: f64 = 0.25;
+
 /// Weight of each packet's reported hold in `ack_delay_ms`.
 const ACK_DELAY_SMOOTHING: f64 = 1.0 / 16.0;
 
@@ -151,6 +156,8 @@ pub(crate) struct Estimator {
     ack_front: Option<Sequence>,
     /// Whether a hold was reported yet (the first is taken whole).
     ack_delay_known: bool,
+    /// When the RTT history and the bandwidth windows were last passed over.
+    windows_at: f64,
 }
 
 /// Moves `current` towards `target` by `factor`, or snaps to it when (almost) equal,
@@ -180,6 +187,7 @@ impl Estimator {
                 .unwrap_or(u16::MAX),
             ack_front: None,
             ack_delay_known: false,
+            windows_at: f64::NEG_INFINITY,
         }
     }
 
@@ -219,15 +227,22 @@ impl Estimator {
         }
     }
 
-    /// Recomputes the windowed estimates at `now`.
+    /// Recomputes the estimates at `now`: the loss (a look at `loss_window` records)
+    /// at every call, the RTT history and the bandwidth windows (a pass over each,
+    /// about 10 KB with the default windows) at most every [`WINDOWS_INTERVAL`] (or
+    /// when the clock went back).
     pub(crate) fn update(
         &mut self,
         now: f64,
         sent: &SequenceBuffer<SentPacket>,
         received: &SequenceBuffer<ReceivedPacket>,
     ) {
-        self.update_rtt_history();
         self.update_loss(now, sent);
+        if now - self.windows_at < WINDOWS_INTERVAL && now >= self.windows_at {
+            return;
+        }
+        self.windows_at = now;
+        self.update_rtt_history();
 
         // The older half of each window: sequences next - N .. next - N / 2.
         let oldest_half = |next: Sequence, size: usize| {

@@ -130,8 +130,8 @@ pub use config::{
     MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
 pub use error::{LayerCounters, ReadError, SendError};
-pub(crate) use stack::ack_time;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
+pub(crate) use stack::{ack_time, deliver};
 pub use stats::MessageStats;
 
 use crate::message::NetMessage;

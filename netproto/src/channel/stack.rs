@@ -2,7 +2,9 @@
 
 use super::{ConfigError, LayerConfig, MessageLayer, ReadError, SendError};
 use crate::message::NetMessage;
-use crate::packet::{self, Endpoint, EndpointConfig, Incoming, ReceiveError, Received, Sent};
+use crate::packet::{
+    self, Acks, Endpoint, EndpointConfig, Incoming, PendingPacket, ReceiveError, Received, Sent,
+};
 
 /// Why a [`MessageStack`] could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
@@ -201,23 +203,34 @@ impl<M: NetMessage> MessageStack<M> {
             Err(e) => return Err(StackReceiveError::Packet(e)),
         };
         let sequence = packet.sequence();
-        let read = self.layer.read_packet(packet.payload());
-        let acks = match read {
-            Ok(()) => packet.accept(),
-            Err(e) if e.is_malformed() => {
-                packet.refuse();
-                return Err(StackReceiveError::Messages(e));
-            }
-            Err(_) => packet.postpone(),
-        };
-        for sequence in &acks {
-            self.layer.on_packet_acked(sequence);
-        }
-        match read {
-            Ok(()) => Ok(Received::Packet { sequence, acks }),
-            Err(e) => Err(StackReceiveError::Messages(e)),
-        }
+        let (read, acks) = deliver(&mut self.layer, packet);
+        read.map(|()| Received::Packet { sequence, acks })
+            .map_err(StackReceiveError::Messages)
     }
+}
+
+/// Hands a packet's payload to `layer`: accepted when the layer reads it, postponed
+/// when the layer has no room for it now (flow control: not acked, so the peer
+/// resends it, but its acks release what the peer already has), refused when
+/// malformed (its acks ignored). Returns the layer's verdict and the acks applied.
+/// Every glue of a layer to an endpoint (this stack, the transport's) receives so.
+pub(crate) fn deliver<M: NetMessage>(
+    layer: &mut MessageLayer<M>,
+    packet: PendingPacket<'_>,
+) -> (Result<(), ReadError>, Acks) {
+    let read = layer.read_packet(packet.payload());
+    let acks = match read {
+        Ok(()) => packet.accept(),
+        Err(e) if e.is_malformed() => {
+            packet.refuse();
+            Acks::EMPTY
+        }
+        Err(_) => packet.postpone(),
+    };
+    for sequence in &acks {
+        layer.on_packet_acked(sequence);
+    }
+    (read, acks)
 }
 
 /// How long an ack takes to come back, seconds (the layer's resend timer waits at

@@ -65,6 +65,12 @@ impl<'a> Delivery<'a> {
         self.packet.postpone()
     }
 
+    /// The packet endpoint's pending packet, for a glue that gives its verdict
+    /// itself.
+    pub(crate) fn into_packet(self) -> PendingPacket<'a> {
+        self.packet
+    }
+
     /// Refuses the packet, as if it was lost (dropping the delivery does the same).
     pub fn refuse(self) {
         self.packet.refuse();

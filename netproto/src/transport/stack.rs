@@ -263,27 +263,13 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
     }
 }
 
-/// Hands a payload to `layer`: accepted when the layer reads it, postponed when the
-/// layer has no room for it now (flow control: not acked, so the peer resends it,
-/// but its acks release what the peer already has), refused when malformed (its acks
-/// ignored). Returns the layer's verdict.
+/// Hands a payload to `layer` (`channel::deliver`, shared with `MessageStack`):
+/// returns the layer's verdict.
 fn deliver<M: MessageSet>(
     layer: &mut MessageLayer<M>,
     delivery: Delivery<'_>,
 ) -> Result<(), ReadError> {
-    let read = layer.read_packet(delivery.payload());
-    let acks = match read {
-        Ok(()) => delivery.accept(),
-        Err(e) if e.is_malformed() => {
-            delivery.refuse();
-            return read;
-        }
-        Err(_) => delivery.postpone(),
-    };
-    for sequence in &acks {
-        layer.on_packet_acked(sequence);
-    }
-    read
+    crate::channel::deliver(layer, delivery.into_packet()).0
 }
 
 /// Refuses a protocol id that is not `M`'s and `layer`'s.

@@ -45,6 +45,7 @@ pub mod schema;
 pub mod sim;
 pub mod stream;
 mod text_table;
+mod trace;
 pub mod transport;
 mod wire_view;
 

@@ -178,7 +178,7 @@
 //! | target | level | message | fields |
 //! |---|---|---|---|
 //! | `netproto::connection` | info | `connected` | `client`, `addr`, `user_id` (server: the token's client id), `max_clients` (client) |
-//! | `netproto::connection` | info | `denied` | `addr`, `reason` ([`DenyReason::as_str`](connection::DenyReason::as_str): `server_full`) |
+//! | `netproto::connection` | info | `denied` | `addr`, `reason` ([`DenyReason::as_str`](connection::DenyReason::as_str): `server_full`); on a server, rate-limited with the drops |
 //! | `netproto::connection` | info, warn | `disconnected` | `client` (unless the handshake never completed), `addr`, `reason` ([`DisconnectReason::as_str`](connection::DisconnectReason::as_str)); `warn` for `timed_out`, `handshake_timed_out`, `token_expired` and `protocol_error` |
 //! | `netproto::connection` | warn | `protocol error` | `client`, `addr`, `error` (what the peer did); a `disconnected` with `reason = "protocol_error"` follows |
 //! | `netproto::congestion` | debug | `congestion mode changed` | `client`, `addr`, `mode` (`good`, `bad`), `rtt_ms`, `penalty_s`, `send_rate` (packets per second) |

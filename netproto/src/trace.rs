@@ -1,7 +1,7 @@
 //! The crate's `tracing` events: their targets, and the rate limit of the drop events.
 //! The list of events and fields is in the crate documentation ("Logging").
 
-use core::fmt::Debug;
+use core::fmt::{Debug, Display};
 
 use crate::connection::session::Link;
 use crate::connection::{DenyReason, DisconnectReason};
@@ -139,6 +139,46 @@ macro_rules! log_drop {
     };
 }
 pub(crate) use log_drop;
+
+/// What a layer refused of a peer's: a packet or payload, with why.
+#[derive(Clone, Copy)]
+pub(crate) struct Refusal<'a> {
+    pub(crate) side: &'static str,
+    pub(crate) client: u16,
+    pub(crate) addr: &'a dyn Debug,
+    /// The drop event's `reason`.
+    pub(crate) reason: &'static str,
+    pub(crate) error: &'a dyn Display,
+    /// The peer broke the protocol: its connection ends.
+    pub(crate) protocol_error: bool,
+}
+
+impl DropLog {
+    /// Logs a refusal: `protocol error` at `warn` level when the peer broke the
+    /// protocol (once per connection: it ends), a rate-limited drop otherwise.
+    pub(crate) fn refused(&mut self, now: f64, refusal: Refusal<'_>) {
+        let Refusal {
+            side,
+            client,
+            addr,
+            reason,
+            error,
+            protocol_error,
+        } = refusal;
+        if protocol_error {
+            tracing::warn!(
+                target: CONNECTION,
+                side,
+                client,
+                ?addr,
+                %error,
+                "protocol error"
+            );
+        } else {
+            log_drop!(self, now, side, ?addr, reason, %error, "dropped");
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

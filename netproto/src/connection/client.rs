@@ -15,7 +15,7 @@ use crate::netcode::{
     AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType, ReadError,
 };
 use crate::packet::{Counters, Incoming, ReceiveError, Sequence, Stats};
-use crate::trace::{self, DropLog};
+use crate::trace::{self, DropLog, Refusal};
 
 /// Where a [`Client`] is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -331,27 +331,16 @@ impl<A: Copy + Eq + Debug> Client<A> {
             Ok(Incoming::Fragment { .. }) => None,
             Err(error) => {
                 *dropped += 1;
-                if matches!(error, ReceiveError::OptimisticAck { .. }) {
-                    tracing::warn!(
-                        target: trace::CONNECTION,
-                        side = "client",
-                        client = client.0,
-                        addr = ?server,
-                        %error,
-                        "protocol error"
-                    );
-                    *broken = true;
-                } else {
-                    trace::log_drop!(
-                        drop_log,
-                        now,
-                        "client",
-                        addr = ?server,
-                        reason = "by_endpoint",
-                        %error,
-                        "dropped"
-                    );
-                }
+                *broken = matches!(error, ReceiveError::OptimisticAck { .. });
+                let refusal = Refusal {
+                    side: "client",
+                    client: client.0,
+                    addr: server,
+                    reason: "by_endpoint",
+                    error: &error,
+                    protocol_error: *broken,
+                };
+                drop_log.refused(now, refusal);
                 None
             }
         }

@@ -19,7 +19,7 @@ use crate::netcode::{
     ReadError, USER_DATA_BYTES,
 };
 use crate::packet::{Counters, Incoming, ReceiveError, Sequence, Stats};
-use crate::trace::{self, DropLog};
+use crate::trace::{self, DropLog, Refusal};
 
 /// Why the server dropped a datagram: the counter it lands in, and the `reason` of its
 /// drop event (the counter's name without its `dropped_` prefix, `requests_` and
@@ -572,7 +572,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         }
         if self.by_address.len() >= self.slots.len() {
             self.counters.denials_sent += 1;
-            trace::denied("server", &from, DenyReason::ServerFull);
+            self.log_denied(now, from);
             self.send_global(from, &Packet::Denied, &token.server_to_client_key);
             return;
         }
@@ -600,6 +600,16 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         self.challenge_sequence += 1;
         self.counters.challenges_sent += 1;
         self.send_global(from, &packet, &token.server_to_client_key);
+    }
+
+    /// Logs a denial, within the drops' rate limit: a request replayed from a spoofed
+    /// address is denied as often as it comes.
+    fn log_denied(&mut self, now: f64, from: A) {
+        if tracing::enabled!(target: trace::CONNECTION, tracing::Level::INFO)
+            && self.drop_log.admit(now, "server")
+        {
+            trace::denied("server", &from, DenyReason::ServerFull);
+        }
     }
 
     /// Counts a dropped datagram and logs it (rate-limited).
@@ -667,7 +677,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         }
         let Some(index) = self.slots.iter().position(Option::is_none) else {
             self.counters.denials_sent += 1;
-            trace::denied("server", &from, DenyReason::ServerFull);
+            self.log_denied(now, from);
             self.send_global(from, &Packet::Denied, &send_key);
             return;
         };
@@ -783,27 +793,16 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             Ok(Incoming::Fragment { .. }) => None,
             Err(error) => {
                 *Dropped::ByEndpoint.counter(counters) += 1;
-                if matches!(error, ReceiveError::OptimisticAck { .. }) {
-                    tracing::warn!(
-                        target: trace::CONNECTION,
-                        side = "server",
-                        client = client.0,
-                        addr = ?from,
-                        %error,
-                        "protocol error"
-                    );
-                    slot.broken = true;
-                } else {
-                    trace::log_drop!(
-                        drop_log,
-                        now,
-                        "server",
-                        addr = ?from,
-                        reason = Dropped::ByEndpoint.name(),
-                        %error,
-                        "dropped"
-                    );
-                }
+                slot.broken = matches!(error, ReceiveError::OptimisticAck { .. });
+                let refusal = Refusal {
+                    side: "server",
+                    client: client.0,
+                    addr: &from,
+                    reason: Dropped::ByEndpoint.name(),
+                    error: &error,
+                    protocol_error: slot.broken,
+                };
+                drop_log.refused(now, refusal);
                 None
             }
         }

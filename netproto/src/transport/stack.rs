@@ -12,7 +12,7 @@ use crate::connection::{
     Client, ClientEvent, ClientId, ConnectionConfig, Delivery, Server, ServerConfig, ServerEvent,
 };
 use crate::netcode::ConnectToken;
-use crate::trace::{self, DropLog};
+use crate::trace::{DropLog, Refusal};
 
 /// What a stack counted of the payloads it wrote and read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -149,14 +149,8 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
                 Some(layer) => {
                     if let Err(error) = deliver(layer, delivery) {
                         self.counters.payloads_refused += 1;
-                        refused(
-                            &mut self.drop_log,
-                            now,
-                            "server",
-                            Some(client),
-                            &from,
-                            &error,
-                        );
+                        let refusal = refused("server", Some(client), &from, &error);
+                        self.drop_log.refused(now, refusal);
                         if error.is_malformed() {
                             broken = Some(client);
                         }
@@ -285,36 +279,21 @@ fn deliver<M: MessageSet>(
     crate::channel::deliver(layer, delivery.into_packet()).0
 }
 
-/// Logs a payload the layer refused: a malformed one is a protocol error (`warn`, the
-/// connection ends), one it has no room for now a drop (rate-limited).
-fn refused(
-    log: &mut DropLog,
-    now: f64,
+/// A payload the layer refused: a malformed one is a protocol error (the connection
+/// ends), one it has no room for now a drop.
+fn refused<'a>(
     side: &'static str,
     client: Option<ClientId>,
-    from: &dyn Debug,
-    error: &ReadError,
-) {
-    let client = client.map_or(0, |c| c.0);
-    if error.is_malformed() {
-        tracing::warn!(
-            target: trace::CONNECTION,
-            side,
-            client,
-            addr = ?from,
-            %error,
-            "protocol error"
-        );
-    } else {
-        trace::log_drop!(
-            log,
-            now,
-            side,
-            addr = ?from,
-            reason = "payload_refused",
-            %error,
-            "dropped"
-        );
+    from: &'a dyn Debug,
+    error: &'a ReadError,
+) -> Refusal<'a> {
+    Refusal {
+        side,
+        client: client.map_or(0, |c| c.0),
+        addr: from,
+        reason: "payload_refused",
+        error,
+        protocol_error: error.is_malformed(),
     }
 }
 
@@ -403,7 +382,8 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         if let Some(delivery) = self.client.handle_datagram(now, from, datagram) {
             if let Err(error) = deliver(&mut self.layer, delivery) {
                 self.counters.payloads_refused += 1;
-                refused(&mut self.drop_log, now, "client", client, &from, &error);
+                let refusal = refused("client", client, &from, &error);
+                self.drop_log.refused(now, refusal);
                 broken = error.is_malformed();
             }
         }

@@ -78,9 +78,9 @@
 #![allow(elided_lifetimes_in_paths)]
 
 use core::marker::PhantomData;
-use core::ops::{Deref, DerefMut};
 
 use bevy_app::{App, Plugin, PostUpdate, PreUpdate};
+use bevy_derive::{Deref, DerefMut};
 use bevy_ecs::prelude::*;
 use netproto::MessageSet;
 use netproto::connection::ClientId;
@@ -106,22 +106,8 @@ pub enum NetSystems {
 /// `clients`, `stats`, `disconnect`... Insert it to open the socket (the
 /// [`ServerPlugin`] drives it from then on), remove it to close (every client is
 /// disconnected).
-#[derive(Resource, Debug)]
+#[derive(Resource, Deref, DerefMut, Debug)]
 pub struct NetServer<M: NetMessages>(pub UdpServer<M>);
-
-impl<M: NetMessages> Deref for NetServer<M> {
-    type Target = UdpServer<M>;
-
-    fn deref(&self) -> &UdpServer<M> {
-        &self.0
-    }
-}
-
-impl<M: NetMessages> DerefMut for NetServer<M> {
-    fn deref_mut(&mut self) -> &mut UdpServer<M> {
-        &mut self.0
-    }
-}
 
 /// A client connected to the [`NetServer`] or left it (with why).
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
@@ -212,22 +198,8 @@ fn server_send<M: NetMessages>(mut server: ResMut<NetServer<M>>) {
 /// Dereferences to it: `send`, `state`, `stats`, `disconnect`... Insert it to connect
 /// (the [`ClientPlugin`] drives it from then on); after a denial or a disconnection,
 /// insert a new one to connect again.
-#[derive(Resource, Debug)]
+#[derive(Resource, Deref, DerefMut, Debug)]
 pub struct NetClient<M: NetMessages>(pub UdpClient<M>);
-
-impl<M: NetMessages> Deref for NetClient<M> {
-    type Target = UdpClient<M>;
-
-    fn deref(&self) -> &UdpClient<M> {
-        &self.0
-    }
-}
-
-impl<M: NetMessages> DerefMut for NetClient<M> {
-    fn deref_mut(&mut self) -> &mut UdpClient<M> {
-        &mut self.0
-    }
-}
 
 /// The [`NetClient`] connected, was denied, or was disconnected (with why).
 #[derive(Message, Clone, Debug, PartialEq, Eq)]

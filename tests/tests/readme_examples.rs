@@ -15,15 +15,20 @@ struct PlayerInput {
     chat: String,
 }
 
-#[test]
-fn readme() -> Result<(), Box<dyn std::error::Error>> {
-    let mut input = PlayerInput {
+/// The README's `input`.
+fn readme_input() -> PlayerInput {
+    PlayerInput {
         tick: 9,
         health: 97,
         yaw: 1.25,
         fire: true,
         chat: String::new(),
-    };
+    }
+}
+
+#[test]
+fn readme() -> Result<(), Box<dyn std::error::Error>> {
+    let mut input = readme_input();
     let bytes = netproto::encode(&mut input)?;
     assert_eq!(bytes.len(), 5); // 35 bits, then the string's align
     let back: PlayerInput = netproto::decode(&bytes)?;
@@ -56,13 +61,7 @@ fn readme() -> Result<(), Box<dyn std::error::Error>> {
 /// it (`cargo test -p netproto-tests --test readme_examples -- --nocapture` prints it).
 #[test]
 fn readme_wire_view_sample() -> Result<(), Box<dyn std::error::Error>> {
-    let mut input = PlayerInput {
-        tick: 9,
-        health: 97,
-        yaw: 1.25,
-        fire: true,
-        chat: String::new(),
-    };
+    let mut input = readme_input();
     let view = netproto::WireView::of(&mut input)?.to_string();
     println!("{view}");
     let readme = include_str!("../../README.md");

@@ -2,32 +2,207 @@
 //!
 //! Annotate message structs with `#[derive(NetMessage)]` and the range of every field;
 //! the derive generates one serialize function that writes, reads and measures bits
-//! with tight bounds, and rejects at compile time what it cannot honour.
+//! with tight bounds, and rejects at compile time what it cannot honour. Under the
+//! messages: channels (reliable and unreliable), packets with acks, encrypted netcode
+//! 1.02 connections and a UDP transport, every layer sans-IO (you pass the time and
+//! the datagrams) with the UDP one on top.
+//!
+//! # Quickstart
+//!
+//! A server and a client over UDP on 127.0.0.1, one reliable chat line each way (this
+//! runs as a test; `cargo run --example minimal` is the same as a program):
 //!
 //! ```
 //! use netproto::NetMessage;
+//! use netproto::channel::LayerConfig;
+//! use netproto::transport::{UdpClient, UdpServer};
 //!
-//! #[derive(NetMessage, Debug, PartialEq)]
-//! struct PlayerInput {
-//!     #[net(range = 0..=100)]
-//!     health: u8, // 7 bits
-//!     #[net(quantize(min = -3.1416, max = 3.1416, res = 0.001))]
-//!     yaw: f32, // 13 bits
-//!     fire: bool, // 1 bit
+//! #[derive(NetMessage, Debug, Clone)]
+//! struct Chat {
+//!     #[net(max_len = 140)] // bytes of UTF-8, not characters
+//!     text: String,
 //! }
 //!
-//! let mut input = PlayerInput { health: 97, yaw: 1.25, fire: true };
-//! let bytes = netproto::encode(&mut input).unwrap();
-//! assert_eq!(bytes.len(), 3); // 21 bits
-//! let back: PlayerInput = netproto::decode(&bytes).unwrap();
-//! assert_eq!(back.health, 97);
-//! assert!((back.yaw - 1.25).abs() <= 0.0005);
+//! #[derive(NetMessage, Debug, Clone)]
+//! #[net(message_set)]
+//! enum Msg {
+//!     Chat(Chat),
+//! }
+//!
+//! const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable-ordered, 1 unreliable
+//!
+//! // Development tokens (a key compiled into the library): never ship them.
+//! let mut server = UdpServer::<Msg>::bind_insecure_dev("127.0.0.1:0", 16, LayerConfig::default())?;
+//! let mut client = UdpClient::<Msg>::connect_insecure_dev(server.local_addr()?, 1, LayerConfig::default())?;
+//! client.send(RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?; // goes once connected
+//! let reply = loop {
+//!     // The game loop: update each side once per tick.
+//!     server.update()?;
+//!     client.update()?;
+//!     let clients: Vec<_> = server.clients().map(|(id, _)| id).collect();
+//!     for id in clients {
+//!         while let Some(Msg::Chat(chat)) = server.receive(id, RELIABLE) {
+//!             let text = format!("you said {}", chat.text);
+//!             server.send(id, RELIABLE, Msg::Chat(Chat { text }))?;
+//!         }
+//!     }
+//!     if let Some(Msg::Chat(reply)) = client.receive(RELIABLE) {
+//!         break reply;
+//!     }
+//!     std::thread::sleep(std::time::Duration::from_millis(1));
+//! };
+//! assert_eq!(reply.text, "you said hello");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Layers (see the README): bit streams and the derive ([`Stream`], [`NetMessage`]);
-//! message sets, the factory enum of every message type ([`MessageSet`]), and the
-//! schema of every message: its printable layout and its fingerprint, the protocol id
-//! ([`schema`]).
+//! A real game's clients get their connect token from the game's backend
+//! ([`netcode::generate_connect_token`], [`transport::UdpClient::connect`]); both
+//! sides must be built with the same message set and [`channel::LayerConfig`]
+//! ([`protocol_id`]). [`transport::UdpServer::poll_event`] reports who joined and left.
+//!
+//! # The layers
+//!
+//! From the bits up; use the highest one that fits, and the ones below for a transport
+//! of your own or for tests:
+//!
+//! | layer | what it is for |
+//! |---|---|
+//! | [`NetMessage`], [`Stream`], [`encode`]/[`decode`] | the wire format of one message, bit-tight and validated |
+//! | [`MessageSet`], [`schema`] | the enum of every message a protocol sends; layouts and fingerprints ([`protocol_id`]) |
+//! | [`packet`] | sequence numbers, acks, RTT and loss estimates, fragmentation over unreliable datagrams |
+//! | [`channel`] | reliable-ordered and unreliable message channels and blocks packed into packets ([`channel::MessageLayer`]) |
+//! | [`connection`] | netcode 1.02: connect tokens, encrypted sessions, client slots, keep-alives, timeouts, congestion avoidance |
+//! | [`transport`] | the whole stack: [`transport::UdpServer`] and [`transport::UdpClient`] over a socket; [`transport::ServerStack`] and [`transport::ClientStack`] without one |
+//! | [`sim`] | a deterministic lossy network on virtual time, for tests |
+//!
+//! The `netproto-bevy` crate drives the UDP server and client from Bevy systems.
+//!
+//! # A 60 Hz game: the send rate
+//!
+//! A connection sends at most one packet per `update`, as often as its congestion mode
+//! allows ([`connection::CongestionConfig`]: `good_rate` and `bad_rate` packets per
+//! second; a connection starts in bad mode for `initial_penalty` seconds). The default
+//! rates suit a 30 Hz game: a 60 Hz game that wants an input packet every frame raises
+//! them on both sides, with [`transport::UdpServer::bind_with`] and
+//! [`transport::UdpClient::connect_with`]:
+//!
+//! ```
+//! use netproto::channel::LayerConfig;
+//! use netproto::connection::{ConnectionConfig, ServerConfig};
+//! use netproto::transport::{UdpClient, UdpServer, insecure_dev};
+//! # #[derive(netproto::NetMessage, Debug, Clone)]
+//! # #[net(message_set)]
+//! # enum Msg { Ping(Ping) }
+//! # #[derive(netproto::NetMessage, Debug, Clone)]
+//! # struct Ping { tick: u32 }
+//!
+//! let layer = LayerConfig::default();
+//! let protocol_id = netproto::protocol_id::<Msg>(&layer);
+//! let mut config = ConnectionConfig::new(protocol_id);
+//! config.congestion.good_rate = 60.0; // packets per second: one per frame
+//! config.congestion.bad_rate = 30.0; // when the RTT says the link is congested
+//!
+//! let key = insecure_dev::INSECURE_DEV_KEY; // your backend's key in a real game
+//! let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+//! let bound = socket.local_addr()?;
+//! let server_config = ServerConfig::new(config.clone(), key, vec![bound]);
+//! let server = UdpServer::<Msg>::with_socket(socket, server_config, layer.clone())?;
+//!
+//! let token = insecure_dev::token(protocol_id, 1, bound)?;
+//! let client = UdpClient::<Msg>::connect_with("127.0.0.1:0", bound, &token, config, layer)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A mode's rate is a ceiling: a frame that comes a hair early (a jittery sleep)
+//! skips its packet, so a loop paced by the wall clock may set `good_rate` a little
+//! above its frame rate.
+//!
+//! # Fast debug builds of your game
+//!
+//! Cargo builds dependencies in your `dev` profile unoptimized: encoding and sealing
+//! packets then costs tens of times its release time (a 100 KB block took 40 ms to
+//! encode). Optimize netproto and the crypto it uses in your game's `Cargo.toml`
+//! (debug assertions and overflow checks stay on; your own crate stays fast to build):
+//!
+//! ```toml
+//! [profile.dev.package.netproto]
+//! opt-level = 2
+//!
+//! [profile.dev.package.chacha20poly1305]
+//! opt-level = 3
+//!
+//! [profile.dev.package.chacha20]
+//! opt-level = 3
+//!
+//! [profile.dev.package.poly1305]
+//! opt-level = 3
+//! ```
+//!
+//! Your message types are compiled in your crate: their derived code follows your
+//! profile.
+//!
+//! # `max_len` counts bytes for strings
+//!
+//! `#[net(max_len = N)]` on a `String` bounds its UTF-8 encoding to `N` **bytes**
+//! (`"héllo"` is 6); on a `Vec<T>`, to `N` elements. A longer value is an encode error
+//! naming the field, never truncated; the derive sends the length in
+//! `bits_required(0, N)` bits, then the string aligned to a byte.
+//!
+//! ```
+//! # use netproto::NetMessage;
+//! #[derive(NetMessage, Debug)]
+//! struct Name {
+//!     #[net(max_len = 5)]
+//!     text: String,
+//! }
+//!
+//! assert!(netproto::encode(&mut Name { text: "hello".into() }).is_ok()); // 5 bytes
+//! assert!(netproto::encode(&mut Name { text: "héllo".into() }).is_err()); // 6 bytes
+//! ```
+//!
+//! # Logging
+//!
+//! netproto reports what happens to connections through [`tracing`](https://docs.rs/tracing)
+//! events; install any subscriber (`tracing-subscriber`'s `fmt`, Bevy's `LogPlugin`)
+//! to see them, or enable the `log` feature to have them reach a `log` logger
+//! (`env_logger` and friends) when no subscriber is set. Nothing is formatted when
+//! no subscriber wants an event: each call site costs one check of a cached flag, and
+//! compiling with one of `tracing`'s `max_level_*` or `release_max_level_*` features
+//! in your game (`tracing = { version = "0.1", features = ["release_max_level_warn"] }`)
+//! removes the ones below that level from the binary altogether.
+//!
+//! The events, their targets, messages and fields are stable (new fields may be
+//! added). Every event has `side` (`"server"` or `"client"`) and `addr` (the peer's
+//! address, `Debug`-formatted); `client` is the client's slot ([`connection::ClientId`]).
+//!
+//! | target | level | message | fields |
+//! |---|---|---|---|
+//! | `netproto::connection` | info | `connected` | `client`, `addr`, `user_id` (server: the token's client id), `max_clients` (client) |
+//! | `netproto::connection` | info | `denied` | `addr`, `reason` ([`DenyReason::as_str`](connection::DenyReason::as_str): `server_full`); on a server, rate-limited with the drops |
+//! | `netproto::connection` | info, warn | `disconnected` | `client` (unless the handshake never completed), `addr`, `reason` ([`DisconnectReason::as_str`](connection::DisconnectReason::as_str)); `warn` for `timed_out`, `handshake_timed_out`, `token_expired` and `protocol_error` |
+//! | `netproto::connection` | warn | `protocol error` | `client`, `addr`, `error` (what the peer did); a `disconnected` with `reason = "protocol_error"` follows |
+//! | `netproto::congestion` | debug | `congestion mode changed` | `client`, `addr`, `mode` (`good`, `bad`), `rtt_ms`, `penalty_s`, `send_rate` (packets per second) |
+//! | `netproto::drop` | debug | `dropped` | `addr`, `reason`, and `error` where there is one; rate-limited |
+//! | `netproto::drop` | debug | `drop events suppressed` | `suppressed`: the drops not logged in the last second |
+//!
+//! A `dropped` event's `reason` names the counter it landed in: on a server, the
+//! fields of [`connection::ServerCounters`] without their `dropped_` prefix
+//! (`malformed`, `unexpected`, `unknown_address`, `unauthenticated`, `replayed`,
+//! `by_endpoint`) and with `requests_`/`responses_` made singular
+//! (`request_expired`, `request_token_reused`, `response_invalid`, ...); on a client,
+//! the same names plus `wrong_address` (a datagram from another address than the
+//! server's); on both, `payload_refused` (the message layer had no room: the peer
+//! resends) and `send_failed` (the socket refused a datagram, with `datagrams`).
+//! Drops are logged at most ten a second by each part of a server or client (the
+//! connection, the stack above it, the socket), so that a flood of hostile datagrams
+//! costs a few lines; the counters count every one.
+//!
+//! # The guide
+//!
+//! The repository's README is the guide (reproduced in the [`guide`] module of these
+//! docs): messages and their attributes, wire snapshots, message sets, packets,
+//! channels, connecting with tokens, congestion, statistics, the arena example, and
+//! measurements.
 #![warn(missing_docs)]
 
 mod bits;
@@ -45,8 +220,14 @@ pub mod schema;
 pub mod sim;
 pub mod stream;
 mod text_table;
+mod trace;
 pub mod transport;
 mod wire_view;
+
+/// The repository's README: the guide to every layer, with measurements.
+#[cfg(all(doc, not(doctest)))]
+#[doc = include_str!("../../README.md")]
+pub mod guide {}
 
 pub use bits::{bits_for_count, bits_required};
 pub use codec::{decode, decode_prefix, encode, encode_into, measure};

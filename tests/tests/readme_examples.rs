@@ -15,15 +15,20 @@ struct PlayerInput {
     chat: String,
 }
 
-#[test]
-fn readme() -> Result<(), Box<dyn std::error::Error>> {
-    let mut input = PlayerInput {
+/// The README's `input`.
+fn readme_input() -> PlayerInput {
+    PlayerInput {
         tick: 9,
         health: 97,
         yaw: 1.25,
         fire: true,
         chat: String::new(),
-    };
+    }
+}
+
+#[test]
+fn readme() -> Result<(), Box<dyn std::error::Error>> {
+    let mut input = readme_input();
     let bytes = netproto::encode(&mut input)?;
     assert_eq!(bytes.len(), 5); // 35 bits, then the string's align
     let back: PlayerInput = netproto::decode(&bytes)?;
@@ -50,6 +55,50 @@ fn readme() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(delivered, 1);
     assert_eq!(b.next_header().ack_bits, 1);
     Ok(())
+}
+
+/// The README's `WireView` sample is the view of its `PlayerInput`, as the code prints
+/// it (`cargo test -p netproto-tests --test readme_examples -- --nocapture` prints it).
+#[test]
+fn readme_wire_view_sample() -> Result<(), Box<dyn std::error::Error>> {
+    let mut input = readme_input();
+    let view = netproto::WireView::of(&mut input)?.to_string();
+    println!("{view}");
+    let readme = include_str!("../../README.md");
+    assert!(
+        readme.contains(&format!("```text\n{view}```")),
+        "the README's WireView sample is not:\n{view}"
+    );
+    Ok(())
+}
+
+/// The README's Quickstart is the crate docs' (run there as a doctest), line for line.
+#[test]
+fn readme_quickstart_is_the_crate_docs() {
+    let readme = include_str!("../../README.md");
+    let quickstart = &readme[readme.find("## Quickstart").expect("a Quickstart")..];
+    let block = rust_block(quickstart.lines());
+    let lib = include_str!("../../netproto/src/lib.rs");
+    let docs = &lib[lib.find("//! # Quickstart").expect("a Quickstart")..];
+    let doc_block: Vec<&str> = rust_block(docs.lines().map(|l| {
+        l.strip_prefix("//! ")
+            .or_else(|| l.strip_prefix("//!"))
+            .unwrap_or(l)
+    }))
+    .into_iter()
+    .filter(|l| !l.starts_with("# "))
+    .collect();
+    assert!(!block.is_empty());
+    assert_eq!(block, doc_block);
+}
+
+/// The lines of the first Rust code block.
+fn rust_block<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    lines
+        .skip_while(|l| *l != "```rust" && *l != "```")
+        .skip(1)
+        .take_while(|l| *l != "```")
+        .collect()
 }
 
 mod connecting {

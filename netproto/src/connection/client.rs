@@ -1,5 +1,6 @@
 //! The sans-IO netcode client: request, response, session.
 
+use core::fmt::Debug;
 use std::collections::VecDeque;
 
 use super::config::{ConfigError, ConnectionConfig};
@@ -10,8 +11,11 @@ use super::session::{Crypto, Link};
 use super::stats::{LinkStats, Traffic};
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
 use super::{ConnectionError, Opened, opened};
-use crate::netcode::{AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType};
+use crate::netcode::{
+    AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType, ReadError,
+};
 use crate::packet::{Counters, Incoming, ReceiveError, Sequence, Stats};
+use crate::trace::{self, DropLog, Refusal};
 
 /// Where a [`Client`] is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,11 +63,12 @@ pub struct Client<A> {
     transmits: TransmitQueue<A>,
     events: VecDeque<ClientEvent>,
     dropped: u64,
+    drop_log: DropLog,
     scratch: Box<[u8]>,
     payload: Vec<u8>,
 }
 
-impl<A: Copy + Eq> Client<A> {
+impl<A: Copy + Eq + Debug> Client<A> {
     /// A client connecting to `server` (one of the token's server addresses, in the
     /// address type of the driver) with `token`, at time `now`. The first request
     /// goes out at the first [`update`](Self::update).
@@ -114,6 +119,7 @@ impl<A: Copy + Eq> Client<A> {
             transmits: TransmitQueue::new(),
             events: VecDeque::new(),
             dropped: 0,
+            drop_log: DropLog::new(now),
             scratch: vec![0; MAX_DATAGRAM_BYTES].into_boxed_slice(),
             payload: Vec::new(),
         })
@@ -228,6 +234,7 @@ impl<A: Copy + Eq> Client<A> {
 
     /// Ends the connection and reports it.
     fn end(&mut self, reason: DisconnectReason) {
+        trace::disconnected("client", self.client_id.map(|c| c.0), &self.server, reason);
         self.state = ClientState::Disconnected(reason);
         self.link = None;
         self.events.push_back(ClientEvent::Disconnected { reason });
@@ -274,12 +281,20 @@ impl<A: Copy + Eq> Client<A> {
                     self.end(DisconnectReason::TimedOut);
                     return;
                 }
-                if link.update(now, self.config.keepalive_interval, &self.crypto.traffic) {
+                let mode = link.congestion.mode();
+                let keep_alive =
+                    link.update(now, self.config.keepalive_interval, &self.crypto.traffic);
+                if link.congestion.mode() != mode {
+                    let client = self.client_id.map_or(0, |c| c.0);
+                    trace::congestion_changed("client", client, &self.server, link);
+                }
+                if keep_alive {
                     self.keep_alive(now);
                 }
             }
             ClientState::Denied(_) | ClientState::Disconnected(_) => {}
         }
+        self.drop_log.flush(now, "client");
     }
 
     fn keep_alive(&mut self, now: f64) {
@@ -303,7 +318,9 @@ impl<A: Copy + Eq> Client<A> {
             scratch,
             client_id,
             dropped,
+            drop_log,
             broken,
+            server,
             ..
         } = self;
         let client = client_id.unwrap_or(ClientId(0));
@@ -312,11 +329,18 @@ impl<A: Copy + Eq> Client<A> {
         match link.endpoint.receive(now, payload) {
             Ok(Incoming::Packet(packet)) => Some(Delivery::new(client, packet)),
             Ok(Incoming::Fragment { .. }) => None,
-            Err(e) => {
+            Err(error) => {
                 *dropped += 1;
-                if matches!(e, ReceiveError::OptimisticAck { .. }) {
-                    *broken = true;
-                }
+                *broken = matches!(error, ReceiveError::OptimisticAck { .. });
+                let refusal = Refusal {
+                    side: "client",
+                    client: client.0,
+                    addr: server,
+                    reason: "by_endpoint",
+                    error: &error,
+                    protocol_error: *broken,
+                };
+                drop_log.refused(now, refusal);
                 None
             }
         }
@@ -342,7 +366,14 @@ impl<A: Copy + Eq> Client<A> {
         let buf = match self.scratch.get_mut(..len) {
             Some(buf) if from == self.server && allowed != AllowedPackets::NONE => buf,
             _ => {
-                self.dropped += 1;
+                let reason = if from != self.server {
+                    "wrong_address"
+                } else if allowed == AllowedPackets::NONE {
+                    "unexpected"
+                } else {
+                    "malformed"
+                };
+                self.dropped_datagram(now, from, reason);
                 return None;
             }
         };
@@ -360,8 +391,8 @@ impl<A: Copy + Eq> Client<A> {
                 Opened::Other
             }
             Ok((_, packet)) => opened(packet, base),
-            Err(_) => {
-                self.dropped += 1;
+            Err(error) => {
+                self.dropped_datagram(now, from, read_error_reason(error));
                 return None;
             }
         };
@@ -373,6 +404,7 @@ impl<A: Copy + Eq> Client<A> {
                 None
             }
             (ClientState::Requesting | ClientState::Responding, Opened::Denied) => {
+                trace::denied("client", &self.server, DenyReason::ServerFull);
                 self.state = ClientState::Denied(DenyReason::ServerFull);
                 self.events.push_back(ClientEvent::Denied {
                     reason: DenyReason::ServerFull,
@@ -390,7 +422,7 @@ impl<A: Copy + Eq> Client<A> {
                     u16::try_from(client_index),
                     Link::new(&self.config, self.timeout, now, None),
                 ) else {
-                    self.dropped += 1;
+                    self.dropped_datagram(now, from, "malformed");
                     return None;
                 };
                 self.link = Some(link);
@@ -405,6 +437,14 @@ impl<A: Copy + Eq> Client<A> {
                 self.state = ClientState::Connected;
                 self.client_id = Some(ClientId(index));
                 self.max_clients = max_clients;
+                tracing::info!(
+                    target: trace::CONNECTION,
+                    side = "client",
+                    client = index,
+                    addr = ?self.server,
+                    max_clients,
+                    "connected"
+                );
                 self.events.push_back(ClientEvent::Connected {
                     client: ClientId(index),
                     max_clients,
@@ -428,10 +468,23 @@ impl<A: Copy + Eq> Client<A> {
                 Some(range)
             }
             _ => {
-                self.dropped += 1;
+                self.dropped_datagram(now, from, "unexpected");
                 None
             }
         }
+    }
+
+    /// Counts a dropped datagram and logs it (rate-limited).
+    fn dropped_datagram(&mut self, now: f64, from: A, reason: &'static str) {
+        self.dropped += 1;
+        trace::log_drop!(
+            self.drop_log,
+            now,
+            "client",
+            addr = ?from,
+            reason,
+            "dropped"
+        );
     }
 
     /// Sends `payload` to the server as the packet endpoint's next packet, and
@@ -492,5 +545,16 @@ impl<A: Copy + Eq> Client<A> {
     /// [`DisconnectReason::ProtocolError`].
     pub fn disconnect_for_protocol_error(&mut self) {
         self.disconnect_with(DisconnectReason::ProtocolError);
+    }
+}
+
+/// The `reason` of a drop event for a sealed packet that did not open (the names of the
+/// server's counters: `unauthenticated`, `replayed`, `unexpected`, `malformed`).
+fn read_error_reason(error: ReadError) -> &'static str {
+    match error {
+        ReadError::Decrypt => "unauthenticated",
+        ReadError::Replayed => "replayed",
+        ReadError::NotAllowed(_) => "unexpected",
+        _ => "malformed",
     }
 }

@@ -84,6 +84,17 @@ pub enum Mode {
     Bad,
 }
 
+impl Mode {
+    /// The mode's stable name: the `mode` field of the `congestion mode changed`
+    /// tracing event (`good`, `bad`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Good => "good",
+            Self::Bad => "bad",
+        }
+    }
+}
+
 /// The congestion state of one connection, driven by [`update`](Self::update) with
 /// the current time and RTT.
 ///

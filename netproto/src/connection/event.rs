@@ -20,6 +20,19 @@ pub enum DenyReason {
     ServerFull,
 }
 
+impl DenyReason {
+    /// The reason's stable name: the `reason` field of the `denied` tracing event.
+    ///
+    /// ```
+    /// assert_eq!(netproto::connection::DenyReason::ServerFull.as_str(), "server_full");
+    /// ```
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::ServerFull => "server_full",
+        }
+    }
+}
+
 /// Why a connection ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
@@ -48,6 +61,28 @@ pub enum DisconnectReason {
     /// [`PeerDisconnected`](Self::PeerDisconnected).
     #[error("the peer broke the protocol")]
     ProtocolError,
+}
+
+impl DisconnectReason {
+    /// The reason's stable name: the `reason` field of the `disconnected` tracing
+    /// event (`timed_out`, `handshake_timed_out`, `token_expired`,
+    /// `peer_disconnected`, `local`, `protocol_error`).
+    ///
+    /// ```
+    /// use netproto::connection::DisconnectReason;
+    ///
+    /// assert_eq!(DisconnectReason::TimedOut.as_str(), "timed_out");
+    /// ```
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::TimedOut => "timed_out",
+            Self::HandshakeTimedOut => "handshake_timed_out",
+            Self::TokenExpired => "token_expired",
+            Self::PeerDisconnected => "peer_disconnected",
+            Self::Local => "local",
+            Self::ProtocolError => "protocol_error",
+        }
+    }
 }
 
 /// An event of a [`Server`](super::Server), from [`poll_event`](super::Server::poll_event).

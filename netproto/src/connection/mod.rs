@@ -55,7 +55,7 @@ mod delivery;
 mod event;
 mod handshake;
 mod server;
-mod session;
+pub(crate) mod session;
 mod stats;
 mod transmit;
 

@@ -1,13 +1,14 @@
 //! The sans-IO netcode server: requests checked cheapest first, stateless
 //! challenges, client slots, sealed sessions.
 
+use core::fmt::Debug;
 use core::hash::Hash;
 use std::collections::{HashMap, VecDeque};
 
 use super::config::{ConfigError, ServerConfig};
 use super::congestion::Congestion;
 use super::delivery::Delivery;
-use super::event::{ClientId, DisconnectReason, ServerEvent};
+use super::event::{ClientId, DenyReason, DisconnectReason, ServerEvent};
 use super::handshake::{Handshakes, Pending, TokenRefusal, TokenTag};
 use super::session::{Crypto, Link};
 use super::stats::LinkStats;
@@ -18,14 +19,79 @@ use crate::netcode::{
     ReadError, USER_DATA_BYTES,
 };
 use crate::packet::{Counters, Incoming, ReceiveError, Sequence, Stats};
+use crate::trace::{self, DropLog, Refusal};
 
-/// Counts a sealed packet that did not open.
-fn count_read_error(error: ReadError, counters: &mut ServerCounters) {
-    match error {
-        ReadError::Decrypt => counters.dropped_unauthenticated += 1,
-        ReadError::Replayed => counters.dropped_replayed += 1,
-        ReadError::NotAllowed(_) => counters.dropped_unexpected += 1,
-        _ => counters.dropped_malformed += 1,
+/// Why the server dropped a datagram: the counter it lands in, and the `reason` of its
+/// drop event (the counter's name without its `dropped_` prefix, `requests_` and
+/// `responses_` made singular).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dropped {
+    Malformed,
+    Unexpected,
+    UnknownAddress,
+    Unauthenticated,
+    Replayed,
+    ByEndpoint,
+    RequestMalformed,
+    RequestExpired,
+    RequestUnauthenticated,
+    RequestWrongServer,
+    RequestTokenReused,
+    RequestAlreadyConnected,
+    RequestBadTimeout,
+    RequestBusy,
+    ResponseInvalid,
+}
+
+impl Dropped {
+    /// A sealed packet that did not open.
+    fn read_error(error: ReadError) -> Self {
+        match error {
+            ReadError::Decrypt => Self::Unauthenticated,
+            ReadError::Replayed => Self::Replayed,
+            ReadError::NotAllowed(_) => Self::Unexpected,
+            _ => Self::Malformed,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Malformed => "malformed",
+            Self::Unexpected => "unexpected",
+            Self::UnknownAddress => "unknown_address",
+            Self::Unauthenticated => "unauthenticated",
+            Self::Replayed => "replayed",
+            Self::ByEndpoint => "by_endpoint",
+            Self::RequestMalformed => "request_malformed",
+            Self::RequestExpired => "request_expired",
+            Self::RequestUnauthenticated => "request_unauthenticated",
+            Self::RequestWrongServer => "request_wrong_server",
+            Self::RequestTokenReused => "request_token_reused",
+            Self::RequestAlreadyConnected => "request_already_connected",
+            Self::RequestBadTimeout => "request_bad_timeout",
+            Self::RequestBusy => "request_busy",
+            Self::ResponseInvalid => "response_invalid",
+        }
+    }
+
+    fn counter(self, counters: &mut ServerCounters) -> &mut u64 {
+        match self {
+            Self::Malformed => &mut counters.dropped_malformed,
+            Self::Unexpected => &mut counters.dropped_unexpected,
+            Self::UnknownAddress => &mut counters.dropped_unknown_address,
+            Self::Unauthenticated => &mut counters.dropped_unauthenticated,
+            Self::Replayed => &mut counters.dropped_replayed,
+            Self::ByEndpoint => &mut counters.dropped_by_endpoint,
+            Self::RequestMalformed => &mut counters.requests_malformed,
+            Self::RequestExpired => &mut counters.requests_expired,
+            Self::RequestUnauthenticated => &mut counters.requests_unauthenticated,
+            Self::RequestWrongServer => &mut counters.requests_wrong_server,
+            Self::RequestTokenReused => &mut counters.requests_token_reused,
+            Self::RequestAlreadyConnected => &mut counters.requests_already_connected,
+            Self::RequestBadTimeout => &mut counters.requests_bad_timeout,
+            Self::RequestBusy => &mut counters.requests_busy,
+            Self::ResponseInvalid => &mut counters.responses_invalid,
+        }
     }
 }
 
@@ -189,9 +255,10 @@ pub struct Server<A> {
     scratch: Box<[u8]>,
     /// Where the layer above writes a payload.
     payload: Vec<u8>,
+    drop_log: DropLog,
 }
 
-impl<A: Copy + Eq + Hash> Server<A> {
+impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// A server with `config` at time `now` (seconds, any origin: the time every
     /// other call takes), when the Unix time is `unix_time` seconds (to check token
     /// expiry). Fails when the configuration is invalid.
@@ -212,6 +279,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
             last_expiry: now,
             scratch: vec![0; MAX_DATAGRAM_BYTES].into_boxed_slice(),
             payload: Vec::new(),
+            drop_log: DropLog::new(now),
             config,
         })
     }
@@ -394,14 +462,14 @@ impl<A: Copy + Eq + Hash> Server<A> {
         self.counters.datagrams_received += 1;
         let len = datagram.len();
         let Some(buf) = self.scratch.get_mut(..len) else {
-            self.counters.dropped_malformed += 1;
+            self.dropped(now, from, Dropped::Malformed);
             return None;
         };
         buf.copy_from_slice(datagram);
         let unix = self.unix_time(now);
         match datagram.first() {
             None => {
-                self.counters.dropped_malformed += 1;
+                self.dropped(now, from, Dropped::Malformed);
                 None
             }
             Some(&prefix) if prefix == PacketType::Request as u8 => {
@@ -409,7 +477,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
                 None
             }
             Some(_) => match self.by_address.get(&from) {
-                Some(&index) => self.handle_session(now, usize::from(index), len),
+                Some(&index) => self.handle_session(now, from, usize::from(index), len),
                 None => {
                     self.handle_response(now, unix, from, len);
                     None
@@ -420,7 +488,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
 
     fn handle_request(&mut self, now: f64, unix: u64, from: A, len: usize) {
         if self.by_address.contains_key(&from) {
-            self.counters.requests_already_connected += 1;
+            self.dropped(now, from, Dropped::RequestAlreadyConnected);
             return;
         }
         let protocol_id = self.config.connection.protocol_id;
@@ -444,22 +512,22 @@ impl<A: Copy + Eq + Hash> Server<A> {
                 },
             )) => (expire_timestamp, nonce, *private_data),
             Ok(_) => {
-                self.counters.dropped_unexpected += 1;
+                self.dropped(now, from, Dropped::Unexpected);
                 return;
             }
             Err(ReadError::Expired) => {
-                self.counters.requests_expired += 1;
+                self.dropped(now, from, Dropped::RequestExpired);
                 return;
             }
             Err(_) => {
-                self.counters.requests_malformed += 1;
+                self.dropped(now, from, Dropped::RequestMalformed);
                 return;
             }
         };
         let mut tag = [0u8; MAC_BYTES];
         tag.copy_from_slice(&sealed[sealed.len() - MAC_BYTES..]);
         if self.handshakes.check_token(&tag, &from).is_err() {
-            self.counters.requests_token_reused += 1;
+            self.dropped(now, from, Dropped::RequestTokenReused);
             return;
         }
         let Ok(token) = ConnectTokenPrivate::open(
@@ -469,7 +537,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
             &nonce,
             &self.config.private_key,
         ) else {
-            self.counters.requests_unauthenticated += 1;
+            self.dropped(now, from, Dropped::RequestUnauthenticated);
             return;
         };
         if !token
@@ -477,15 +545,15 @@ impl<A: Copy + Eq + Hash> Server<A> {
             .iter()
             .any(|a| self.config.addresses.contains(a))
         {
-            self.counters.requests_wrong_server += 1;
+            self.dropped(now, from, Dropped::RequestWrongServer);
             return;
         }
         if self.slot_of_user(token.client_id).is_some() {
-            self.counters.requests_already_connected += 1;
+            self.dropped(now, from, Dropped::RequestAlreadyConnected);
             return;
         }
         let Some(timeout) = self.config.connection.token_timeout(token.timeout_seconds) else {
-            self.counters.requests_bad_timeout += 1;
+            self.dropped(now, from, Dropped::RequestBadTimeout);
             return;
         };
         match self
@@ -494,16 +562,17 @@ impl<A: Copy + Eq + Hash> Server<A> {
         {
             Ok(()) => {}
             Err(TokenRefusal::Full) => {
-                self.counters.requests_busy += 1;
+                self.dropped(now, from, Dropped::RequestBusy);
                 return;
             }
             Err(_) => {
-                self.counters.requests_token_reused += 1;
+                self.dropped(now, from, Dropped::RequestTokenReused);
                 return;
             }
         }
         if self.by_address.len() >= self.slots.len() {
             self.counters.denials_sent += 1;
+            self.log_denied(now, from);
             self.send_global(from, &Packet::Denied, &token.server_to_client_key);
             return;
         }
@@ -516,7 +585,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
             now,
         );
         if !self.handshakes.start(from, pending, now, unix) {
-            self.counters.requests_busy += 1;
+            self.dropped(now, from, Dropped::RequestBusy);
             return;
         }
         let challenge = ChallengeToken {
@@ -533,6 +602,29 @@ impl<A: Copy + Eq + Hash> Server<A> {
         self.send_global(from, &packet, &token.server_to_client_key);
     }
 
+    /// Logs a denial, within the drops' rate limit: a request replayed from a spoofed
+    /// address is denied as often as it comes.
+    fn log_denied(&mut self, now: f64, from: A) {
+        if tracing::enabled!(target: trace::CONNECTION, tracing::Level::INFO)
+            && self.drop_log.admit(now, "server")
+        {
+            trace::denied("server", &from, DenyReason::ServerFull);
+        }
+    }
+
+    /// Counts a dropped datagram and logs it (rate-limited).
+    fn dropped(&mut self, now: f64, from: A, why: Dropped) {
+        *why.counter(&mut self.counters) += 1;
+        trace::log_drop!(
+            self.drop_log,
+            now,
+            "server",
+            addr = ?from,
+            reason = why.name(),
+            "dropped"
+        );
+    }
+
     fn slot_of_user(&self, user_id: u64) -> Option<usize> {
         self.slots
             .iter()
@@ -541,7 +633,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
 
     fn handle_response(&mut self, now: f64, unix: u64, from: A, len: usize) {
         let Some(pending) = self.handshakes.pending(&from, now, unix) else {
-            self.counters.dropped_unknown_address += 1;
+            self.dropped(now, from, Dropped::UnknownAddress);
             return;
         };
         let receive_key = pending.receive_key.clone();
@@ -565,26 +657,27 @@ impl<A: Copy + Eq + Hash> Server<A> {
                 },
             )) => (token_sequence, *token_data),
             Ok(_) => {
-                self.counters.dropped_unexpected += 1;
+                self.dropped(now, from, Dropped::Unexpected);
                 return;
             }
             Err(e) => {
-                count_read_error(e, &mut self.counters);
+                self.dropped(now, from, Dropped::read_error(e));
                 return;
             }
         };
         let Ok(challenge) =
             ChallengeToken::open(&sealed, token_sequence, &self.config.challenge_key)
         else {
-            self.counters.responses_invalid += 1;
+            self.dropped(now, from, Dropped::ResponseInvalid);
             return;
         };
         if self.slot_of_user(challenge.client_id).is_some() {
-            self.counters.responses_invalid += 1;
+            self.dropped(now, from, Dropped::ResponseInvalid);
             return;
         }
         let Some(index) = self.slots.iter().position(Option::is_none) else {
             self.counters.denials_sent += 1;
+            self.log_denied(now, from);
             self.send_global(from, &Packet::Denied, &send_key);
             return;
         };
@@ -627,6 +720,14 @@ impl<A: Copy + Eq + Hash> Server<A> {
         self.slots[index] = Some(slot);
         self.by_address.insert(from, client.0);
         self.counters.clients_accepted += 1;
+        tracing::info!(
+            target: trace::CONNECTION,
+            side = "server",
+            client = client.0,
+            addr = ?from,
+            user_id = challenge.client_id,
+            "connected"
+        );
         self.events.push_back(ServerEvent::Connected {
             client,
             address: from,
@@ -635,12 +736,18 @@ impl<A: Copy + Eq + Hash> Server<A> {
     }
 
     /// A sealed packet from a connected client's address.
-    fn handle_session(&mut self, now: f64, index: usize, len: usize) -> Option<Delivery<'_>> {
+    fn handle_session(
+        &mut self,
+        now: f64,
+        from: A,
+        index: usize,
+        len: usize,
+    ) -> Option<Delivery<'_>> {
         let client = ClientId(index as u16);
         let range = {
             let slot = self.slots.get_mut(index)?.as_mut()?;
             if slot.broken {
-                self.counters.dropped_unexpected += 1;
+                self.dropped(now, from, Dropped::Unexpected);
                 return None;
             }
             let allowed = AllowedPackets::NONE
@@ -661,13 +768,13 @@ impl<A: Copy + Eq + Hash> Server<A> {
                             return None;
                         }
                         Opened::Other | Opened::Denied => {
-                            self.counters.dropped_unexpected += 1;
+                            self.dropped(now, from, Dropped::Unexpected);
                             return None;
                         }
                     }
                 }
                 Err(e) => {
-                    count_read_error(e, &mut self.counters);
+                    self.dropped(now, from, Dropped::read_error(e));
                     return None;
                 }
             }
@@ -676,6 +783,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
             slots,
             scratch,
             counters,
+            drop_log,
             ..
         } = self;
         let slot = slots.get_mut(index)?.as_mut()?;
@@ -683,13 +791,18 @@ impl<A: Copy + Eq + Hash> Server<A> {
         match slot.link.endpoint.receive(now, payload) {
             Ok(Incoming::Packet(packet)) => Some(Delivery::new(client, packet)),
             Ok(Incoming::Fragment { .. }) => None,
-            Err(ReceiveError::OptimisticAck { .. }) => {
-                counters.dropped_by_endpoint += 1;
-                slot.broken = true;
-                None
-            }
-            Err(_) => {
-                counters.dropped_by_endpoint += 1;
+            Err(error) => {
+                *Dropped::ByEndpoint.counter(counters) += 1;
+                slot.broken = matches!(error, ReceiveError::OptimisticAck { .. });
+                let refusal = Refusal {
+                    side: "server",
+                    client: client.0,
+                    addr: &from,
+                    reason: Dropped::ByEndpoint.name(),
+                    error: &error,
+                    protocol_error: slot.broken,
+                };
+                drop_log.refused(now, refusal);
                 None
             }
         }
@@ -711,6 +824,7 @@ impl<A: Copy + Eq + Hash> Server<A> {
         if reason == DisconnectReason::ProtocolError {
             self.counters.protocol_errors += 1;
         }
+        trace::disconnected("server", Some(index as u16), &slot.address, reason);
         self.events.push_back(ServerEvent::Disconnected {
             client: ClientId(index as u16),
             address: slot.address,
@@ -755,14 +869,20 @@ impl<A: Copy + Eq + Hash> Server<A> {
                 self.free(index, DisconnectReason::TimedOut, false);
                 continue;
             }
-            if slot.link.update(
+            let mode = slot.link.congestion.mode();
+            let keep_alive = slot.link.update(
                 now,
                 self.config.connection.keepalive_interval,
                 &slot.crypto.traffic,
-            ) {
+            );
+            if slot.link.congestion.mode() != mode {
+                trace::congestion_changed("server", index as u16, &slot.address, &slot.link);
+            }
+            if keep_alive {
                 self.keep_alive(now, index);
             }
         }
+        self.drop_log.flush(now, "server");
         if now - self.last_expiry >= 1.0 || now < self.last_expiry {
             self.last_expiry = now;
             let unix = self.unix_time(now);

@@ -11,6 +11,7 @@ use crate::MessageSet;
 use crate::channel::{LayerConfig, MessageLayer};
 use crate::connection::{Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES};
 use crate::netcode::ConnectToken;
+use crate::trace::{self, DropLog};
 
 /// An event of a [`UdpClient`], from [`poll_event`](UdpClient::poll_event): connected,
 /// denied, or disconnected (with why).
@@ -74,6 +75,7 @@ pub struct UdpClient<M: MessageSet> {
     recv_buf: Vec<u8>,
     send_buf: Vec<u8>,
     counters: TransportCounters,
+    drop_log: DropLog,
 }
 
 impl<M: MessageSet> UdpClient<M> {
@@ -137,6 +139,7 @@ impl<M: MessageSet> UdpClient<M> {
             recv_buf: vec![0; RECV_BUFFER_SIZE],
             send_buf: vec![0; MAX_DATAGRAM_BYTES],
             counters: TransportCounters::default(),
+            drop_log: DropLog::new(0.0),
         })
     }
 
@@ -215,7 +218,20 @@ impl<M: MessageSet> UdpClient<M> {
                     self.counters.datagrams_sent += 1;
                     self.counters.bytes_sent += len as u64;
                 }
-                Err(_) => self.counters.send_errors += 1,
+                Err(error) => {
+                    self.counters.send_errors += 1;
+                    let now = self.epoch.elapsed().as_secs_f64();
+                    trace::log_drop!(
+                        self.drop_log,
+                        now,
+                        "client",
+                        addr = ?to,
+                        reason = "send_failed",
+                        datagrams = 1,
+                        %error,
+                        "dropped"
+                    );
+                }
             }
         }
     }

@@ -16,6 +16,7 @@ use crate::connection::{
     ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
 };
 use crate::netcode::Key;
+use crate::trace::{self, DropLog};
 
 /// An event of a [`UdpServer`], from [`poll_event`](UdpServer::poll_event): a client
 /// connected or disconnected. A client that broke the message protocol is
@@ -95,6 +96,7 @@ pub struct UdpServer<M: MessageSet> {
     /// Datagrams to one destination, back to back, for one segmented send.
     send_buf: Box<[u8]>,
     counters: TransportCounters,
+    drop_log: DropLog,
 }
 
 /// The receive and send buffer size the server asks of its socket (the system may
@@ -183,6 +185,7 @@ impl<M: MessageSet> UdpServer<M> {
             meta: [RecvMeta::default(); BATCH_SIZE],
             send_buf: vec![0; SEND_BUFFER_DATAGRAMS * MAX_DATAGRAM_BYTES].into_boxed_slice(),
             counters: TransportCounters::default(),
+            drop_log: DropLog::new(0.0),
         })
     }
 
@@ -339,7 +342,20 @@ impl<M: MessageSet> UdpServer<M> {
                 self.counters.datagrams_sent += count as u64;
                 self.counters.bytes_sent += len as u64;
             }
-            Err(_) => self.counters.send_errors += count as u64,
+            Err(error) => {
+                self.counters.send_errors += count as u64;
+                let now = self.now();
+                trace::log_drop!(
+                    self.drop_log,
+                    now,
+                    "server",
+                    addr = ?destination,
+                    reason = "send_failed",
+                    datagrams = count,
+                    %error,
+                    "dropped"
+                );
+            }
         }
     }
 

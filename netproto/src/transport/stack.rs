@@ -2,6 +2,7 @@
 //! UDP transport, a simulator harness, a custom transport) runs, written once.
 
 use std::collections::VecDeque;
+use std::fmt::Debug;
 use std::hash::Hash;
 
 use super::{ConnectionStats, SendError, TransportError};
@@ -11,6 +12,7 @@ use crate::connection::{
     Client, ClientEvent, ClientId, ConnectionConfig, Delivery, Server, ServerConfig, ServerEvent,
 };
 use crate::netcode::ConnectToken;
+use crate::trace::{DropLog, Refusal};
 
 /// What a stack counted of the payloads it wrote and read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,9 +56,10 @@ pub struct ServerStack<A, M> {
     layer_config: LayerConfig,
     events: VecDeque<ServerEvent<A>>,
     counters: StackCounters,
+    drop_log: DropLog,
 }
 
-impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
+impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// A server with `config` and `layer` for every client, at time `now` when the
     /// Unix time is `unix_time` (see [`Server::new`]). Fails when either
     /// configuration is invalid, the layer does not fit the endpoint, or the
@@ -81,6 +84,7 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
             layer_config: layer,
             events: VecDeque::new(),
             counters: StackCounters::default(),
+            drop_log: DropLog::new(now),
         })
     }
 
@@ -143,9 +147,11 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
                 .and_then(Option::as_mut);
             match layer {
                 Some(layer) => {
-                    if let Err(e) = deliver(layer, delivery) {
+                    if let Err(error) = deliver(layer, delivery) {
                         self.counters.payloads_refused += 1;
-                        if e.is_malformed() {
+                        let refusal = refused("server", Some(client), &from, &error);
+                        self.drop_log.refused(now, refusal);
+                        if error.is_malformed() {
                             broken = Some(client);
                         }
                     }
@@ -195,6 +201,7 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
             }
         }
         self.server.update(now);
+        self.drop_log.flush(now, "server");
         self.drain_core_events();
     }
 
@@ -272,6 +279,24 @@ fn deliver<M: MessageSet>(
     crate::channel::deliver(layer, delivery.into_packet()).0
 }
 
+/// A payload the layer refused: a malformed one is a protocol error (the connection
+/// ends), one it has no room for now a drop.
+fn refused<'a>(
+    side: &'static str,
+    client: Option<ClientId>,
+    from: &'a dyn Debug,
+    error: &'a ReadError,
+) -> Refusal<'a> {
+    Refusal {
+        side,
+        client: client.map_or(0, |c| c.0),
+        addr: from,
+        reason: "payload_refused",
+        error,
+        protocol_error: error.is_malformed(),
+    }
+}
+
 /// Refuses a protocol id that is not `M`'s and `layer`'s.
 fn check_protocol_id<M: MessageSet>(
     configured: u64,
@@ -299,9 +324,10 @@ pub struct ClientStack<A, M> {
     layer: MessageLayer<M>,
     events: VecDeque<ClientEvent>,
     counters: StackCounters,
+    drop_log: DropLog,
 }
 
-impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
+impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// A client connecting to `server` (an address the token names, in the driver's
     /// address type) with `config`, the backend's `token` and `layer`, at time `now`.
     /// Fails when either configuration is invalid, the layer does not fit the
@@ -323,6 +349,7 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
             layer,
             events: VecDeque::new(),
             counters: StackCounters::default(),
+            drop_log: DropLog::new(now),
         })
     }
 
@@ -351,10 +378,13 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
     /// accepted or refused; a malformed one disconnects.
     pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
         let mut broken = false;
+        let client = self.client.client_id();
         if let Some(delivery) = self.client.handle_datagram(now, from, datagram) {
-            if let Err(e) = deliver(&mut self.layer, delivery) {
+            if let Err(error) = deliver(&mut self.layer, delivery) {
                 self.counters.payloads_refused += 1;
-                broken = e.is_malformed();
+                let refusal = refused("client", client, &from, &error);
+                self.drop_log.refused(now, refusal);
+                broken = error.is_malformed();
             }
         }
         if broken {
@@ -384,6 +414,7 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
             }
         }
         self.client.update(now);
+        self.drop_log.flush(now, "client");
         self.drain_core_events();
     }
 

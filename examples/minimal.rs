@@ -1,0 +1,111 @@
+//! The smallest game over netproto: a server and a client in one process, over UDP on
+//! 127.0.0.1, at 60 frames a second for two seconds. The client says hello (reliable)
+//! and sends its input every frame (unreliable); the server answers the hello and
+//! counts the inputs.
+//!
+//! ```sh
+//! cargo run --example minimal
+//! ```
+//!
+//! The connection's send rate is raised to one packet per frame (see "A 60 Hz game"
+//! in the crate docs), and netproto's `tracing` events go to the terminal.
+
+use std::time::{Duration, Instant};
+
+use netproto::NetMessage;
+use netproto::channel::LayerConfig;
+use netproto::connection::{ConnectionConfig, ServerConfig};
+use netproto::transport::{UdpClient, UdpServer, insecure_dev};
+
+#[derive(NetMessage, Debug, Clone)]
+struct Chat {
+    #[net(max_len = 140)] // bytes of UTF-8
+    text: String,
+}
+
+#[derive(NetMessage, Debug, Clone)]
+struct Input {
+    frame: u32,
+    #[net(range = -1..=1)]
+    move_x: i8,
+}
+
+#[derive(NetMessage, Debug, Clone)]
+#[net(message_set)]
+enum Msg {
+    Chat(Chat),
+    Input(Input),
+}
+
+const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable-ordered, 1 unreliable
+const UNRELIABLE: usize = 1;
+const FRAME: Duration = Duration::from_nanos(1_000_000_000 / 60);
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt().with_target(false).init();
+
+    // Both sides: the same messages, channels and send rate.
+    let layer = LayerConfig::default();
+    let protocol_id = netproto::protocol_id::<Msg>(&layer);
+    let mut config = ConnectionConfig::new(protocol_id);
+    config.congestion.good_rate = 61.0; // one packet per frame, with slack for jitter
+    config.congestion.bad_rate = 30.0;
+
+    // The server, with development tokens: never ship INSECURE_DEV_KEY.
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    let address = socket.local_addr()?;
+    let server_config = ServerConfig::new(
+        config.clone(),
+        insecure_dev::INSECURE_DEV_KEY,
+        vec![address],
+    );
+    let mut server = UdpServer::<Msg>::with_socket(socket, server_config, layer.clone())?;
+
+    // The client, with a token a backend would have made for player 1.
+    let token = insecure_dev::token(protocol_id, 1, address)?;
+    let mut client = UdpClient::<Msg>::connect_with("127.0.0.1:0", address, &token, config, layer)?;
+    client.send(
+        RELIABLE,
+        Msg::Chat(Chat {
+            text: "hello".into(),
+        }),
+    )?;
+
+    let mut inputs = 0;
+    let start = Instant::now();
+    for frame in 0..120 {
+        let tick = Instant::now();
+        if client.is_connected() {
+            let input = Input { frame, move_x: 1 };
+            client.send(UNRELIABLE, Msg::Input(input))?;
+        }
+        client.update()?;
+        server.update()?;
+        let clients: Vec<_> = server.clients().map(|(id, _)| id).collect();
+        for id in clients {
+            for channel in [RELIABLE, UNRELIABLE] {
+                while let Some(message) = server.receive(id, channel) {
+                    match message {
+                        Msg::Chat(chat) => {
+                            let text = format!("welcome! you said {:?}", chat.text);
+                            server.send(id, RELIABLE, Msg::Chat(Chat { text }))?;
+                        }
+                        Msg::Input(_) => inputs += 1,
+                    }
+                }
+            }
+        }
+        while let Some(Msg::Chat(chat)) = client.receive(RELIABLE) {
+            println!("client got: {}", chat.text);
+        }
+        std::thread::sleep(FRAME.saturating_sub(tick.elapsed()));
+    }
+    let rtt = client.stats().map_or(0.0, |s| s.link.rtt_ms);
+    println!(
+        "server got {inputs} inputs in {:.1} s; client RTT {rtt:.2} ms",
+        start.elapsed().as_secs_f64()
+    );
+    client.disconnect();
+    server.update()?;
+    Ok(())
+}

@@ -1,0 +1,346 @@
+//! A headless Bevy game over netproto, in two terminals:
+//!
+//! ```sh
+//! cargo run -p netproto-bevy --example bevy_game -- server
+//! cargo run -p netproto-bevy --example bevy_game -- client
+//! ```
+//!
+//! Each client walks its dot around a square arena with inputs (reliable channel); the
+//! server moves the dots and sends every client the positions of all of them 20 times
+//! a second (unreliable channel); each client prints what it sees once a second. Run
+//! more clients in more terminals. `--seconds N` stops after N seconds, `--address`
+//! picks the server's (127.0.0.1:40000 by default). The connection events are
+//! netproto's `tracing` events, printed to the terminal.
+//!
+//! Development tokens only (`insecure_dev`): a real game's clients get theirs from
+//! its backend.
+
+// Bevy system parameters (`ResMut<T>`, `MessageReader<T>`, `Query<T>`) are written
+// without their lifetimes, as in Bevy's own documentation.
+#![allow(elided_lifetimes_in_paths)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bevy_app::{App, AppExit, ScheduleRunnerPlugin, Update};
+use bevy_ecs::prelude::*;
+use netproto::NetMessage;
+use netproto::channel::LayerConfig;
+use netproto::connection::ClientId;
+use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
+use netproto_bevy::{
+    ClientConnectionEvent, ClientPlugin, FromClient, FromServer, NetClient, NetServer,
+    ServerConnectionEvent, ServerPlugin,
+};
+
+/// One step of a dot: each axis -1, 0 or 1.
+#[derive(NetMessage, Debug, Clone, Copy)]
+struct Step {
+    #[net(range = -1..=1)]
+    dx: i8,
+    #[net(range = -1..=1)]
+    dy: i8,
+}
+
+/// A dot and where it is.
+#[derive(NetMessage, Debug, Clone, Copy)]
+struct Dot {
+    #[net(range = 0..=15)]
+    client: u16,
+    #[net(range = -50..=50)]
+    x: i16,
+    #[net(range = -50..=50)]
+    y: i16,
+}
+
+/// Every dot.
+#[derive(NetMessage, Debug, Clone)]
+struct Dots {
+    #[net(range = 0..=u32::MAX)]
+    frame: u32,
+    #[net(max_len = 16)]
+    dots: Vec<Dot>,
+}
+
+/// The server's greeting.
+#[derive(NetMessage, Debug, Clone)]
+struct Welcome {
+    #[net(max_len = 64)]
+    text: String,
+}
+
+#[derive(NetMessage, Debug, Clone)]
+#[net(message_set)]
+enum GameMessage {
+    Step(Step),
+    Dots(Dots),
+    Welcome(Welcome),
+}
+
+const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable, 1 unreliable
+const UNRELIABLE: usize = 1;
+const MAX_CLIENTS: usize = 16;
+const ARENA: i16 = 50;
+const FRAME: Duration = Duration::from_nanos(1_000_000_000 / 60);
+
+/// A connected player's dot, on the server.
+#[derive(Component, Debug)]
+struct Player {
+    client: ClientId,
+    x: i16,
+    y: i16,
+}
+
+/// Frames since start, and the frame to stop at.
+#[derive(Resource, Debug, Default)]
+struct Clock {
+    frame: u32,
+    stop_at: Option<u32>,
+}
+
+fn tick(mut clock: ResMut<Clock>, mut exit: MessageWriter<AppExit>) {
+    clock.frame += 1;
+    if clock.stop_at.is_some_and(|stop| clock.frame >= stop) {
+        exit.write(AppExit::Success);
+    }
+}
+
+fn server_connections(
+    mut commands: Commands,
+    mut server: ResMut<NetServer<GameMessage>>,
+    mut events: MessageReader<ServerConnectionEvent>,
+    players: Query<(Entity, &Player)>,
+) {
+    for ServerConnectionEvent(event) in events.read() {
+        match event {
+            UdpServerEvent::Connected { client, .. } => {
+                commands.spawn(Player {
+                    client: *client,
+                    x: 0,
+                    y: 0,
+                });
+                let text = format!("welcome, player {}", client.0);
+                let _ = server.send(*client, RELIABLE, GameMessage::Welcome(Welcome { text }));
+            }
+            UdpServerEvent::Disconnected { client, .. } => {
+                for (entity, player) in &players {
+                    if player.client == *client {
+                        commands.entity(entity).despawn();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn server_moves(
+    mut received: MessageReader<FromClient<GameMessage>>,
+    mut players: Query<&mut Player>,
+) {
+    for FromClient {
+        client, message, ..
+    } in received.read()
+    {
+        let GameMessage::Step(step) = message else {
+            continue;
+        };
+        for mut player in &mut players {
+            if player.client == *client {
+                player.x = (player.x + i16::from(step.dx)).clamp(-ARENA, ARENA);
+                player.y = (player.y + i16::from(step.dy)).clamp(-ARENA, ARENA);
+            }
+        }
+    }
+}
+
+/// Every third frame (20 Hz), every client gets every dot.
+fn server_snapshots(
+    clock: Res<Clock>,
+    mut server: ResMut<NetServer<GameMessage>>,
+    players: Query<&Player>,
+) {
+    if !clock.frame.is_multiple_of(3) {
+        return;
+    }
+    let dots: Vec<Dot> = players
+        .iter()
+        .map(|p| Dot {
+            client: p.client.0,
+            x: p.x,
+            y: p.y,
+        })
+        .collect();
+    let clients: Vec<ClientId> = server.clients().map(|(id, _)| id).collect();
+    for client in clients {
+        let snapshot = Dots {
+            frame: clock.frame,
+            dots: dots.clone(),
+        };
+        let _ = server.send(client, UNRELIABLE, GameMessage::Dots(snapshot));
+    }
+}
+
+/// The client's view of the game.
+#[derive(Resource, Debug, Default)]
+struct View {
+    me: Option<ClientId>,
+    dots: Vec<Dot>,
+    snapshots: u32,
+}
+
+fn client_connection(
+    mut events: MessageReader<ClientConnectionEvent>,
+    mut view: ResMut<View>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    for ClientConnectionEvent(event) in events.read() {
+        match event {
+            UdpClientEvent::Connected { client, .. } => view.me = Some(*client),
+            UdpClientEvent::Denied { reason } => {
+                eprintln!("denied: {reason}");
+                exit.write(AppExit::error());
+            }
+            UdpClientEvent::Disconnected { reason } => {
+                eprintln!("disconnected: {reason}");
+                exit.write(AppExit::error());
+            }
+            _ => {}
+        }
+    }
+}
+
+fn client_receive(mut received: MessageReader<FromServer<GameMessage>>, mut view: ResMut<View>) {
+    for FromServer { message, .. } in received.read() {
+        match message {
+            GameMessage::Welcome(welcome) => println!("server: {}", welcome.text),
+            GameMessage::Dots(dots) => {
+                view.dots.clone_from(&dots.dots);
+                view.snapshots += 1;
+            }
+            GameMessage::Step(_) => {}
+        }
+    }
+}
+
+/// Walks a square: 40 steps right, up, left, down, one step every 6 frames.
+fn client_walk(clock: Res<Clock>, view: Res<View>, mut client: ResMut<NetClient<GameMessage>>) {
+    if view.me.is_none() || !clock.frame.is_multiple_of(6) {
+        return;
+    }
+    let (dx, dy) = match (clock.frame / 6 / 40) % 4 {
+        0 => (1, 0),
+        1 => (0, 1),
+        2 => (-1, 0),
+        _ => (0, -1),
+    };
+    let _ = client.send(RELIABLE, GameMessage::Step(Step { dx, dy }));
+}
+
+fn client_print(clock: Res<Clock>, view: Res<View>, client: Res<NetClient<GameMessage>>) {
+    if !clock.frame.is_multiple_of(60) {
+        return;
+    }
+    let Some(me) = view.me else {
+        println!("connecting...");
+        return;
+    };
+    let dots: Vec<String> = view
+        .dots
+        .iter()
+        .map(|d| {
+            let mark = if d.client == me.0 { "*" } else { "" };
+            format!("{mark}{}@({},{})", d.client, d.x, d.y)
+        })
+        .collect();
+    let rtt = client.stats().map_or(0.0, |s| s.link.rtt_ms);
+    println!(
+        "player {}: {} snapshots, rtt {rtt:.1} ms, dots {}",
+        me.0,
+        view.snapshots,
+        dots.join(" ")
+    );
+}
+
+struct Args {
+    server: bool,
+    address: SocketAddr,
+    seconds: Option<f64>,
+}
+
+fn args() -> Result<Args, String> {
+    let usage = "usage: bevy_game (server | client) [--address IP:PORT] [--seconds N]";
+    let mut args = std::env::args().skip(1);
+    let server = match args.next().as_deref() {
+        Some("server") => true,
+        Some("client") => false,
+        _ => return Err(usage.into()),
+    };
+    let mut parsed = Args {
+        server,
+        address: SocketAddr::from(([127, 0, 0, 1], 40000)),
+        seconds: None,
+    };
+    while let Some(arg) = args.next() {
+        let value = args.next().ok_or(usage)?;
+        match arg.as_str() {
+            "--address" => parsed.address = value.parse().map_err(|e| format!("{value}: {e}"))?,
+            "--seconds" => {
+                parsed.seconds = Some(value.parse().map_err(|e| format!("{value}: {e}"))?)
+            }
+            _ => return Err(usage.into()),
+        }
+    }
+    Ok(parsed)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = args()?;
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_target(false)
+        .init();
+    let mut app = App::new();
+    app.add_plugins(ScheduleRunnerPlugin::run_loop(FRAME))
+        .insert_resource(Clock {
+            frame: 0,
+            stop_at: args.seconds.map(|s| (s * 60.0) as u32),
+        })
+        .add_systems(Update, tick);
+    if args.server {
+        let server = UdpServer::<GameMessage>::bind_insecure_dev(
+            args.address,
+            MAX_CLIENTS,
+            LayerConfig::default(),
+        )?;
+        println!(
+            "serving on {}: run `cargo run -p netproto-bevy --example bevy_game -- client`",
+            args.address
+        );
+        app.add_plugins(ServerPlugin::<GameMessage>::default())
+            .insert_resource(NetServer(server))
+            .add_systems(
+                Update,
+                (server_connections, server_moves, server_snapshots).chain(),
+            );
+    } else {
+        // Any id the backend would give: the process id keeps two clients apart.
+        let user_id = u64::from(std::process::id());
+        let client = UdpClient::<GameMessage>::connect_insecure_dev(
+            args.address,
+            user_id,
+            LayerConfig::default(),
+        )?;
+        app.add_plugins(ClientPlugin::<GameMessage>::default())
+            .insert_resource(NetClient(client))
+            .init_resource::<View>()
+            .add_systems(
+                Update,
+                (client_connection, client_receive, client_walk, client_print).chain(),
+            );
+    }
+    match app.run() {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => std::process::exit(i32::from(code.get())),
+    }
+}

@@ -1,0 +1,309 @@
+//! netproto's `tracing` events fire with the documented targets, levels, messages and
+//! fields (the table in the crate docs, "Logging"): a capturing subscriber records
+//! every event while a server stack and raw clients go through a connection's life on
+//! virtual time.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use netproto::NetMessage;
+use netproto::channel::LayerConfig;
+use netproto::connection::{Client, ConnectionConfig, MAX_DATAGRAM_BYTES, ServerConfig};
+use netproto::netcode::{Key, TokenParams, generate_connect_token};
+use netproto::transport::ServerStack;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Metadata, Subscriber};
+
+/// One event: where, how loud, and every field as text (`message` included).
+#[derive(Clone, Debug)]
+struct Captured {
+    target: String,
+    level: Level,
+    fields: BTreeMap<String, String>,
+}
+
+impl Captured {
+    fn message(&self) -> &str {
+        self.fields.get("message").map_or("", String::as_str)
+    }
+
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields.get(name).map(String::as_str)
+    }
+}
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.0.insert(field.name().into(), format!("{value:?}"));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().into(), value.into());
+    }
+}
+
+/// Records every event; no spans.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<Captured>>>);
+
+impl Subscriber for Capture {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        let mut fields = BTreeMap::new();
+        event.record(&mut Fields(&mut fields));
+        let captured = Captured {
+            target: event.metadata().target().into(),
+            level: *event.metadata().level(),
+            fields,
+        };
+        self.0.lock().expect("not poisoned").push(captured);
+    }
+
+    fn enter(&self, _: &Id) {}
+
+    fn exit(&self, _: &Id) {}
+}
+
+impl Capture {
+    /// The events so far, emptied.
+    fn take(&self) -> Vec<Captured> {
+        std::mem::take(&mut *self.0.lock().expect("not poisoned"))
+    }
+}
+
+#[derive(NetMessage, Debug, Clone)]
+struct Chat {
+    #[net(max_len = 16)]
+    text: String,
+}
+
+#[derive(NetMessage, Debug, Clone)]
+#[net(message_set)]
+enum Msg {
+    Chat(Chat),
+}
+
+const SERVER: &str = "server";
+const UNIX_TIME: u64 = 1_800_000_000;
+const KEY: Key = Key::from_bytes([3; 32]);
+
+/// A server stack with one slot and raw connection clients, on a perfect network.
+struct World {
+    server: ServerStack<&'static str, Msg>,
+    clients: Vec<(&'static str, Client<&'static str>)>,
+    config: ConnectionConfig,
+    /// Datagrams from a client that the network drops.
+    muted: Vec<&'static str>,
+}
+
+impl World {
+    fn new() -> Self {
+        let layer = LayerConfig::default();
+        let config = ConnectionConfig::new(netproto::protocol_id::<Msg>(&layer));
+        let address = "127.0.0.1:40000".parse().expect("address");
+        let mut server_config = ServerConfig::new(config.clone(), KEY, vec![address]);
+        server_config.max_clients = 1;
+        let server = ServerStack::new(server_config, layer, 0.0, UNIX_TIME).expect("server");
+        Self {
+            server,
+            clients: Vec::new(),
+            config,
+            muted: Vec::new(),
+        }
+    }
+
+    fn join(&mut self, name: &'static str, user_id: u64, now: f64) {
+        let address = "127.0.0.1:40000".parse().expect("address");
+        let params = TokenParams::new(self.config.protocol_id, user_id, vec![address]);
+        let token = generate_connect_token(&params, &KEY, UNIX_TIME).expect("token");
+        let client = Client::new(self.config.clone(), &token, SERVER, now).expect("client");
+        self.clients.push((name, client));
+    }
+
+    fn client(&mut self, name: &str) -> &mut Client<&'static str> {
+        let (_, client) = self
+            .clients
+            .iter_mut()
+            .find(|(n, _)| *n == name)
+            .expect("a client of that name");
+        client
+    }
+
+    /// One tick at `now`: every side updates, every datagram arrives at once.
+    fn tick(&mut self, now: f64) {
+        let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+        for (name, client) in &mut self.clients {
+            client.update(now);
+            while let Some((_, len)) = client.poll_transmit(&mut buf) {
+                if !self.muted.contains(name) {
+                    self.server.handle_datagram(now, name, &buf[..len]);
+                }
+            }
+        }
+        self.server.update(now);
+        while let Some((to, len)) = self.server.poll_transmit(&mut buf) {
+            if let Some((_, client)) = self.clients.iter_mut().find(|(n, _)| *n == to)
+                && let Some(delivery) = client.handle_datagram(now, SERVER, &buf[..len])
+            {
+                delivery.accept();
+            }
+        }
+    }
+
+    /// Ticks of 50 ms from `from` for `seconds`; returns the time after.
+    fn run(&mut self, from: f64, seconds: f64) -> f64 {
+        let mut now = from;
+        while now < from + seconds {
+            now += 0.05;
+            self.tick(now);
+        }
+        now
+    }
+}
+
+/// The one event with `message` on `side`, checked for its target and level.
+fn one<'a>(events: &'a [Captured], message: &str, side: &str) -> &'a Captured {
+    let found: Vec<_> = events
+        .iter()
+        .filter(|e| e.message() == message && e.field("side") == Some(side))
+        .collect();
+    assert_eq!(found.len(), 1, "{message} on the {side}: {events:#?}");
+    found[0]
+}
+
+fn quoted(name: &str) -> String {
+    format!("{name:?}")
+}
+
+#[test]
+fn a_connection_s_life_in_events() {
+    let capture = Capture::default();
+    tracing::subscriber::with_default(capture.clone(), || {
+        let mut world = World::new();
+
+        // Connected, on both sides.
+        world.join("a", 42, 0.0);
+        let mut now = world.run(0.0, 0.5);
+        assert!(world.client("a").is_connected());
+        let events = capture.take();
+        let server = one(&events, "connected", "server");
+        assert_eq!(
+            (server.target.as_str(), server.level),
+            ("netproto::connection", Level::INFO)
+        );
+        assert_eq!(server.field("client"), Some("0"));
+        assert_eq!(server.field("addr"), Some(quoted("a").as_str()));
+        assert_eq!(server.field("user_id"), Some("42"));
+        let client = one(&events, "connected", "client");
+        assert_eq!(client.target, "netproto::connection");
+        assert_eq!(client.field("client"), Some("0"));
+        assert_eq!(client.field("addr"), Some(quoted(SERVER).as_str()));
+        assert_eq!(client.field("max_clients"), Some("1"));
+
+        // Denied: the only slot is taken.
+        world.join("b", 43, now);
+        now = world.run(now, 0.5);
+        let events = capture.take();
+        let server = one(&events, "denied", "server");
+        assert_eq!(
+            (server.target.as_str(), server.level),
+            ("netproto::connection", Level::INFO)
+        );
+        assert_eq!(server.field("addr"), Some(quoted("b").as_str()));
+        assert_eq!(server.field("reason"), Some("server_full"));
+        let client = one(&events, "denied", "client");
+        assert_eq!(client.field("reason"), Some("server_full"));
+        assert_eq!(client.field("addr"), Some(quoted(SERVER).as_str()));
+
+        // A flood of garbage: ten drop events, then one summary of the rest.
+        for _ in 0..1000 {
+            world.server.handle_datagram(now, "attacker", &[0xff; 64]);
+        }
+        let events = capture.take();
+        assert_eq!(events.len(), 10, "{events:#?}");
+        for event in &events {
+            assert_eq!(
+                (event.target.as_str(), event.level),
+                ("netproto::drop", Level::DEBUG)
+            );
+            assert_eq!(event.message(), "dropped");
+            assert_eq!(event.field("side"), Some("server"));
+            assert_eq!(event.field("addr"), Some(quoted("attacker").as_str()));
+            assert_eq!(event.field("reason"), Some("unknown_address"));
+        }
+        now = world.run(now, 1.1);
+        let events = capture.take();
+        let summary = one(&events, "drop events suppressed", "server");
+        assert_eq!(summary.target, "netproto::drop");
+        assert_eq!(summary.field("suppressed"), Some("990"));
+
+        // Good conditions for the penalty time: the congestion mode goes good.
+        now = world.run(now, 5.0);
+        let events = capture.take();
+        for side in ["server", "client"] {
+            let change = one(&events, "congestion mode changed", side);
+            assert_eq!(
+                (change.target.as_str(), change.level),
+                ("netproto::congestion", Level::DEBUG)
+            );
+            assert_eq!(change.field("mode"), Some("good"));
+            assert_eq!(change.field("client"), Some("0"));
+            for field in ["rtt_ms", "penalty_s", "send_rate"] {
+                assert!(change.field(field).is_some(), "{field}: {change:#?}");
+            }
+        }
+
+        // A payload the message layer finds malformed: a protocol error, then the
+        // disconnection, on the server; the client hears the disconnect packets.
+        world.client("a").send(now, &[0xff; 40]).expect("connected");
+        now = world.run(now, 0.2);
+        let events = capture.take();
+        let error = one(&events, "protocol error", "server");
+        assert_eq!(
+            (error.target.as_str(), error.level),
+            ("netproto::connection", Level::WARN)
+        );
+        assert_eq!(error.field("client"), Some("0"));
+        assert!(error.field("error").is_some());
+        let server = one(&events, "disconnected", "server");
+        assert_eq!(server.level, Level::WARN);
+        assert_eq!(server.field("reason"), Some("protocol_error"));
+        assert_eq!(server.field("client"), Some("0"));
+        let client = one(&events, "disconnected", "client");
+        assert_eq!(client.level, Level::INFO);
+        assert_eq!(client.field("reason"), Some("peer_disconnected"));
+
+        // A client that goes silent times out on the server; the server, silent to
+        // it, times out on the client.
+        world.join("c", 44, now);
+        now = world.run(now, 0.5);
+        assert!(world.client("c").is_connected());
+        capture.take();
+        world.muted.push("c");
+        world.run(now, 30.0);
+        let events = capture.take();
+        let server = one(&events, "disconnected", "server");
+        assert_eq!(server.level, Level::WARN);
+        assert_eq!(server.field("reason"), Some("timed_out"));
+        assert_eq!(server.field("addr"), Some(quoted("c").as_str()));
+        let client = one(&events, "disconnected", "client");
+        assert_eq!(client.level, Level::WARN);
+        assert_eq!(client.field("reason"), Some("timed_out"));
+        assert_eq!(client.field("addr"), Some(quoted(SERVER).as_str()));
+    });
+}

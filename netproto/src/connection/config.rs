@@ -49,15 +49,15 @@ use crate::packet::EndpointConfig;
 ///     + max(sent_packets_buffer_size, received_packets_buffer_size) < 32768
 /// ```
 ///
-/// With the defaults, 60 s x (30 + 10) + 256 = 2656 packets.
+/// With the defaults, 60 s x (120 + 10) + 256 = 8056 packets.
 ///
 /// ```
 /// use netproto::connection::{ConfigError, ConnectionConfig};
 ///
 /// let mut config = ConnectionConfig::new(7);
-/// config.max_timeout = 600.0; // ten minutes at 40 packets per second: 24,000 packets
+/// config.max_timeout = 240.0; // four minutes at 130 packets per second: 31,200 packets
 /// assert!(config.validate().is_ok());
-/// config.congestion.good_rate = 60.0; // 42,000: an old ack could look new
+/// config.congestion.good_rate = 240.0; // 60,000: an old ack could look new
 /// assert!(matches!(
 ///     config.validate(),
 ///     Err(ConfigError::TimeoutOutlastsSequences { .. })

@@ -372,6 +372,15 @@ impl<M: MessageSet> UdpServer<M> {
         done
     }
 
+    /// A graceful disconnect of `client`: its queues are flushed (every reliable
+    /// message acked) for `timeout` seconds at most by the next updates, then it is
+    /// disconnected; see [`ServerStack::disconnect_after_flush`]. `false` if it was
+    /// not connected.
+    pub fn disconnect_after_flush(&mut self, client: ClientId, timeout: f64) -> bool {
+        let now = self.now();
+        self.stack.disconnect_after_flush(now, client, timeout)
+    }
+
     /// Disconnects every client now.
     pub fn disconnect_all(&mut self) {
         let now = self.now();

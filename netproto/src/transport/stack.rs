@@ -12,6 +12,12 @@ use crate::connection::{
 };
 use crate::netcode::ConnectToken;
 
+/// Most payload packets a stack sends one connection in one update: the first, and
+/// more while the message layer has more to send
+/// ([`more_to_send`](MessageLayer::more_to_send)) and the congestion mode's rate allows
+/// (at the default 120 packets per second, a 60 Hz update sends up to two).
+pub const MAX_PACKETS_PER_UPDATE: usize = 4;
+
 /// What a stack counted of the payloads it wrote and read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -22,6 +28,10 @@ pub struct StackCounters {
     pub largest_payload: usize,
     /// Payloads of connected peers that the layer refused (dropped whole, not acked).
     pub payloads_refused: u64,
+    /// Disconnects after flush that ended flushed (everything acked).
+    pub flushed_disconnects: u64,
+    /// Disconnects after flush that ended at their timeout, with messages unacked.
+    pub flush_timeouts: u64,
 }
 
 /// A game server without a clock or a socket: the connection [`Server`] and one
@@ -37,8 +47,9 @@ pub struct StackCounters {
 /// * at each [`update`](Self::update), every client whose congestion mode allows a
 ///   packet gets one payload written by its layer (empty of messages if there is
 ///   nothing to send: it still carries acks), with the layer's RTT taken from the
-///   connection; *then* the connection's own update runs, so a keep-alive goes only
-///   to clients nothing was sent to.
+///   connection, and more (up to [`MAX_PACKETS_PER_UPDATE`]) while the layer has more
+///   to send and the rate allows; *then* the connection's own update runs, so a
+///   keep-alive goes only to clients nothing was sent to.
 ///
 /// The driver hands it every datagram ([`handle_datagram`](Self::handle_datagram)),
 /// calls [`update`](Self::update) once per tick with the time, and sends what
@@ -52,6 +63,8 @@ pub struct ServerStack<A, M> {
     /// clients, not the slots.
     connected: Vec<u16>,
     layer_config: LayerConfig,
+    /// Per slot: the deadline of a disconnect after flush.
+    closing: Vec<Option<f64>>,
     events: VecDeque<ServerEvent<A>>,
     counters: StackCounters,
 }
@@ -75,6 +88,7 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
         let server = Server::new(config, now, unix_time)?;
         let layers = (0..server.max_clients()).map(|_| None).collect();
         Ok(Self {
+            closing: vec![None; server.max_clients()],
             connected: Vec::with_capacity(server.max_clients()),
             server,
             layers,
@@ -176,26 +190,52 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
                 continue;
             };
             let client = ClientId(index);
-            if !self.server.ready_to_send(now, client) {
-                continue;
-            }
-            if let Some(stats) = self.server.endpoint_stats(client) {
-                layer.set_rtt(ack_time(stats));
-            }
-            let mut size = 0;
-            let sent = self.server.send_with(now, client, |sequence, buf| {
-                layer.write_packet(now, sequence, buf);
-                size = buf.len();
-            });
-            // A payload within the layer's max_packet_bits always fits the endpoint
-            // (checked at construction); a refusal is a lost packet.
-            if sent.is_ok() {
-                self.counters.payloads_sent += 1;
-                self.counters.largest_payload = self.counters.largest_payload.max(size);
+            for k in 0..MAX_PACKETS_PER_UPDATE {
+                if !self.server.ready_to_send(now, client) || (k > 0 && !layer.more_to_send()) {
+                    break;
+                }
+                if let Some(stats) = self.server.endpoint_stats(client) {
+                    layer.set_rtt(ack_time(stats));
+                }
+                let mut size = 0;
+                let sent = self.server.send_with(now, client, |sequence, buf| {
+                    layer.write_packet(now, sequence, buf);
+                    size = buf.len();
+                });
+                // A payload within the layer's max_packet_bits always fits the endpoint
+                // (checked at construction); a refusal is a lost packet.
+                if sent.is_ok() {
+                    self.counters.payloads_sent += 1;
+                    self.counters.largest_payload = self.counters.largest_payload.max(size);
+                }
             }
         }
+        self.close_flushed(now);
         self.server.update(now);
         self.drain_core_events();
+    }
+
+    /// Disconnects the closing clients whose queues are flushed or whose time is up.
+    fn close_flushed(&mut self, now: f64) {
+        for index in 0..self.closing.len() {
+            let Some(deadline) = self.closing[index] else {
+                continue;
+            };
+            let flushed = self
+                .layers
+                .get(index)
+                .and_then(Option::as_ref)
+                .is_none_or(MessageLayer::is_flushed);
+            if flushed || now >= deadline {
+                self.closing[index] = None;
+                if flushed {
+                    self.counters.flushed_disconnects += 1;
+                } else {
+                    self.counters.flush_timeouts += 1;
+                }
+                self.server.disconnect(now, ClientId(index as u16));
+            }
+        }
     }
 
     /// Applies the connection's events to the layers and keeps them for
@@ -215,6 +255,9 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
                 ServerEvent::Disconnected { client, .. } => {
                     if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
                         *slot = None;
+                    }
+                    if let Some(closing) = self.closing.get_mut(usize::from(client.0)) {
+                        *closing = None;
                     }
                     if let Some(i) = self.connected.iter().position(|&c| c == client.0) {
                         self.connected.swap_remove(i);
@@ -239,8 +282,19 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
 
     /// Queues `message` to `client` on `channel`; it goes out with the next packets.
     pub fn send(&mut self, client: ClientId, channel: usize, message: M) -> Result<(), SendError> {
+        if self.is_closing(client) {
+            return Err(SendError::Closing);
+        }
         let layer = self.layer_mut(client).ok_or(SendError::NotConnected)?;
         Ok(layer.send(channel, message)?)
+    }
+
+    /// `true` while a [`disconnect_after_flush`](Self::disconnect_after_flush) of
+    /// `client` waits for its queues.
+    pub fn is_closing(&self, client: ClientId) -> bool {
+        self.closing
+            .get(usize::from(client.0))
+            .is_some_and(Option::is_some)
     }
 
     /// The next message delivered from `client` on `channel`.
@@ -254,6 +308,23 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
         let done = self.server.disconnect(now, client);
         self.drain_core_events();
         done
+    }
+
+    /// A graceful disconnect: `client` keeps getting packets until everything queued
+    /// for it is through (every reliable message acked:
+    /// [`MessageLayer::is_flushed`]), or for `timeout` seconds at most, and is then
+    /// disconnected as by [`disconnect`](Self::disconnect) (checked at each
+    /// [`update`](Self::update)). Meanwhile `send` refuses new messages for it
+    /// ([`SendError::Closing`]) and its messages are still received. The
+    /// [`StackCounters`] count how such disconnects ended. `false` if it was not
+    /// connected.
+    pub fn disconnect_after_flush(&mut self, now: f64, client: ClientId, timeout: f64) -> bool {
+        let connected = self.layer(client).is_some();
+        if let (true, Some(closing)) = (connected, self.closing.get_mut(usize::from(client.0))) {
+            let deadline = now + timeout.max(0.0);
+            *closing = Some(closing.map_or(deadline, |d| d.min(deadline)));
+        }
+        connected
     }
 
     /// Disconnects every client.
@@ -297,6 +368,8 @@ fn check_protocol_id<M: MessageSet>(
 pub struct ClientStack<A, M> {
     client: Client<A>,
     layer: MessageLayer<M>,
+    /// The deadline of a disconnect after flush.
+    closing: Option<f64>,
     events: VecDeque<ClientEvent>,
     counters: StackCounters,
 }
@@ -321,6 +394,7 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
         Ok(Self {
             client,
             layer,
+            closing: None,
             events: VecDeque::new(),
             counters: StackCounters::default(),
         })
@@ -367,7 +441,10 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
     /// congestion mode allows one, then runs the connection's update (handshake,
     /// timeouts, statistics, congestion, a keep-alive when nothing was sent).
     pub fn update(&mut self, now: f64) {
-        if self.client.ready_to_send(now) {
+        for k in 0..MAX_PACKETS_PER_UPDATE {
+            if !self.client.ready_to_send(now) || (k > 0 && !self.layer.more_to_send()) {
+                break;
+            }
             if let Some(stats) = self.client.endpoint_stats() {
                 self.layer.set_rtt(ack_time(stats));
             }
@@ -381,6 +458,24 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
             if sent.is_ok() {
                 self.counters.payloads_sent += 1;
                 self.counters.largest_payload = self.counters.largest_payload.max(size);
+            }
+        }
+        if let Some(deadline) = self.closing {
+            use crate::connection::ClientState;
+            let flushed = self.layer.is_flushed();
+            if matches!(
+                self.client.state(),
+                ClientState::Denied(_) | ClientState::Disconnected(_)
+            ) {
+                self.closing = None;
+            } else if flushed || now >= deadline {
+                self.closing = None;
+                if flushed {
+                    self.counters.flushed_disconnects += 1;
+                } else {
+                    self.counters.flush_timeouts += 1;
+                }
+                self.client.disconnect(now);
             }
         }
         self.client.update(now);
@@ -416,12 +511,31 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
         ) {
             return Err(SendError::NotConnected);
         }
+        if self.closing.is_some() {
+            return Err(SendError::Closing);
+        }
         Ok(self.layer.send(channel, message)?)
     }
 
     /// The next message delivered on `channel`.
     pub fn receive(&mut self, channel: usize) -> Option<M> {
         self.layer.receive(channel)
+    }
+
+    /// A graceful disconnect: packets go on until everything queued is through
+    /// (every reliable message acked: [`MessageLayer::is_flushed`]), or for `timeout`
+    /// seconds at most, then the client disconnects as by
+    /// [`disconnect`](Self::disconnect) (checked at each [`update`](Self::update)).
+    /// Meanwhile `send` refuses new messages ([`SendError::Closing`]). Before the
+    /// connection is up, the timeout still bounds the wait.
+    pub fn disconnect_after_flush(&mut self, now: f64, timeout: f64) {
+        let deadline = now + timeout.max(0.0);
+        self.closing = Some(self.closing.map_or(deadline, |d| d.min(deadline)));
+    }
+
+    /// `true` while a [`disconnect_after_flush`](Self::disconnect_after_flush) waits.
+    pub fn is_closing(&self) -> bool {
+        self.closing.is_some()
     }
 
     /// Disconnects (the disconnect packets are queued at once).

@@ -330,12 +330,14 @@ mod tests {
     fn defaults_are_far_from_a_sequence_wrap() {
         let config = ConnectionConfig::new(1);
         assert_eq!(config.validate(), Ok(()));
-        assert_eq!(config.packets_per_timeout(), 2400.0);
+        // 60 s at 120 packets and 10 keep-alives a second.
+        assert_eq!(config.packets_per_timeout(), 7800.0);
     }
 
     #[test]
     fn a_timeout_that_could_outlast_a_sequence_wrap_is_refused() {
-        let base = ConnectionConfig::new(1);
+        let mut base = ConnectionConfig::new(1);
+        base.congestion = CongestionConfig::article();
         // 32768 - 256 = 32512 packets allowed within the timeout, at 40 per second.
         let at = |max_timeout: f64| {
             ConnectionConfig {

@@ -473,7 +473,7 @@ impl LayerConfig {
     ///
     /// ```text
     /// sum over channels of
-    ///     send_queue_size    * (slot + max(message_heap, block))   the send queue
+    ///     send_queue_size    * (slot + max(message_heap, block, encoded))   the send queue
     ///   + receive_queue_size * (slot + message_heap)               the receive queue
     ///   + max_blocks_in_flight * (max_block_size + fragments + P)  reassembly (blocks)
     /// + sent_packets_buffer_size * (4 + 24 + 8 * items)            packet records
@@ -482,7 +482,8 @@ impl LayerConfig {
     ///
     /// where `slot` is the size of a queue slot (about `size_of::<M>()`; an unreliable
     /// queue grows to at least 4 slots), `block = max_block_size + 9 * fragments` is
-    /// what a queued block holds, `fragments` is
+    /// what a queued block holds, `encoded` what a queued
+    /// [`Encoded`](super::Encoded) message holds (`M::MAX_BITS / 8` plus 24 bytes), `fragments` is
     /// [`BlockConfig::max_fragments`], `P` a reassembly's bookkeeping (64 bytes),
     /// `items` the reliable messages and fragments one packet can carry (summed over
     /// channels, rounded up to a power of two, at least 4), and `staging` the scratch
@@ -497,6 +498,8 @@ impl LayerConfig {
         let mut items = 0usize;
         let mut largest_block = 0usize;
         let mut per_packet_messages = 0usize;
+        // A queued Encoded message (a broadcast) holds its bytes behind an Arc.
+        let encoded = M::MAX_BITS.div_ceil(8) + 8 + 2 * size_of::<usize>();
         for c in &self.channels {
             per_packet_messages += c.max_messages_per_packet;
             let (block, reassembly) = match c.blocks {
@@ -527,7 +530,7 @@ impl LayerConfig {
                     let receive_slot = size_of::<super::reliable::ReceiveSlot<M>>() + 2;
                     sum(&[
                         c.send_queue_size
-                            .saturating_mul(send_slot + message_heap.max(block)),
+                            .saturating_mul(send_slot + message_heap.max(block).max(encoded)),
                         c.receive_queue_size
                             .max(4)
                             .saturating_mul(receive_slot + message_heap),
@@ -536,8 +539,8 @@ impl LayerConfig {
                 ChannelKind::UnreliableUnordered | ChannelKind::UnreliableSequenced => sum(&[
                     c.send_queue_size
                         .max(4)
-                        .saturating_mul(size_of::<(M, usize)>()),
-                    c.send_queue_size.saturating_mul(message_heap),
+                        .saturating_mul(size_of::<(super::encoded::Payload<M>, usize)>()),
+                    c.send_queue_size.saturating_mul(message_heap.max(encoded)),
                     c.receive_queue_size.max(4).saturating_mul(size_of::<M>()),
                     c.receive_queue_size.saturating_mul(message_heap),
                 ]),

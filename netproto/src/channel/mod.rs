@@ -164,6 +164,7 @@
 
 mod block;
 mod config;
+mod encoded;
 mod error;
 mod packer;
 mod reliable;
@@ -175,6 +176,7 @@ pub use config::{
     BlockConfig, ChannelConfig, ChannelKind, ConfigError, LayerConfig, MAX_CHANNELS,
     MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
+pub use encoded::Encoded;
 pub use error::{LayerCounters, ReadError, SendError};
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
 pub(crate) use stack::{ack_time, deliver};
@@ -185,6 +187,7 @@ use crate::packet::{Sequence, SequenceBuffer};
 use crate::stream::WriteStream;
 use block::OutgoingBlock;
 use config::entry_header_bits;
+use encoded::Payload;
 use packer::Staged;
 use reliable::{Outgoing, ReliableReceiver, ReliableSender};
 use unreliable::{UnreliableReceiver, UnreliableSender};
@@ -431,14 +434,76 @@ impl<M: NetMessage> MessageLayer<M> {
                         Outgoing::Block(OutgoingBlock::new(bytes, b.fragment_size))
                     }
                     _ => Outgoing::Message {
-                        message,
+                        message: Payload::Value(message),
                         bits,
                         last_sent: f64::NEG_INFINITY,
                     },
                 };
                 send.push(item);
             }
-            State::Unreliable { send, .. } => send.queue.push_back((message, bits)),
+            State::Unreliable { send, .. } => send.queue.push_back((Payload::Value(message), bits)),
+        }
+        self.counters.messages_sent += 1;
+        Ok(())
+    }
+
+    /// Queues a message encoded once ([`Encoded`]) on `channel`, as
+    /// [`send`](Self::send) would queue the message: the same refusals, the same
+    /// delivery, but its bits are copied into the packet instead of written again
+    /// (a broadcast queues one [`Encoded`] on many layers). On a channel with blocks a
+    /// message above the inline limit becomes a block of its encoded bytes.
+    pub fn send_encoded(&mut self, channel: usize, encoded: &Encoded) -> Result<(), SendError> {
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return Err(SendError::NoSuchChannel(channel));
+        };
+        let bits = encoded.bits();
+        let block = bits > ch.inline_max;
+        let max = ch
+            .config
+            .blocks
+            .map_or(ch.inline_max, |b| b.max_block_size * 8);
+        if bits > M::MAX_BITS || (block && (ch.config.blocks.is_none() || bits > max)) {
+            return Err(SendError::TooLarge {
+                channel,
+                size: bits,
+                max,
+                fix: if ch.config.blocks.is_none() {
+                    "send it on a channel with blocks (ChannelConfig::bulk), or raise \
+                     this channel's max_message_bits and max_bits_per_packet"
+                } else {
+                    "raise this channel's blocks.max_block_size"
+                },
+            });
+        }
+        let full = match &ch.state {
+            State::Reliable { send, .. } => send.len() >= send.capacity(),
+            State::Unreliable { send, .. } => send.queue.len() >= send.capacity,
+        };
+        if full {
+            self.counters.send_queue_full += 1;
+            return Err(SendError::QueueFull {
+                channel,
+                size: ch.config.send_queue_size,
+            });
+        }
+        match &mut ch.state {
+            State::Reliable { send, .. } => {
+                let item = match ch.config.blocks {
+                    Some(b) if block => Outgoing::Block(OutgoingBlock::new(
+                        encoded.bytes().to_vec().into_boxed_slice(),
+                        b.fragment_size,
+                    )),
+                    _ => Outgoing::Message {
+                        message: Payload::Encoded(encoded.clone()),
+                        bits,
+                        last_sent: f64::NEG_INFINITY,
+                    },
+                };
+                send.push(item);
+            }
+            State::Unreliable { send, .. } => send
+                .queue
+                .push_back((Payload::Encoded(encoded.clone()), bits)),
         }
         self.counters.messages_sent += 1;
         Ok(())

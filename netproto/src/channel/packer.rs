@@ -409,7 +409,7 @@ impl<M: NetMessage> MessageLayer<M> {
                         }
                         previous_id = id;
                         if let Some(Outgoing::Message { message, .. }) = send.get_mut(id) {
-                            message.serialize(&mut w)?;
+                            message.write(&mut w)?;
                         }
                         if let Some(r) = record.as_deref_mut() {
                             r.push(SentItem {
@@ -461,7 +461,7 @@ impl<M: NetMessage> MessageLayer<M> {
                             send.next_id = send.next_id.wrapping_add(1);
                         }
                         if let Some((mut message, _)) = send.queue.pop_front() {
-                            message.serialize(&mut w)?;
+                            message.write(&mut w)?;
                         }
                     }
                 }

@@ -3,13 +3,14 @@
 use std::collections::VecDeque;
 
 use super::block::{OutgoingBlock, PartialBlock};
+use super::encoded::Payload;
 
 /// A queued reliable message: a small message written inline, or a block.
 #[derive(Debug)]
 pub(crate) enum Outgoing<M> {
     /// A message that fits one packet.
     Message {
-        message: M,
+        message: Payload<M>,
         /// Measured size (an upper bound on the written size).
         bits: usize,
         /// When it last went into a packet (`-inf`: never).
@@ -306,7 +307,7 @@ mod tests {
         let mut s: ReliableSender<u8> = ReliableSender::new(4);
         for _ in 0..4 {
             s.push(Outgoing::Message {
-                message: 0,
+                message: Payload::Value(0),
                 bits: 8,
                 last_sent: f64::NEG_INFINITY,
             });

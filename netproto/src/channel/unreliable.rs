@@ -3,11 +3,13 @@
 
 use std::collections::VecDeque;
 
+use super::encoded::Payload;
+
 /// Messages waiting for their one transmission, oldest first, with their measured
 /// bits. Full queue: `send` refuses the new message (the caller decides what to drop).
 #[derive(Debug)]
 pub(crate) struct UnreliableSender<M> {
-    pub(crate) queue: VecDeque<(M, usize)>,
+    pub(crate) queue: VecDeque<(Payload<M>, usize)>,
     pub(crate) capacity: usize,
     /// Sequenced channels: the id the next message written gets.
     pub(crate) next_id: u16,

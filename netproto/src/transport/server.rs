@@ -348,6 +348,20 @@ impl<M: MessageSet> UdpServer<M> {
         self.stack.send(client, channel, message)
     }
 
+    /// Queues `message` on `channel` for every connected client, encoded once; see
+    /// [`ServerStack::broadcast`]. Returns the clients it was queued for.
+    pub fn broadcast(
+        &mut self,
+        channel: usize,
+        message: M,
+        on_refused: impl FnMut(ClientId, SendError),
+    ) -> Result<usize, SendError>
+    where
+        M: Clone,
+    {
+        self.stack.broadcast(channel, message, on_refused)
+    }
+
     /// The next message delivered from `client` on `channel`.
     pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
         self.stack.receive(client, channel)

@@ -289,6 +289,55 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
         Ok(layer.send(channel, message)?)
     }
 
+    /// Queues `message` on `channel` for every connected client (but those closing),
+    /// encoded once: the bits are copied into each client's packets
+    /// ([`Encoded`](crate::channel::Encoded), [`MessageLayer::send_encoded`]). A
+    /// message whose bits depend on where it starts (strings, byte sequences) cannot
+    /// be copied: it is cloned and queued for each client, as `send` would. Returns
+    /// the clients it was queued for; a client whose queue refuses it (full:
+    /// back-pressure) is skipped, and `on_refused` is told. Fails before queueing
+    /// anything when a value is out of its declared range.
+    pub fn broadcast(
+        &mut self,
+        channel: usize,
+        mut message: M,
+        mut on_refused: impl FnMut(ClientId, SendError),
+    ) -> Result<usize, SendError>
+    where
+        M: Clone,
+    {
+        let encoded = crate::channel::Encoded::new(&mut message)
+            .map_err(|e| SendError::Channel(crate::channel::SendError::Invalid(e)))?;
+        let mut queued = 0;
+        for &index in &self.connected {
+            let client = ClientId(index);
+            let closing = self
+                .closing
+                .get(usize::from(index))
+                .is_some_and(Option::is_some);
+            let Some(layer) = self
+                .layers
+                .get_mut(usize::from(index))
+                .and_then(Option::as_mut)
+            else {
+                continue;
+            };
+            if closing {
+                on_refused(client, SendError::Closing);
+                continue;
+            }
+            let sent = match &encoded {
+                Some(encoded) => layer.send_encoded(channel, encoded),
+                None => layer.send(channel, message.clone()),
+            };
+            match sent {
+                Ok(()) => queued += 1,
+                Err(e) => on_refused(client, SendError::Channel(e)),
+            }
+        }
+        Ok(queued)
+    }
+
     /// `true` while a [`disconnect_after_flush`](Self::disconnect_after_flush) of
     /// `client` waits for its queues.
     pub fn is_closing(&self, client: ClientId) -> bool {

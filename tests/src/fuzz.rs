@@ -108,6 +108,12 @@ pub fn endpoint_config() -> EndpointConfig {
 /// 1 unreliable, channel 2 reliable-unordered with the same blocks, channel 3
 /// sequenced; small queues and a 2048-bit packet budget.
 pub fn layer_config() -> LayerConfig {
+    let blocks = BlockConfig {
+        max_block_size: 256,
+        fragment_size: 16,
+        max_fragments_per_packet: 4,
+        max_blocks_in_flight: 2,
+    };
     LayerConfig {
         channels: vec![
             ChannelConfig::reliable()
@@ -115,12 +121,7 @@ pub fn layer_config() -> LayerConfig {
                 .with_max_messages_per_packet(16)
                 .with_max_bits_per_packet(1536)
                 .with_max_message_bits(96)
-                .with_blocks(BlockConfig {
-                    max_block_size: 256,
-                    fragment_size: 16,
-                    max_fragments_per_packet: 4,
-                    max_blocks_in_flight: 2,
-                }),
+                .with_blocks(blocks),
             ChannelConfig::unreliable()
                 .with_queues(16, 16)
                 .with_max_messages_per_packet(8)
@@ -130,12 +131,7 @@ pub fn layer_config() -> LayerConfig {
                 .with_max_messages_per_packet(8)
                 .with_max_bits_per_packet(1536)
                 .with_max_message_bits(96)
-                .with_blocks(BlockConfig {
-                    max_block_size: 256,
-                    fragment_size: 16,
-                    max_fragments_per_packet: 4,
-                    max_blocks_in_flight: 2,
-                }),
+                .with_blocks(blocks),
             ChannelConfig::sequenced()
                 .with_queues(16, 16)
                 .with_max_messages_per_packet(8)

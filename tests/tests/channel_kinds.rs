@@ -8,6 +8,7 @@ use netproto::channel::{
 use netproto::packet::Sequence;
 use netproto::sim::Rng;
 use netproto::{Error, NetMessage, Stream, WriteStream};
+use netproto_tests::handmade::{bits, build};
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 struct Num {
@@ -172,19 +173,6 @@ fn sequenced_ids_are_consecutive_and_cost_one_bit() {
 }
 
 type W<'a> = WriteStream<'a>;
-
-fn build(f: impl FnOnce(&mut W<'_>) -> Result<(), Error>) -> Vec<u8> {
-    let mut buf = vec![0u8; 256];
-    let mut w = WriteStream::new(&mut buf);
-    f(&mut w).expect("fits");
-    let len = w.finish();
-    buf.truncate(len);
-    buf
-}
-
-fn bits(w: &mut W<'_>, value: u64, n: u32) -> Result<(), Error> {
-    w.serialize_bits(&mut { value }, n)
-}
 
 /// Entry count 1 (2 bits), channel (2 bits), count in [0, 8] (4 bits), flag (1 bit).
 fn entry(w: &mut W<'_>, channel: u64, count: u64, fragments: bool) -> Result<(), Error> {

@@ -216,6 +216,22 @@ impl BlockProgress {
     }
 }
 
+/// The refusal of a message of `size` bits on a channel that takes at most `max`,
+/// naming the setting to change.
+fn too_large(channel: usize, config: &ChannelConfig, size: usize, max: usize) -> SendError {
+    SendError::TooLarge {
+        channel,
+        size,
+        max,
+        fix: if config.blocks.is_none() {
+            "send it on a channel with blocks (ChannelConfig::bulk), or raise this \
+             channel's max_message_bits and max_bits_per_packet"
+        } else {
+            "raise this channel's blocks.max_block_size"
+        },
+    }
+}
+
 /// What one sent packet carried on a reliable channel: a message, or a fragment.
 #[derive(Clone, Copy, Debug, Default)]
 struct SentItem {
@@ -377,73 +393,31 @@ impl<M: NetMessage> MessageLayer<M> {
     /// (back-pressure: retry later); [`SendError::Invalid`] when a value is out of its
     /// declared range.
     pub fn send(&mut self, channel: usize, mut message: M) -> Result<(), SendError> {
-        let Some(ch) = self.channels.get_mut(channel) else {
-            return Err(SendError::NoSuchChannel(channel));
-        };
         let bits = crate::codec::measure(&mut message);
-        let full = match &ch.state {
-            State::Reliable { send, .. } => send.len() >= send.capacity(),
-            State::Unreliable { send, .. } => send.queue.len() >= send.capacity,
-        };
-        let block = bits > ch.inline_max;
-        if block {
-            let max = ch
-                .config
-                .blocks
-                .map_or(ch.inline_max, |b| b.max_block_size * 8);
-            if ch.config.blocks.is_none() || bits > max + 7 {
-                return Err(SendError::TooLarge {
-                    channel,
-                    size: bits,
-                    max,
-                    fix: if ch.config.blocks.is_none() {
-                        "send it on a channel with blocks (ChannelConfig::bulk), or raise \
-                         this channel's max_message_bits and max_bits_per_packet"
-                    } else {
-                        "raise this channel's blocks.max_block_size"
-                    },
-                });
-            }
-        }
-        if full {
-            self.counters.send_queue_full += 1;
-            return Err(SendError::QueueFull {
-                channel,
-                size: ch.config.send_queue_size,
-            });
-        }
+        // Measured with every align at 7 bits: the written size may be 7 bits less.
+        let block = self.admit(channel, bits, 7)?;
         // Validate by writing once.
         self.scratch.clear();
         self.scratch.resize(bits.div_ceil(8) + 8, 0);
         let mut w = WriteStream::new(&mut self.scratch);
         message.serialize(&mut w).map_err(SendError::Invalid)?;
         let written = w.finish();
-        match &mut ch.state {
-            State::Reliable { send, .. } => {
-                let item = match ch.config.blocks {
-                    Some(b) if block => {
-                        if written > b.max_block_size {
-                            return Err(SendError::TooLarge {
-                                channel,
-                                size: written * 8,
-                                max: b.max_block_size * 8,
-                                fix: "raise this channel's blocks.max_block_size",
-                            });
-                        }
-                        let bytes = self.scratch[..written].to_vec().into_boxed_slice();
-                        Outgoing::Block(OutgoingBlock::new(bytes, b.fragment_size))
-                    }
-                    _ => Outgoing::Message {
-                        message: Payload::Value(message),
-                        bits,
-                        last_sent: f64::NEG_INFINITY,
-                    },
-                };
-                send.push(item);
+        let ch = &self.channels[channel];
+        let bytes = match ch.config.blocks {
+            Some(b) if block => {
+                if written > b.max_block_size {
+                    return Err(too_large(
+                        channel,
+                        &ch.config,
+                        written * 8,
+                        b.max_block_size * 8,
+                    ));
+                }
+                Some(self.scratch[..written].to_vec().into_boxed_slice())
             }
-            State::Unreliable { send, .. } => send.queue.push_back((Payload::Value(message), bits)),
-        }
-        self.counters.messages_sent += 1;
+            _ => None,
+        };
+        self.push(channel, Payload::Value(message), bits, bytes);
         Ok(())
     }
 
@@ -453,27 +427,38 @@ impl<M: NetMessage> MessageLayer<M> {
     /// (a broadcast queues one [`Encoded`] on many layers). On a channel with blocks a
     /// message above the inline limit becomes a block of its encoded bytes.
     pub fn send_encoded(&mut self, channel: usize, encoded: &Encoded) -> Result<(), SendError> {
-        let Some(ch) = self.channels.get_mut(channel) else {
-            return Err(SendError::NoSuchChannel(channel));
-        };
         let bits = encoded.bits();
-        let block = bits > ch.inline_max;
-        let max = ch
-            .config
-            .blocks
-            .map_or(ch.inline_max, |b| b.max_block_size * 8);
-        if bits > M::MAX_BITS || (block && (ch.config.blocks.is_none() || bits > max)) {
+        if bits > M::MAX_BITS {
+            // Encoded from another message set.
             return Err(SendError::TooLarge {
                 channel,
                 size: bits,
-                max,
-                fix: if ch.config.blocks.is_none() {
-                    "send it on a channel with blocks (ChannelConfig::bulk), or raise \
-                     this channel's max_message_bits and max_bits_per_packet"
-                } else {
-                    "raise this channel's blocks.max_block_size"
-                },
+                max: M::MAX_BITS,
+                fix: "encode a message of this layer's message set",
             });
+        }
+        let block = self.admit(channel, bits, 0)?;
+        let bytes = block.then(|| encoded.bytes().to_vec().into_boxed_slice());
+        self.push(channel, Payload::Encoded(encoded.clone()), bits, bytes);
+        Ok(())
+    }
+
+    /// What `send` and `send_encoded` check first: the channel exists, a message of
+    /// `bits` (`slack` bits fewer once written) can go on it, and its queue has room.
+    /// Returns whether it goes as a block.
+    fn admit(&mut self, channel: usize, bits: usize, slack: usize) -> Result<bool, SendError> {
+        let Some(ch) = self.channels.get(channel) else {
+            return Err(SendError::NoSuchChannel(channel));
+        };
+        let block = bits > ch.inline_max;
+        if block {
+            let max = ch
+                .config
+                .blocks
+                .map_or(ch.inline_max, |b| b.max_block_size * 8);
+            if ch.config.blocks.is_none() || bits > max + slack {
+                return Err(too_large(channel, &ch.config, bits, max));
+            }
         }
         let full = match &ch.state {
             State::Reliable { send, .. } => send.len() >= send.capacity(),
@@ -486,27 +471,32 @@ impl<M: NetMessage> MessageLayer<M> {
                 size: ch.config.send_queue_size,
             });
         }
+        Ok(block)
+    }
+
+    /// Queues an admitted message: as a block of `block` bytes when given (a reliable
+    /// channel with blocks), inline otherwise.
+    fn push(&mut self, channel: usize, message: Payload<M>, bits: usize, block: Option<Box<[u8]>>) {
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return;
+        };
         match &mut ch.state {
             State::Reliable { send, .. } => {
-                let item = match ch.config.blocks {
-                    Some(b) if block => Outgoing::Block(OutgoingBlock::new(
-                        encoded.bytes().to_vec().into_boxed_slice(),
-                        b.fragment_size,
-                    )),
+                let item = match (block, ch.config.blocks) {
+                    (Some(bytes), Some(b)) => {
+                        Outgoing::Block(OutgoingBlock::new(bytes, b.fragment_size))
+                    }
                     _ => Outgoing::Message {
-                        message: Payload::Encoded(encoded.clone()),
+                        message,
                         bits,
                         last_sent: f64::NEG_INFINITY,
                     },
                 };
                 send.push(item);
             }
-            State::Unreliable { send, .. } => send
-                .queue
-                .push_back((Payload::Encoded(encoded.clone()), bits)),
+            State::Unreliable { send, .. } => send.queue.push_back((message, bits)),
         }
         self.counters.messages_sent += 1;
-        Ok(())
     }
 
     /// What the layer sent, received and resent, and what its queues hold.

@@ -526,126 +526,98 @@ impl<M: NetMessage> MessageLayer<M> {
             if count == 0 && !has_fragments {
                 return Err(ReadError::EmptyEntry(channel));
             }
-            match &ch.state {
-                State::Reliable { .. } => {
-                    let window = config.receive_queue_size as u32;
-                    let mut first = 0u32;
-                    let mut previous = 0u32;
-                    for i in 0..count {
-                        let id = if i == 0 {
-                            let mut v = 0u64;
-                            r.serialize_bits(&mut v, 16).map_err(malformed)?;
-                            first = v as u32;
-                            previous = first;
-                            v as u16
-                        } else {
-                            let mut value = 0u32;
-                            r.serialize_relative(previous, &mut value)
-                                .map_err(malformed)?;
-                            if value - first >= window {
-                                return Err(ReadError::IdSpan { channel });
-                            }
-                            previous = value;
-                            value as u16
-                        };
-                        let mut message = M::blank();
-                        message.serialize(&mut r).map_err(malformed)?;
-                        staged.messages.push((channel, Some(id), message));
+            if has_fragments && !config.kind.is_reliable() {
+                return Err(ReadError::BadFragment {
+                    channel,
+                    reason: "fragments on an unreliable channel",
+                });
+            }
+            // The messages, with ids on every kind but unreliable-unordered: the first
+            // in full, then relative, spanning less than the receive window (reliable)
+            // or the message limit (sequenced: consecutive ids).
+            let window = if config.kind.is_reliable() {
+                config.receive_queue_size
+            } else {
+                config.max_messages_per_packet
+            } as u32;
+            let (mut first, mut previous) = (0u32, 0u32);
+            for i in 0..count {
+                let id = match (config.kind.has_ids(), i) {
+                    (false, _) => None,
+                    (true, 0) => {
+                        let mut v = 0u64;
+                        r.serialize_bits(&mut v, 16).map_err(malformed)?;
+                        first = v as u32;
+                        previous = first;
+                        Some(v as u16)
                     }
-                    if has_fragments {
-                        let Some(bc) = config.blocks else {
-                            return Err(ReadError::BadFragment {
-                                channel,
-                                reason: "blocks are disabled on this channel",
-                            });
-                        };
-                        let mut id = 0u64;
-                        r.serialize_bits(&mut id, 16).map_err(malformed)?;
-                        let mut size = 0u32;
-                        r.serialize_int(&mut size, 1, bc.max_block_size as u32)
+                    (true, _) => {
+                        let mut value = 0u32;
+                        r.serialize_relative(previous, &mut value)
                             .map_err(malformed)?;
-                        let mut fragments = 0u32;
-                        r.serialize_int(&mut fragments, 1, bc.max_fragments_per_packet as u32)
-                            .map_err(malformed)?;
-                        let size = size as usize;
-                        let last = bc.max_fragments().saturating_sub(1) as u32;
-                        let start = staged.frags.len();
-                        let mut previous: Option<u32> = None;
-                        for _ in 0..fragments {
-                            let mut index = 0u32;
-                            r.serialize_int(&mut index, 0, last).map_err(malformed)?;
-                            if previous.is_some_and(|p| index <= p) {
-                                return Err(ReadError::BadFragment {
-                                    channel,
-                                    reason: "fragment indexes not increasing",
-                                });
-                            }
-                            previous = Some(index);
-                            let Some(range) =
-                                fragment_range(size, bc.fragment_size, index as usize)
-                            else {
-                                return Err(ReadError::BadFragment {
-                                    channel,
-                                    reason: "fragment index beyond the block",
-                                });
-                            };
-                            r.serialize_align().map_err(malformed)?;
-                            if range.len() * 8 > r.bits_remaining() {
-                                return Err(malformed(Error::new(ErrorKind::PastEnd)));
-                            }
-                            let at = staged.bytes.len();
-                            staged.bytes.resize(at + range.len(), 0);
-                            r.serialize_bytes(&mut staged.bytes[at..])
-                                .map_err(malformed)?;
-                            staged.frags.push((index as usize, at..staged.bytes.len()));
+                        if value - first >= window {
+                            return Err(ReadError::IdSpan { channel });
                         }
-                        staged.groups.push(Group {
-                            channel,
-                            id: id as u16,
-                            size,
-                            frags: start..staged.frags.len(),
-                            skip: false,
-                        });
+                        previous = value;
+                        Some(value as u16)
                     }
-                }
-                State::Unreliable { .. } => {
-                    if has_fragments {
+                };
+                let mut message = M::blank();
+                message.serialize(&mut r).map_err(malformed)?;
+                staged.messages.push((channel, id, message));
+            }
+            if has_fragments {
+                let Some(bc) = config.blocks else {
+                    return Err(ReadError::BadFragment {
+                        channel,
+                        reason: "blocks are disabled on this channel",
+                    });
+                };
+                let mut id = 0u64;
+                r.serialize_bits(&mut id, 16).map_err(malformed)?;
+                let mut size = 0u32;
+                r.serialize_int(&mut size, 1, bc.max_block_size as u32)
+                    .map_err(malformed)?;
+                let mut fragments = 0u32;
+                r.serialize_int(&mut fragments, 1, bc.max_fragments_per_packet as u32)
+                    .map_err(malformed)?;
+                let size = size as usize;
+                let last = bc.max_fragments().saturating_sub(1) as u32;
+                let start = staged.frags.len();
+                let mut previous: Option<u32> = None;
+                for _ in 0..fragments {
+                    let mut index = 0u32;
+                    r.serialize_int(&mut index, 0, last).map_err(malformed)?;
+                    if previous.is_some_and(|p| index <= p) {
                         return Err(ReadError::BadFragment {
                             channel,
-                            reason: "fragments on an unreliable channel",
+                            reason: "fragment indexes not increasing",
                         });
                     }
-                    // Sequenced: ids as on a reliable channel, consecutive ones from
-                    // a conforming sender (so within max_messages_per_packet).
-                    let sequenced = config.kind.has_ids();
-                    let window = config.max_messages_per_packet as u32;
-                    let (mut first, mut previous) = (0u32, 0u32);
-                    for i in 0..count {
-                        let id = match (sequenced, i) {
-                            (false, _) => None,
-                            (true, 0) => {
-                                let mut v = 0u64;
-                                r.serialize_bits(&mut v, 16).map_err(malformed)?;
-                                first = v as u32;
-                                previous = first;
-                                Some(v as u16)
-                            }
-                            (true, _) => {
-                                let mut value = 0u32;
-                                r.serialize_relative(previous, &mut value)
-                                    .map_err(malformed)?;
-                                if value - first >= window {
-                                    return Err(ReadError::IdSpan { channel });
-                                }
-                                previous = value;
-                                Some(value as u16)
-                            }
-                        };
-                        let mut message = M::blank();
-                        message.serialize(&mut r).map_err(malformed)?;
-                        staged.messages.push((channel, id, message));
+                    previous = Some(index);
+                    let Some(range) = fragment_range(size, bc.fragment_size, index as usize) else {
+                        return Err(ReadError::BadFragment {
+                            channel,
+                            reason: "fragment index beyond the block",
+                        });
+                    };
+                    r.serialize_align().map_err(malformed)?;
+                    if range.len() * 8 > r.bits_remaining() {
+                        return Err(malformed(Error::new(ErrorKind::PastEnd)));
                     }
+                    let at = staged.bytes.len();
+                    staged.bytes.resize(at + range.len(), 0);
+                    r.serialize_bytes(&mut staged.bytes[at..])
+                        .map_err(malformed)?;
+                    staged.frags.push((index as usize, at..staged.bytes.len()));
                 }
+                staged.groups.push(Group {
+                    channel,
+                    id: id as u16,
+                    size,
+                    frags: start..staged.frags.len(),
+                    skip: false,
+                });
             }
         }
         r.serialize_align().map_err(malformed)?;

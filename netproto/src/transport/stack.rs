@@ -34,6 +34,17 @@ pub struct StackCounters {
     pub flush_timeouts: u64,
 }
 
+impl StackCounters {
+    /// Counts how a disconnect after flush ended.
+    fn count_close(&mut self, flushed: bool) {
+        if flushed {
+            self.flushed_disconnects += 1;
+        } else {
+            self.flush_timeouts += 1;
+        }
+    }
+}
+
 /// A game server without a clock or a socket: the connection [`Server`] and one
 /// [`MessageLayer`] per client slot, glued the one way they must be:
 ///
@@ -228,11 +239,7 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
                 .is_none_or(MessageLayer::is_flushed);
             if flushed || now >= deadline {
                 self.closing[index] = None;
-                if flushed {
-                    self.counters.flushed_disconnects += 1;
-                } else {
-                    self.counters.flush_timeouts += 1;
-                }
+                self.counters.count_close(flushed);
                 self.server.disconnect(now, ClientId(index as u16));
             }
         }
@@ -519,11 +526,7 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
                 self.closing = None;
             } else if flushed || now >= deadline {
                 self.closing = None;
-                if flushed {
-                    self.counters.flushed_disconnects += 1;
-                } else {
-                    self.counters.flush_timeouts += 1;
-                }
+                self.counters.count_close(flushed);
                 self.client.disconnect(now);
             }
         }

@@ -196,7 +196,8 @@ impl Link {
 
     /// `true` when a payload sent now keeps to the congestion mode's rate.
     pub(crate) fn ready_to_send(&self, now: f64) -> bool {
-        // A microsecond of slack so that a 60 Hz tick keeps to 30 packets per second.
+        // A microsecond of slack so that a 60 Hz tick keeps to 30 packets per second
+        // (at that rate; one per tick up to 60).
         // A last send after `now` means the clock went back: ready (that send is
         // then stamped with the new time).
         self.last_payload_sent > now || now + 1e-6 >= self.next_payload_at

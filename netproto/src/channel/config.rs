@@ -226,9 +226,10 @@ impl ChannelConfig {
     /// [`BlockConfig::bulk`] (blocks up to 1 MiB in 128-byte fragments, as many as fit
     /// a packet), priority 0 so that the game's own channels go first in each packet
     /// while they keep to their share, queues of 64 messages. With the default
-    /// connection settings a 100 KB block crosses a 100 ms, 1%-loss link in about a
-    /// second and a half while 20 Hz snapshots keep flowing. Follow progress with
-    /// [`MessageLayer::block_progress`](super::MessageLayer::block_progress).
+    /// connection settings a 100 KB block crosses a 100 ms, 1%-loss link in little
+    /// more than a second while 20 Hz snapshots keep flowing. Follow progress with
+    /// [`MessageLayer::send_progress`](super::MessageLayer::send_progress) and
+    /// [`receive_progress`](super::MessageLayer::receive_progress).
     pub fn bulk() -> Self {
         Self {
             priority: 0,

@@ -232,7 +232,7 @@ fn connection_connected() {
         15,
         fuzz::connection_connected_outcome,
     );
-    check(&r, total(CONNECTION_CONNECTED), &inputs, (1_047, 3_781));
+    check(&r, total(CONNECTION_CONNECTED), &inputs, (1_047, 3_768));
 }
 
 #[test]
@@ -245,7 +245,7 @@ fn two_stacks() {
         16,
         fuzz::two_stacks_outcome,
     );
-    check(&r, total(TWO_STACKS), &inputs, (2_536, 13_877));
+    check(&r, total(TWO_STACKS), &inputs, (2_536, 13_799));
 }
 
 /// Writes the generated seeds of every target to `fuzz/corpus/<target>/` (the

@@ -282,6 +282,8 @@ pub struct MessageLayer<M> {
     credits: Vec<i64>,
     /// The last packet written left something due that did not fit.
     more: bool,
+    /// `counters.messages_sent` when the last packet was written.
+    sent_at_last_packet: u64,
 }
 
 impl<M: NetMessage> MessageLayer<M> {
@@ -338,6 +340,7 @@ impl<M: NetMessage> MessageLayer<M> {
             rtt: 0.0,
             credits: vec![0; n],
             more: false,
+            sent_at_last_packet: 0,
         })
     }
 
@@ -358,6 +361,15 @@ impl<M: NetMessage> MessageLayer<M> {
         if seconds.is_finite() && seconds > 0.0 {
             self.rtt = seconds;
         }
+    }
+
+    /// `true` when something is new since the last packet written: a message was
+    /// queued, or the last packet could not hold everything due
+    /// ([`more_to_send`](Self::more_to_send)). Without news a packet would carry only
+    /// acks and resends: the transport's stacks then send at most
+    /// [`IDLE_PACKET_RATE`](crate::transport::IDLE_PACKET_RATE) packets a second.
+    pub fn has_news(&self) -> bool {
+        self.more || self.counters.messages_sent != self.sent_at_last_packet
     }
 
     /// `true` when everything sent is through: every reliable message (and block) is

@@ -364,6 +364,7 @@ impl<M: NetMessage> MessageLayer<M> {
         };
         out.truncate(len);
         self.counters.packets_written += 1;
+        self.sent_at_last_packet = self.counters.messages_sent;
         self.counters.resends += self.packer.resends;
         len
     }

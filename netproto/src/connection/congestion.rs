@@ -8,10 +8,11 @@
 //! halves it (down to 1 s). It starts good (the article's algorithm starts bad: set
 //! [`initial_mode`](CongestionConfig::initial_mode)) with `t` = 4 s.
 //!
-//! The rate is a ceiling: the transport's stacks send one packet per update (a 60 Hz
-//! game sends 60 per second), and a second one in the same update only when the
-//! message layer has more to send than one packet holds (a large transfer), so that
-//! 120 packets per second is reached only by a download.
+//! The rate is a ceiling: the transport's stacks send a packet in an update when the
+//! message layer has something new (a 60 Hz game sends 60 per second; 30 a second
+//! without news), and a second one in the same update only when the layer has more
+//! to send than one packet holds (a large transfer), so that 120 packets per second
+//! is reached only by a download.
 
 use super::config::{ConfigError, positive};
 

@@ -34,7 +34,9 @@ use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
 pub use server::{SOCKET_BUFFER_BYTES, UdpServer, UdpServerEvent};
-pub use stack::{ClientStack, MAX_PACKETS_PER_UPDATE, ServerStack, StackCounters};
+pub use stack::{
+    ClientStack, IDLE_PACKET_RATE, MAX_PACKETS_PER_UPDATE, ServerStack, StackCounters,
+};
 pub use stats::ConnectionStats;
 
 use crate::channel;

@@ -18,6 +18,20 @@ use crate::netcode::ConnectToken;
 /// (at the default 120 packets per second, a 60 Hz update sends up to two).
 pub const MAX_PACKETS_PER_UPDATE: usize = 4;
 
+/// Packets per second a stack sends a connection whose message layer has nothing new
+/// ([`MessageLayer::has_news`]): they carry acks and resends only. With news (a
+/// message queued since the last packet, or more due than a packet held) a packet
+/// goes at once, as far as the congestion mode's rate allows; so a driver that
+/// updates a thousand times a second sends a packet when the game has something to
+/// say, and 30 a second otherwise.
+pub const IDLE_PACKET_RATE: f64 = 30.0;
+
+/// `true` when an update may send the first packet of this tick: something new, or
+/// the idle interval passed since the last one.
+fn first_packet_due(layer: &MessageLayer<impl MessageSet>, now: f64, last: f64) -> bool {
+    layer.has_news() || last > now || now - last + 1e-6 >= 1.0 / IDLE_PACKET_RATE
+}
+
 /// What a stack counted of the payloads it wrote and read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -56,8 +70,9 @@ impl StackCounters {
 ///   an accepted one's acks release what our packets carried
 ///   ([`on_packet_acked`](MessageLayer::on_packet_acked));
 /// * at each [`update`](Self::update), every client whose congestion mode allows a
-///   packet gets one payload written by its layer (empty of messages if there is
-///   nothing to send: it still carries acks), with the layer's RTT taken from the
+///   packet gets one payload written by its layer when the layer has news (a message
+///   queued since the last packet), or [`IDLE_PACKET_RATE`] times a second without
+///   (it still carries acks and resends), with the layer's RTT taken from the
 ///   connection, and more (up to [`MAX_PACKETS_PER_UPDATE`]) while the layer has more
 ///   to send and the rate allows; *then* the connection's own update runs, so a
 ///   keep-alive goes only to clients nothing was sent to.
@@ -76,6 +91,8 @@ pub struct ServerStack<A, M> {
     layer_config: LayerConfig,
     /// Per slot: the deadline of a disconnect after flush.
     closing: Vec<Option<f64>>,
+    /// Per slot: when the last payload packet went out.
+    last_payload: Vec<f64>,
     events: VecDeque<ServerEvent<A>>,
     counters: StackCounters,
 }
@@ -100,6 +117,7 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
         let layers = (0..server.max_clients()).map(|_| None).collect();
         Ok(Self {
             closing: vec![None; server.max_clients()],
+            last_payload: vec![f64::NEG_INFINITY; server.max_clients()],
             connected: Vec::with_capacity(server.max_clients()),
             server,
             layers,
@@ -201,10 +219,16 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
                 continue;
             };
             let client = ClientId(index);
+            let last = &mut self.last_payload[usize::from(index)];
             for k in 0..MAX_PACKETS_PER_UPDATE {
-                if !self.server.ready_to_send(now, client) || (k > 0 && !layer.more_to_send()) {
+                let due = match k {
+                    0 => first_packet_due(layer, now, *last),
+                    _ => layer.more_to_send(),
+                };
+                if !due || !self.server.ready_to_send(now, client) {
                     break;
                 }
+                *last = now;
                 if let Some(stats) = self.server.endpoint_stats(client) {
                     layer.set_rtt(ack_time(stats));
                 }
@@ -251,6 +275,9 @@ impl<A: Copy + Eq + Hash, M: MessageSet> ServerStack<A, M> {
         while let Some(event) = self.server.poll_event() {
             match &event {
                 ServerEvent::Connected { client, .. } => {
+                    if let Some(last) = self.last_payload.get_mut(usize::from(client.0)) {
+                        *last = f64::NEG_INFINITY;
+                    }
                     if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
                         // The configuration was validated at construction.
                         *slot = MessageLayer::new(self.layer_config.clone()).ok();
@@ -426,6 +453,8 @@ pub struct ClientStack<A, M> {
     layer: MessageLayer<M>,
     /// The deadline of a disconnect after flush.
     closing: Option<f64>,
+    /// When the last payload packet went out.
+    last_payload: f64,
     events: VecDeque<ClientEvent>,
     counters: StackCounters,
 }
@@ -451,6 +480,7 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
             client,
             layer,
             closing: None,
+            last_payload: f64::NEG_INFINITY,
             events: VecDeque::new(),
             counters: StackCounters::default(),
         })
@@ -498,9 +528,14 @@ impl<A: Copy + Eq, M: MessageSet> ClientStack<A, M> {
     /// timeouts, statistics, congestion, a keep-alive when nothing was sent).
     pub fn update(&mut self, now: f64) {
         for k in 0..MAX_PACKETS_PER_UPDATE {
-            if !self.client.ready_to_send(now) || (k > 0 && !self.layer.more_to_send()) {
+            let due = match k {
+                0 => first_packet_due(&self.layer, now, self.last_payload),
+                _ => self.layer.more_to_send(),
+            };
+            if !due || !self.client.ready_to_send(now) {
                 break;
             }
+            self.last_payload = now;
             if let Some(stats) = self.client.endpoint_stats() {
                 self.layer.set_rtt(ack_time(stats));
             }

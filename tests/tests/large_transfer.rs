@@ -98,8 +98,13 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// Runs the scenario with `layer` (input, snapshot and map channels at 0, 1, 2), the
 /// map sent in `parts` messages.
-fn run(layer: LayerConfig, connection: impl Fn(u64) -> ConnectionConfig, parts: usize) -> Figures {
-    let mut net = Network::new(16);
+fn run(
+    layer: LayerConfig,
+    connection: impl Fn(u64) -> ConnectionConfig,
+    parts: usize,
+    seed: u64,
+) -> Figures {
+    let mut net = Network::new(seed);
     net.set_oracle_enabled(false);
     net.set_default_link(LinkConfig::default().with_latency(0.05).with_loss(0.01));
     let protocol_id = netproto::protocol_id::<Msg>(&layer);
@@ -256,18 +261,20 @@ fn game_layer() -> LayerConfig {
 }
 
 /// With default settings the map arrives within 2 s of being queued, and the 20 Hz
-/// snapshots keep flowing meanwhile. On the code before issue 16 (the map in two
+/// snapshots keep flowing meanwhile (three seeds of the link). On the code before issue 16 (the map in two
 /// 50 KB parts on a reliable channel with default blocks: the layout of
 /// [`map_download_with_default_blocks`]) the map took 12.9 s and the snapshots' median
 /// latency was 0.47 s.
 #[test]
 fn map_download_with_defaults_takes_under_two_seconds() {
-    let f = run(game_layer(), ConnectionConfig::new, 1);
-    println!("bulk preset, one block: {f:#?}");
-    assert!(f.map_seconds < 2.0, "{f:?}");
-    assert!(f.snapshots_received * 10 >= f.snapshots_sent * 9, "{f:?}");
-    assert!(f.snapshot_p50 < 0.1, "{f:?}");
-    assert!(f.snapshot_gap < 0.3, "{f:?}");
+    for seed in [16, 17, 18] {
+        let f = run(game_layer(), ConnectionConfig::new, 1, seed);
+        println!("bulk preset, one block, seed {seed}: {f:#?}");
+        assert!(f.map_seconds < 2.0, "{f:?}");
+        assert!(f.snapshots_received * 10 >= f.snapshots_sent * 9, "{f:?}");
+        assert!(f.snapshot_p50 < 0.1, "{f:?}");
+        assert!(f.snapshot_gap < 0.3, "{f:?}");
+    }
 }
 
 /// The layout a user wrote before issue 16 (inputs and snapshots limited to their
@@ -284,7 +291,7 @@ fn map_download_with_default_blocks() {
             .with_max_message_bits(small)
             .with_blocks(netproto::channel::BlockConfig::default()),
     ]);
-    let f = run(layer, ConnectionConfig::new, 2);
+    let f = run(layer, ConnectionConfig::new, 2, 16);
     println!("default blocks, two parts: {f:#?}");
     assert!(f.snapshots_received * 10 >= f.snapshots_sent * 9, "{f:?}");
 }

@@ -42,7 +42,7 @@ pub fn protocol_id<M: MessageSet>(layer: &LayerConfig) -> u64 {
 /// fixed order, each as a little-endian u64 (floats as their IEEE bits, an absent
 /// option as 0 then nothing, a present one as 1 then its value): the packet budget,
 /// the packet record count, the number of channels, then per channel its kind (0
-/// reliable-ordered, 1 unreliable), queue sizes, resend interval and round-trip
+/// reliable-ordered, 1 unreliable, 2 reliable-unordered, 3 sequenced), queue sizes, resend interval and round-trip
 /// factor, message and bit limits per packet, inline message limit and blocks
 /// (block size, fragment size, fragments per packet, blocks in flight).
 pub fn layer_fingerprint(layer: &LayerConfig) -> u64 {
@@ -55,6 +55,8 @@ pub fn layer_fingerprint(layer: &LayerConfig) -> u64 {
         words.push(match channel.kind {
             ChannelKind::ReliableOrdered => 0,
             ChannelKind::UnreliableUnordered => 1,
+            ChannelKind::ReliableUnordered => 2,
+            ChannelKind::UnreliableSequenced => 3,
         });
         words.extend([
             channel.send_queue_size as u64,

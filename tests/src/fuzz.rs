@@ -105,8 +105,15 @@ pub fn endpoint_config() -> EndpointConfig {
 
 /// The message layer of every target: channel 0 reliable with blocks (messages above
 /// 96 bits, chat lines and id batches, travel as blocks of 16-byte fragments), channel
-/// 1 unreliable; small queues and a 2048-bit packet budget.
+/// 1 unreliable, channel 2 reliable-unordered with the same blocks, channel 3
+/// sequenced; small queues and a 2048-bit packet budget.
 pub fn layer_config() -> LayerConfig {
+    let blocks = BlockConfig {
+        max_block_size: 256,
+        fragment_size: 16,
+        max_fragments_per_packet: 4,
+        max_blocks_in_flight: 2,
+    };
     LayerConfig {
         channels: vec![
             ChannelConfig::reliable()
@@ -114,13 +121,18 @@ pub fn layer_config() -> LayerConfig {
                 .with_max_messages_per_packet(16)
                 .with_max_bits_per_packet(1536)
                 .with_max_message_bits(96)
-                .with_blocks(BlockConfig {
-                    max_block_size: 256,
-                    fragment_size: 16,
-                    max_fragments_per_packet: 4,
-                    max_blocks_in_flight: 2,
-                }),
+                .with_blocks(blocks),
             ChannelConfig::unreliable()
+                .with_queues(16, 16)
+                .with_max_messages_per_packet(8)
+                .with_max_bits_per_packet(1536),
+            ChannelConfig::reliable_unordered()
+                .with_queues(16, 16)
+                .with_max_messages_per_packet(8)
+                .with_max_bits_per_packet(1536)
+                .with_max_message_bits(96)
+                .with_blocks(blocks),
+            ChannelConfig::sequenced()
                 .with_queues(16, 16)
                 .with_max_messages_per_packet(8)
                 .with_max_bits_per_packet(1536),
@@ -360,7 +372,7 @@ fn run_layer(data: &[u8]) -> Vec<LayerStep> {
             1 => take_all(&mut layer, &mut trace),
             2 => layer.on_packet_acked(Sequence(script.u16())),
             3 => {
-                let channel = usize::from(script.byte().unwrap_or(0) % 2);
+                let channel = usize::from(script.byte().unwrap_or(0) % 4);
                 let message = seeded_message(u16::from(script.byte().unwrap_or(0)));
                 let result = layer.send(channel, message);
                 let mut payload = Vec::new();
@@ -374,10 +386,10 @@ fn run_layer(data: &[u8]) -> Vec<LayerStep> {
             }
             _ => {
                 let payload = script.blob();
-                let before: Vec<usize> = (0..2).map(|c| layer.receive_queue_len(c)).collect();
+                let before: Vec<usize> = (0..4).map(|c| layer.receive_queue_len(c)).collect();
                 let result = layer.read_packet(payload);
                 if result.is_err() {
-                    let after: Vec<usize> = (0..2).map(|c| layer.receive_queue_len(c)).collect();
+                    let after: Vec<usize> = (0..4).map(|c| layer.receive_queue_len(c)).collect();
                     assert_eq!(before, after, "a refused payload was partly applied");
                 }
                 trace.push(LayerStep::Read(result));
@@ -393,7 +405,7 @@ fn run_layer(data: &[u8]) -> Vec<LayerStep> {
 }
 
 fn take_all(layer: &mut MessageLayer<Msg>, trace: &mut Vec<LayerStep>) {
-    for channel in 0..2 {
+    for channel in 0..4 {
         while let Some(message) = layer.receive(channel) {
             check_round_trip(&message);
             trace.push(LayerStep::Delivered(channel, message));
@@ -582,7 +594,7 @@ pub mod seeds {
     }
 
     /// `count` scripts of the layer target: payloads a peer layer wrote for seeded
-    /// messages on both channels (blocks included), read in order, with takes. Every
+    /// messages on every channel (blocks included), read in order, with takes. Every
     /// payload is read successfully.
     pub fn message_layer(count: usize, seed: u64) -> Vec<Seed> {
         let mut rng = Rng::new(seed);
@@ -594,7 +606,7 @@ pub mod seeds {
                 let mut sequence = Sequence(0);
                 for _ in 0..1 + rng.below(4) {
                     for _ in 0..1 + rng.below(6) {
-                        let channel = usize::from(rng.below(4) == 0);
+                        let channel = rng.below(4) as usize;
                         let _ = peer.send(channel, seeded_message(rng.next_u64() as u16));
                     }
                     let mut payload = Vec::new();

@@ -252,6 +252,22 @@ impl<M: MessageSet> SimServer<M> {
     pub fn disconnect(&mut self, now: f64, client: ClientId) -> bool {
         self.stack.disconnect(now, client)
     }
+
+    /// Disconnects `client` once its queues are flushed, or after `timeout`
+    /// ([`ServerStack::disconnect_after_flush`]).
+    pub fn disconnect_after_flush(&mut self, now: f64, client: ClientId, timeout: f64) -> bool {
+        self.stack.disconnect_after_flush(now, client, timeout)
+    }
+
+    /// What the stack counted.
+    pub fn counters(&self) -> &StackCounters {
+        self.stack.counters()
+    }
+
+    /// The stack itself (to broadcast, for one).
+    pub fn stack_mut(&mut self) -> &mut ServerStack<NodeId, M> {
+        &mut self.stack
+    }
 }
 
 /// A game client on the simulator: a [`ClientStack`] at a node.
@@ -334,5 +350,21 @@ impl<M: MessageSet> SimClient<M> {
     /// The next connection, disconnection or denial.
     pub fn poll_event(&mut self) -> Option<ClientEvent> {
         self.stack.poll_event()
+    }
+
+    /// Disconnects once the queues are flushed, or after `timeout`
+    /// ([`ClientStack::disconnect_after_flush`]).
+    pub fn disconnect_after_flush(&mut self, now: f64, timeout: f64) {
+        self.stack.disconnect_after_flush(now, timeout);
+    }
+
+    /// Disconnects now.
+    pub fn disconnect(&mut self, now: f64) {
+        self.stack.disconnect(now);
+    }
+
+    /// What the stack counted.
+    pub fn counters(&self) -> &StackCounters {
+        self.stack.counters()
     }
 }

@@ -9,6 +9,7 @@ use netproto::packet::Sequence;
 use netproto::sim::Rng;
 use netproto::{Error, ErrorKind, NetMessage, Stream, WriteStream};
 use netproto_examples::game::{GameMessage, workload};
+use netproto_tests::handmade::{bits, build};
 
 /// Channel 0: reliable with blocks; 1: unreliable; 2: reliable without blocks.
 /// Three channels: 2 bits of entry count, 2 of channel index; 5 messages per packet
@@ -42,20 +43,6 @@ fn enc(mut m: GameMessage) -> Vec<u8> {
 }
 
 type W<'a> = WriteStream<'a>;
-
-/// A payload written by hand.
-fn build(f: impl FnOnce(&mut W<'_>) -> Result<(), Error>) -> Vec<u8> {
-    let mut buf = vec![0u8; 4096];
-    let mut w = WriteStream::new(&mut buf);
-    f(&mut w).expect("test payload fits");
-    let len = w.finish();
-    buf.truncate(len);
-    buf
-}
-
-fn bits(w: &mut W<'_>, value: u64, n: u32) -> Result<(), Error> {
-    w.serialize_bits(&mut { value }, n)
-}
 
 /// Entry header: channel (2 bits), count (3 bits), has_fragments (1 bit).
 fn entry(w: &mut W<'_>, channel: u64, count: u64, fragments: bool) -> Result<(), Error> {

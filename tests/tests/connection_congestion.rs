@@ -16,7 +16,8 @@ const DT: f64 = 1.0 / 60.0;
 /// against the times of the transitions.
 #[test]
 fn scripted_rtt_follows_every_rule() {
-    let config = CongestionConfig::default();
+    // The article's algorithm: starting bad.
+    let config = CongestionConfig::article();
     let mut c = Congestion::new(config, 0.0);
     let mut rng = Rng::new(5);
     let mut now = 0.0;
@@ -97,7 +98,7 @@ fn scripted_rtt_follows_every_rule() {
 
 #[test]
 fn penalty_saturates_at_both_ends_under_a_flapping_link() {
-    let mut c = Congestion::new(CongestionConfig::default(), 0.0);
+    let mut c = Congestion::new(CongestionConfig::article(), 0.0);
     let mut now = 0.0;
     let mut run = |c: &mut Congestion, rtt: f64, seconds: f64| {
         for _ in 0..(seconds / DT).round() as u32 {
@@ -130,7 +131,7 @@ fn penalty_saturates_at_both_ends_under_a_flapping_link() {
         rtt_threshold_ms: 100.0,
         initial_penalty: 2.0,
         good_rate: 60.0,
-        ..CongestionConfig::default()
+        ..CongestionConfig::article()
     };
     let mut c = Congestion::new(config, 0.0);
     c.update(2.0, 99.0);
@@ -148,10 +149,14 @@ const CLIENT: NodeId = NodeId(1);
 #[test]
 fn connection_mode_follows_the_link_rtt() {
     let mut backend = SimBackend::new(77, 1234);
-    let mut server: Server<NodeId> =
-        Server::new(backend.server_config(SERVER), 0.0, SIM_UNIX_TIME).expect("valid");
+    // The article's rates (30 and 10 packets per second), starting bad.
+    let mut connection = ConnectionConfig::new(77);
+    connection.congestion = CongestionConfig::article();
+    let mut server_config = backend.server_config(SERVER);
+    server_config.connection.congestion = CongestionConfig::article();
+    let mut server: Server<NodeId> = Server::new(server_config, 0.0, SIM_UNIX_TIME).expect("valid");
     let token = backend.token(1, SERVER);
-    let mut client = Client::new(ConnectionConfig::new(77), &token, SERVER, 0.0).expect("valid");
+    let mut client = Client::new(connection, &token, SERVER, 0.0).expect("valid");
     let mut net = Network::new(3);
     net.set_oracle_enabled(false);
     let set_latency = |net: &mut Network, one_way: f64| {

@@ -961,19 +961,23 @@ fn congestion_avoidance_paces_payloads() {
     let a = p.add(1);
     let id = p.connect(a);
     let now = p.now;
-    // A new connection starts in bad mode: 10 packets per second.
+    // A new connection starts in good mode: 120 packets per second, with one packet
+    // of credit after a pause (two at once), then one every 1/120 s.
     assert_eq!(
         p.client(a).congestion().expect("connected").mode(),
-        Mode::Bad
+        Mode::Good
     );
-    assert!(p.client(a).ready_to_send(now));
-    assert!(p.server.ready_to_send(now, id));
-    p.client(a).send(now, b"x").expect("connected");
-    p.server.send(now, id, b"y").expect("connected");
-    assert!(!p.client(a).ready_to_send(now + 0.09));
-    assert!(!p.server.ready_to_send(now + 0.09, id));
-    assert!(p.client(a).ready_to_send(now + 0.1));
-    assert!(p.server.ready_to_send(now + 0.1, id));
+    for _ in 0..2 {
+        assert!(p.client(a).ready_to_send(now));
+        assert!(p.server.ready_to_send(now, id));
+        p.client(a).send(now, b"x").expect("connected");
+        p.server.send(now, id, b"y").expect("connected");
+    }
+    assert!(!p.client(a).ready_to_send(now));
+    assert!(!p.client(a).ready_to_send(now + 0.008));
+    assert!(!p.server.ready_to_send(now + 0.008, id));
+    assert!(p.client(a).ready_to_send(now + 1.0 / 120.0));
+    assert!(p.server.ready_to_send(now + 1.0 / 120.0, id));
     // Not connected: never ready.
     assert!(!p.server.ready_to_send(now + 1.0, ClientId(3)));
 }

@@ -147,7 +147,7 @@ fn message_layer() {
     let (n, per) = MESSAGE_LAYER;
     let inputs = seeds::message_layer(n, 3);
     let r = run("message_layer", &inputs, per, 13, fuzz::message_layer);
-    check(&r, total(MESSAGE_LAYER), &inputs, (78_365, 145_515));
+    check(&r, total(MESSAGE_LAYER), &inputs, (78_287, 144_705));
 }
 
 #[test]
@@ -177,7 +177,7 @@ fn connection_unknown() {
         .sum();
     println!("connection_unknown: {mutant_sessions} sessions opened by mutants");
     assert_eq!(mutant_sessions, 2_543);
-    check(&r, total(CONNECTION_UNKNOWN), &inputs, (4_666, 8_197));
+    check(&r, total(CONNECTION_UNKNOWN), &inputs, (4_665, 8_197));
 }
 
 /// Runs a two-stack target and checks its seeds' outcomes: every reliable message the
@@ -232,7 +232,7 @@ fn connection_connected() {
         15,
         fuzz::connection_connected_outcome,
     );
-    check(&r, total(CONNECTION_CONNECTED), &inputs, (953, 3_332));
+    check(&r, total(CONNECTION_CONNECTED), &inputs, (1_047, 3_768));
 }
 
 #[test]
@@ -245,7 +245,7 @@ fn two_stacks() {
         16,
         fuzz::two_stacks_outcome,
     );
-    check(&r, total(TWO_STACKS), &inputs, (2_465, 13_829));
+    check(&r, total(TWO_STACKS), &inputs, (2_536, 13_799));
 }
 
 /// Writes the generated seeds of every target to `fuzz/corpus/<target>/` (the

@@ -34,7 +34,8 @@
 //!   packet; with one reliable channel, the regular events queue behind the relayed
 //!   burst ([`five_percent_burst_on_one_reliable_channel`]).
 //! * The configuration a game should use: the bulk relays on a reliable channel of
-//!   their own after the events' (channels fill a packet in index order): events are
+//!   their own beside the events' (a channel that keeps to its share of a packet goes
+//!   first, so the relays take what the events leave): events are
 //!   not delayed at all.
 
 use std::collections::VecDeque;
@@ -149,7 +150,8 @@ impl Setup {
 
     /// The configuration a game should use: the default channels, and the bulk
     /// relayed inputs on a reliable channel of their own after the events' (channels
-    /// fill a packet in index order), so that events never wait behind a burst.
+    /// that keep to their share of a packet go first), so that events never wait
+    /// behind a burst.
     fn game() -> Self {
         Self {
             name: "default channels, relays on their own reliable channel",

@@ -36,6 +36,11 @@ impl OutgoingBlock {
             .unwrap_or_default()
     }
 
+    /// Bytes of the fragments acked so far.
+    pub(crate) fn acked_bytes(&self) -> usize {
+        acked_len(&self.acked, self.bytes.len(), self.fragment_size)
+    }
+
     /// Marks a fragment acked; returns `true` when that completes the block.
     pub(crate) fn ack(&mut self, index: usize) -> bool {
         if let Some(acked) = self.acked.get_mut(index) {
@@ -45,6 +50,18 @@ impl OutgoingBlock {
             }
         }
         self.remaining == 0
+    }
+}
+
+/// Bytes of the fragments marked in `done` of a block of `size` bytes.
+fn acked_len(done: &[bool], size: usize, fragment_size: usize) -> usize {
+    let count = done.iter().filter(|d| **d).count();
+    let last_short = done.last() == Some(&true) && size % fragment_size != 0;
+    let full = count * fragment_size;
+    if last_short {
+        full - (fragment_size - size % fragment_size)
+    } else {
+        full
     }
 }
 
@@ -68,6 +85,7 @@ pub(crate) struct PartialBlock {
     pub(crate) bytes: Vec<u8>,
     pub(crate) received: Vec<bool>,
     pub(crate) remaining: usize,
+    received_bytes: usize,
 }
 
 impl PartialBlock {
@@ -78,7 +96,13 @@ impl PartialBlock {
             bytes: vec![0; size],
             received: vec![false; count],
             remaining: count,
+            received_bytes: 0,
         }
+    }
+
+    /// Bytes of the fragments received so far.
+    pub(crate) fn received_bytes(&self) -> usize {
+        self.received_bytes
     }
 
     /// Stores a fragment (already validated); returns `true` when it was new.
@@ -91,6 +115,7 @@ impl PartialBlock {
                 dst.copy_from_slice(data);
                 *seen = true;
                 self.remaining -= 1;
+                self.received_bytes += data.len();
                 true
             }
             _ => false,
@@ -115,11 +140,15 @@ mod tests {
             assert!(!partial.store(i, 300, out.fragment(i)));
         }
         assert_eq!(partial.remaining, 0);
+        assert_eq!(partial.received_bytes(), 1000);
         assert_eq!(partial.bytes, data);
+        assert!(!out.ack(3));
+        assert_eq!(out.acked_bytes(), 100);
         assert!(!out.ack(0));
         assert!(!out.ack(0));
+        assert_eq!(out.acked_bytes(), 400);
         assert!(!out.ack(1));
-        assert!(!out.ack(2));
-        assert!(out.ack(3));
+        assert!(out.ack(2));
+        assert_eq!(out.acked_bytes(), 1000);
     }
 }

@@ -10,7 +10,7 @@ pub enum SendError {
     NoSuchChannel(usize),
     /// The message can never be sent on this channel: larger than its inline limit
     /// (and blocks are disabled) or than its largest block. Retrying will not help.
-    #[error("message of {size} bits can never fit channel {channel} (at most {max} bits)")]
+    #[error("message of {size} bits can never fit channel {channel} (at most {max} bits): {fix}")]
     TooLarge {
         /// The channel.
         channel: usize,
@@ -18,6 +18,8 @@ pub enum SendError {
         size: usize,
         /// The channel's limit, bits.
         max: usize,
+        /// The settings to change.
+        fix: &'static str,
     },
     /// The send queue is full: back-pressure. Retry after acks have freed room (see
     /// [`MessageLayer::can_send`](super::MessageLayer::can_send)).
@@ -123,6 +125,8 @@ pub struct LayerCounters {
     pub send_queue_full: u64,
     /// Unreliable messages dropped on arrival because the receive queue was full.
     pub receive_queue_overflow: u64,
+    /// Sequenced messages dropped on arrival because a newer one had arrived.
+    pub stale: u64,
     /// Packet payloads written.
     pub packets_written: u64,
     /// Packet payloads read and applied.

@@ -1,4 +1,5 @@
-//! Message channels and the packet packer: reliable-ordered, unreliable, blocks.
+//! Message channels and the packet packer: reliable (ordered or unordered),
+//! unreliable (unordered or sequenced), blocks, and how channels share packets.
 //!
 //! [`MessageLayer`] is sans-IO and generic over a message set `M: NetMessage` (a
 //! derived enum: its serialize function writes the type id, then the body). It keeps
@@ -45,6 +46,49 @@
 //! channel and block throughput to that many blocks per round trip; messages before
 //! and after them keep flowing around them.
 //!
+//! # Reliable-unordered channel
+//!
+//! The same sender, ids, window, acks, resends and blocks as the reliable-ordered
+//! channel, and the same wire format; the receiver delivers each message as soon as
+//! it arrives (a lost packet delays only what it carried). A delivered message
+//! leaves its id in its slot until every earlier id has arrived and been delivered,
+//! so that a late resend of it is still a duplicate; undelivered messages hold the
+//! window as on an ordered channel.
+//!
+//! # Sequenced channel
+//!
+//! Unreliable (each message sent at most once, oldest first), but each message
+//! carries an id: the sender numbers messages as it writes them (so the ids of one
+//! entry are consecutive), the receiver keeps the newest id it has seen and drops a
+//! message that is not newer (counted in [`LayerCounters::stale`]): what is
+//! delivered is always newer than what was delivered before. For state that
+//! supersedes itself (positions, "latest input").
+//!
+//! # Sharing packets between channels
+//!
+//! Each packet, every channel with something queued earns its share of the packet's
+//! bits, `weight / (sum of the weights of the channels with something queued)`, as
+//! credit, and pays for the bits it takes (credit is bounded by four packets either
+//! way; a channel with nothing queued has none). The channels are then offered the
+//! packet in this order: first those whose credit is not negative (they have not
+//! taken more than their share), then the others; within each group by
+//! [`priority`](ChannelConfig::priority) (higher first), then by credit (more first),
+//! then by index. Each takes what it has due up to its
+//! [`max_bits_per_packet`](ChannelConfig::max_bits_per_packet) and the bits left.
+//!
+//! So a channel that keeps to its share (a 20 Hz snapshot, inputs, chat) goes first
+//! in the packets it needs, whatever its index, and a channel that wants everything
+//! (a download) fills the rest and gets every packet the others leave; when two
+//! channels both want more than their share, they get it in proportion to their
+//! weights: no channel starves another. The defaults: every preset has weight 1 and
+//! priority 1, but [`ChannelConfig::bulk`] has priority 0 (behind the game's channels
+//! while they keep to their share). Priority and weight are local: the peer need not
+//! use the same values, and they are not part of the protocol id.
+//!
+//! The packer records whether something due did not fit a packet
+//! ([`MessageLayer::more_to_send`]): the transport's stacks then send another packet in
+//! the same update, as far as the congestion mode's rate allows.
+//!
 //! # Memory
 //!
 //! Everything is bounded by the configuration, whatever the peer sends: per channel,
@@ -72,10 +116,12 @@
 //!             has_fragments:1
 //!             messages                    `count` of them
 //!             fragments?                  if has_fragments (reliable + blocks only)
-//! messages  = reliable:   first_id:16 message, then (relative_id message)*
-//!             unreliable: message*
+//! messages  = reliable, sequenced: first_id:16 message, then (relative_id message)*
+//!             unreliable:          message*
 //! relative_id = serialize_relative(previous id, id): 1 bit for +1, tiers beyond
-//!             (ids of one entry increase and span less than receive_queue_size)
+//!             (ids of one entry increase and span less than receive_queue_size;
+//!             on a sequenced channel they are consecutive, so 1 bit each, and span
+//!             less than max_messages_per_packet)
 //! message   = type id and body: the message set's serialize function
 //! fragments = block_id:16  block_size:[1, max_block_size]
 //!             fragment_count:[1, max_fragments_per_packet]
@@ -118,6 +164,7 @@
 
 mod block;
 mod config;
+mod encoded;
 mod error;
 mod packer;
 mod reliable;
@@ -129,6 +176,7 @@ pub use config::{
     BlockConfig, ChannelConfig, ChannelKind, ConfigError, LayerConfig, MAX_CHANNELS,
     MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
+pub use encoded::Encoded;
 pub use error::{LayerCounters, ReadError, SendError};
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
 pub(crate) use stack::{ack_time, deliver};
@@ -139,9 +187,50 @@ use crate::packet::{Sequence, SequenceBuffer};
 use crate::stream::WriteStream;
 use block::OutgoingBlock;
 use config::entry_header_bits;
+use encoded::Payload;
 use packer::Staged;
 use reliable::{Outgoing, ReliableReceiver, ReliableSender};
 use unreliable::{UnreliableReceiver, UnreliableSender};
+
+/// How far one block has come: see [`MessageLayer::send_progress`] and
+/// [`MessageLayer::receive_progress`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BlockProgress {
+    /// The block's message id.
+    pub id: u16,
+    /// Bytes acked (sending) or received (receiving).
+    pub bytes: usize,
+    /// The block's size in bytes (the message encoded).
+    pub total: usize,
+}
+
+impl BlockProgress {
+    /// `bytes / total`, in `[0, 1]`.
+    pub fn fraction(&self) -> f64 {
+        if self.total == 0 {
+            1.0
+        } else {
+            self.bytes as f64 / self.total as f64
+        }
+    }
+}
+
+/// The refusal of a message of `size` bits on a channel that takes at most `max`,
+/// naming the setting to change.
+fn too_large(channel: usize, config: &ChannelConfig, size: usize, max: usize) -> SendError {
+    SendError::TooLarge {
+        channel,
+        size,
+        max,
+        fix: if config.blocks.is_none() {
+            "send it on a channel with blocks (ChannelConfig::bulk), or raise this \
+             channel's max_message_bits and max_bits_per_packet"
+        } else {
+            "raise this channel's blocks.max_block_size"
+        },
+    }
+}
 
 /// What one sent packet carried on a reliable channel: a message, or a fragment.
 #[derive(Clone, Copy, Debug, Default)]
@@ -189,6 +278,12 @@ pub struct MessageLayer<M> {
     protocol_error: Option<ReadError>,
     /// Round-trip time estimate, seconds (for `resend_rtt_factor`).
     rtt: f64,
+    /// Per channel: bits of its share not used yet (negative: used beyond its share).
+    credits: Vec<i64>,
+    /// The last packet written left something due that did not fit.
+    more: bool,
+    /// `counters.messages_sent` when the last packet was written.
+    sent_at_last_packet: u64,
 }
 
 impl<M: NetMessage> MessageLayer<M> {
@@ -200,21 +295,21 @@ impl<M: NetMessage> MessageLayer<M> {
             .channels
             .iter()
             .map(|c| {
-                let state = match c.kind {
-                    ChannelKind::ReliableOrdered => State::Reliable {
+                let state = if c.kind.is_reliable() {
+                    State::Reliable {
                         send: ReliableSender::new(c.send_queue_size),
-                        recv: ReliableReceiver::new(c.receive_queue_size),
-                    },
-                    ChannelKind::UnreliableUnordered => State::Unreliable {
+                        recv: ReliableReceiver::new(
+                            c.receive_queue_size,
+                            c.kind == ChannelKind::ReliableUnordered,
+                        ),
+                    }
+                } else {
+                    State::Unreliable {
                         send: UnreliableSender::new(c.send_queue_size),
                         recv: UnreliableReceiver::new(c.receive_queue_size),
-                    },
+                    }
                 };
-                let id_bits = if matches!(state, State::Reliable { .. }) {
-                    MESSAGE_ID_BITS
-                } else {
-                    0
-                };
+                let id_bits = if c.kind.has_ids() { MESSAGE_ID_BITS } else { 0 };
                 let fits = c
                     .max_bits_per_packet
                     .saturating_sub(entry_header_bits(n, c) + id_bits);
@@ -243,6 +338,9 @@ impl<M: NetMessage> MessageLayer<M> {
             counters: LayerCounters::default(),
             protocol_error: None,
             rtt: 0.0,
+            credits: vec![0; n],
+            more: false,
+            sent_at_last_packet: 0,
         })
     }
 
@@ -265,6 +363,30 @@ impl<M: NetMessage> MessageLayer<M> {
         }
     }
 
+    /// `true` when something is new since the last packet written: a message was
+    /// queued, or the last packet could not hold everything due
+    /// ([`more_to_send`](Self::more_to_send)). Without news a packet would carry only
+    /// acks and resends: the transport's stacks then send at most
+    /// [`IDLE_PACKET_RATE`](crate::transport::IDLE_PACKET_RATE) packets a second.
+    pub fn has_news(&self) -> bool {
+        self.more || self.counters.messages_sent != self.sent_at_last_packet
+    }
+
+    /// `true` when everything sent is through: every reliable message (and block) is
+    /// acked, and every unreliable one written into a packet. A graceful disconnect
+    /// waits for this.
+    pub fn is_flushed(&self) -> bool {
+        (0..self.channels.len()).all(|c| self.send_queue_len(c) == 0)
+    }
+
+    /// `true` when the last [`write_packet`](Self::write_packet) left something that
+    /// was due and did not fit (the packet budget or a per-packet limit ran out): a
+    /// driver that may send more than one packet per tick sends another now. The
+    /// transport's stacks do, as far as the congestion mode's rate allows.
+    pub fn more_to_send(&self) -> bool {
+        self.more
+    }
+
     /// The first protocol error the peer committed (an id outside the receive
     /// window), if any: the connection should be closed.
     pub fn protocol_error(&self) -> Option<ReadError> {
@@ -283,13 +405,62 @@ impl<M: NetMessage> MessageLayer<M> {
     /// (back-pressure: retry later); [`SendError::Invalid`] when a value is out of its
     /// declared range.
     pub fn send(&mut self, channel: usize, mut message: M) -> Result<(), SendError> {
-        let Some(ch) = self.channels.get_mut(channel) else {
-            return Err(SendError::NoSuchChannel(channel));
-        };
         let bits = crate::codec::measure(&mut message);
-        let full = match &ch.state {
-            State::Reliable { send, .. } => send.len() >= send.capacity(),
-            State::Unreliable { send, .. } => send.queue.len() >= send.capacity,
+        // Measured with every align at 7 bits: the written size may be 7 bits less.
+        let block = self.admit(channel, bits, 7)?;
+        // Validate by writing once.
+        self.scratch.clear();
+        self.scratch.resize(bits.div_ceil(8) + 8, 0);
+        let mut w = WriteStream::new(&mut self.scratch);
+        message.serialize(&mut w).map_err(SendError::Invalid)?;
+        let written = w.finish();
+        let ch = &self.channels[channel];
+        let bytes = match ch.config.blocks {
+            Some(b) if block => {
+                if written > b.max_block_size {
+                    return Err(too_large(
+                        channel,
+                        &ch.config,
+                        written * 8,
+                        b.max_block_size * 8,
+                    ));
+                }
+                Some(self.scratch[..written].to_vec().into_boxed_slice())
+            }
+            _ => None,
+        };
+        self.push(channel, Payload::Value(message), bits, bytes);
+        Ok(())
+    }
+
+    /// Queues a message encoded once ([`Encoded`]) on `channel`, as
+    /// [`send`](Self::send) would queue the message: the same refusals, the same
+    /// delivery, but its bits are copied into the packet instead of written again
+    /// (a broadcast queues one [`Encoded`] on many layers). On a channel with blocks a
+    /// message above the inline limit becomes a block of its encoded bytes.
+    pub fn send_encoded(&mut self, channel: usize, encoded: &Encoded) -> Result<(), SendError> {
+        let bits = encoded.bits();
+        if bits > M::MAX_BITS {
+            // Encoded from another message set.
+            return Err(SendError::TooLarge {
+                channel,
+                size: bits,
+                max: M::MAX_BITS,
+                fix: "encode a message of this layer's message set",
+            });
+        }
+        let block = self.admit(channel, bits, 0)?;
+        let bytes = block.then(|| encoded.bytes().to_vec().into_boxed_slice());
+        self.push(channel, Payload::Encoded(encoded.clone()), bits, bytes);
+        Ok(())
+    }
+
+    /// What `send` and `send_encoded` check first: the channel exists, a message of
+    /// `bits` (`slack` bits fewer once written) can go on it, and its queue has room.
+    /// Returns whether it goes as a block.
+    fn admit(&mut self, channel: usize, bits: usize, slack: usize) -> Result<bool, SendError> {
+        let Some(ch) = self.channels.get(channel) else {
+            return Err(SendError::NoSuchChannel(channel));
         };
         let block = bits > ch.inline_max;
         if block {
@@ -297,14 +468,14 @@ impl<M: NetMessage> MessageLayer<M> {
                 .config
                 .blocks
                 .map_or(ch.inline_max, |b| b.max_block_size * 8);
-            if ch.config.blocks.is_none() || bits > max + 7 {
-                return Err(SendError::TooLarge {
-                    channel,
-                    size: bits,
-                    max,
-                });
+            if ch.config.blocks.is_none() || bits > max + slack {
+                return Err(too_large(channel, &ch.config, bits, max));
             }
         }
+        let full = match &ch.state {
+            State::Reliable { send, .. } => send.len() >= send.capacity(),
+            State::Unreliable { send, .. } => send.queue.len() >= send.capacity,
+        };
         if full {
             self.counters.send_queue_full += 1;
             return Err(SendError::QueueFull {
@@ -312,24 +483,19 @@ impl<M: NetMessage> MessageLayer<M> {
                 size: ch.config.send_queue_size,
             });
         }
-        // Validate by writing once.
-        self.scratch.clear();
-        self.scratch.resize(bits.div_ceil(8) + 8, 0);
-        let mut w = WriteStream::new(&mut self.scratch);
-        message.serialize(&mut w).map_err(SendError::Invalid)?;
-        let written = w.finish();
+        Ok(block)
+    }
+
+    /// Queues an admitted message: as a block of `block` bytes when given (a reliable
+    /// channel with blocks), inline otherwise.
+    fn push(&mut self, channel: usize, message: Payload<M>, bits: usize, block: Option<Box<[u8]>>) {
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return;
+        };
         match &mut ch.state {
             State::Reliable { send, .. } => {
-                let item = match ch.config.blocks {
-                    Some(b) if block => {
-                        if written > b.max_block_size {
-                            return Err(SendError::TooLarge {
-                                channel,
-                                size: written * 8,
-                                max: b.max_block_size * 8,
-                            });
-                        }
-                        let bytes = self.scratch[..written].to_vec().into_boxed_slice();
+                let item = match (block, ch.config.blocks) {
+                    (Some(bytes), Some(b)) => {
                         Outgoing::Block(OutgoingBlock::new(bytes, b.fragment_size))
                     }
                     _ => Outgoing::Message {
@@ -343,7 +509,6 @@ impl<M: NetMessage> MessageLayer<M> {
             State::Unreliable { send, .. } => send.queue.push_back((message, bits)),
         }
         self.counters.messages_sent += 1;
-        Ok(())
     }
 
     /// What the layer sent, received and resent, and what its queues hold.
@@ -399,6 +564,52 @@ impl<M: NetMessage> MessageLayer<M> {
             self.counters.messages_received += 1;
         }
         message
+    }
+
+    /// How far the oldest block queued on `channel` has come: its bytes acked by the
+    /// peer of its total (a loading bar on the sending side). `None` when no block is
+    /// queued (an acked block is released at once: poll while it is in flight).
+    pub fn send_progress(&self, channel: usize) -> Option<BlockProgress> {
+        let Some(Channel {
+            state: State::Reliable { send, .. },
+            ..
+        }) = self.channels.get(channel)
+        else {
+            return None;
+        };
+        (0..send.len()).find_map(|k| {
+            let id = send.oldest.wrapping_add(k as u16);
+            match send.get(id) {
+                Some(Outgoing::Block(b)) => Some(BlockProgress {
+                    id,
+                    bytes: b.acked_bytes(),
+                    total: b.bytes.len(),
+                }),
+                _ => None,
+            }
+        })
+    }
+
+    /// How far the block being reassembled on `channel` (the one with the lowest id)
+    /// has come: its bytes received of its total (a loading bar on the receiving
+    /// side). `None` when no block is in reassembly: before its first fragment, and
+    /// once complete (then it is delivered, or waits in the receive queue).
+    pub fn receive_progress(&self, channel: usize) -> Option<BlockProgress> {
+        let Some(Channel {
+            state: State::Reliable { recv, .. },
+            ..
+        }) = self.channels.get(channel)
+        else {
+            return None;
+        };
+        recv.partials
+            .iter()
+            .min_by_key(|p| p.id.wrapping_sub(recv.next))
+            .map(|p| BlockProgress {
+                id: p.id,
+                bytes: p.received_bytes(),
+                total: p.bytes.len(),
+            })
     }
 
     /// The packet `sequence` was acked by the peer: release the reliable messages and

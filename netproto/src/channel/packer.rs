@@ -4,7 +4,7 @@
 use core::ops::Range;
 
 use super::block::{PartialBlock, fragment_range};
-use super::config::{entry_count_bits, entry_header_bits};
+use super::config::{MESSAGE_ID_BITS, entry_count_bits, entry_header_bits};
 use super::error::ReadError;
 use super::reliable::{Class, Outgoing, ReliableSender};
 use super::unreliable::UnreliableSender;
@@ -35,6 +35,10 @@ pub(crate) struct Scratch {
     frags: Vec<u32>,
     /// Messages and fragments picked again (sent before) for this packet.
     resends: u64,
+    /// Channel indexes in the order they are offered the packet.
+    order: Vec<usize>,
+    /// Something due did not fit the packet.
+    more: bool,
 }
 
 /// A fragment group read from a payload, not applied yet.
@@ -137,6 +141,8 @@ fn select_reliable<M: NetMessage>(
     for k in 0..window {
         let messages_done = count >= max_messages || used + min_message > budget;
         if messages_done && block_done {
+            // Whatever is left may be due: let the caller send another packet.
+            scratch.more |= k + 1 < window || count >= max_messages;
             break;
         }
         let id = send.oldest.wrapping_add(k as u16);
@@ -154,6 +160,7 @@ fn select_reliable<M: NetMessage>(
                 let id_bits = previous.map_or(16, |p| relative_bits(p, value));
                 let cost = id_bits + *bits;
                 if used + cost > budget {
+                    scratch.more = true;
                     continue;
                 }
                 used += cost;
@@ -176,6 +183,7 @@ fn select_reliable<M: NetMessage>(
                 let index_bits = bc.index_bits();
                 for f in 0..b.fragments() {
                     if scratch.frags.len() - start >= bc.max_fragments_per_packet {
+                        scratch.more |= b.remaining > scratch.frags.len() - start;
                         break;
                     }
                     if b.acked[f] || waiting(b.last_sent[f], interval, now) {
@@ -188,6 +196,7 @@ fn select_reliable<M: NetMessage>(
                     };
                     let cost = group + index_bits + 7 + 8 * b.fragment(f).len();
                     if used + cost > budget {
+                        scratch.more = true;
                         continue;
                     }
                     used += cost;
@@ -216,21 +225,31 @@ fn select_reliable<M: NetMessage>(
     ))
 }
 
-/// Picks the unreliable messages of one channel: oldest first, while they fit.
+/// Picks the unreliable messages of one channel: oldest first, while they fit. A
+/// sequenced channel's messages carry ids: the first in full, then one bit each (they
+/// are consecutive).
 fn select_unreliable<M>(
     send: &UnreliableSender<M>,
     config: &ChannelConfig,
     channel: usize,
     budget: usize,
     header: usize,
+    more: &mut bool,
 ) -> Option<(EntrySel, usize)> {
     let mut used = header;
     let mut count = 0;
+    let sequenced = config.kind.has_ids();
     for (_, bits) in &send.queue {
-        if count == config.max_messages_per_packet || used + bits > budget {
+        let id_bits = match (sequenced, count) {
+            (false, _) => 0,
+            (true, 0) => MESSAGE_ID_BITS,
+            (true, _) => 1,
+        };
+        if count == config.max_messages_per_packet || used + id_bits + bits > budget {
+            *more = true;
             break;
         }
-        used += bits;
+        used += id_bits + bits;
         count += 1;
     }
     (count > 0).then_some((
@@ -261,17 +280,56 @@ impl<M: NetMessage> MessageLayer<M> {
             channels,
             packer,
             config,
+            credits,
             ..
         } = self;
         packer.entries.clear();
         packer.ids.clear();
         packer.frags.clear();
         packer.resends = 0;
-        let mut remaining = config.max_packet_bits.saturating_sub(entry_count_bits(n));
-        for (index, ch) in channels.iter_mut().enumerate() {
+        packer.more = false;
+        let total = config.max_packet_bits.saturating_sub(entry_count_bits(n));
+        let mut remaining = total;
+        // Sharing: every channel with something queued earns its weighted share of
+        // this packet; those within their share are offered it first, by priority.
+        let pending = |ch: &super::Channel<M>| match &ch.state {
+            State::Reliable { send, .. } => send.len() > 0,
+            State::Unreliable { send, .. } => !send.queue.is_empty(),
+        };
+        let weights: u64 = channels
+            .iter()
+            .filter(|ch| pending(ch))
+            .map(|ch| u64::from(ch.config.weight))
+            .sum();
+        // Credit and debt are bounded by a few packets: enough to even out the
+        // shares of channels that take whole packets, not enough to hoard.
+        let cap = 4 * total as i64;
+        for (ch, credit) in channels.iter().zip(credits.iter_mut()) {
+            *credit = if pending(ch) && weights > 0 {
+                let share = (total as u64 * u64::from(ch.config.weight) / weights) as i64;
+                (*credit + share).min(cap)
+            } else {
+                0
+            };
+        }
+        packer.order.clear();
+        packer.order.extend(0..n);
+        packer.order.sort_unstable_by_key(|&c| {
+            let within = credits[c] >= 0;
+            (
+                core::cmp::Reverse(within),
+                core::cmp::Reverse(channels[c].config.priority),
+                core::cmp::Reverse(credits[c]),
+                c,
+            )
+        });
+        for k in 0..n {
+            let index = packer.order[k];
+            let ch = &mut channels[index];
             let budget = ch.config.max_bits_per_packet.min(remaining);
             let header = entry_header_bits(n, &ch.config);
             if budget <= header {
+                packer.more |= pending(ch);
                 continue;
             }
             let selected = match &mut ch.state {
@@ -279,14 +337,19 @@ impl<M: NetMessage> MessageLayer<M> {
                     select_reliable(send, &ch.config, index, now, rtt, budget, header, packer)
                 }
                 State::Unreliable { send, .. } => {
-                    select_unreliable(send, &ch.config, index, budget, header)
+                    select_unreliable(send, &ch.config, index, budget, header, &mut packer.more)
                 }
             };
             if let Some((entry, bits)) = selected {
                 remaining -= bits;
+                credits[index] = (credits[index] - bits as i64).max(-cap);
                 packer.entries.push(entry);
             }
         }
+        // The layout lists entries by increasing channel index.
+        packer.entries.sort_unstable_by_key(|e| e.channel);
+        let more = packer.more;
+        self.more = more;
         out.clear();
         out.resize(config.max_packet_bits.div_ceil(8) + 8, 0);
         let len = match self.write_entries(sequence, out) {
@@ -301,6 +364,7 @@ impl<M: NetMessage> MessageLayer<M> {
         };
         out.truncate(len);
         self.counters.packets_written += 1;
+        self.sent_at_last_packet = self.counters.messages_sent;
         self.counters.resends += self.packer.resends;
         len
     }
@@ -346,7 +410,7 @@ impl<M: NetMessage> MessageLayer<M> {
                         }
                         previous_id = id;
                         if let Some(Outgoing::Message { message, .. }) = send.get_mut(id) {
-                            message.serialize(&mut w)?;
+                            message.write(&mut w)?;
                         }
                         if let Some(r) = record.as_deref_mut() {
                             r.push(SentItem {
@@ -383,9 +447,22 @@ impl<M: NetMessage> MessageLayer<M> {
                     }
                 }
                 State::Unreliable { send, .. } => {
-                    for _ in 0..e.count {
+                    let sequenced = ch.config.kind.has_ids();
+                    let mut previous = u32::from(send.next_id);
+                    for i in 0..e.count {
+                        if sequenced {
+                            if i == 0 {
+                                w.serialize_bits(&mut u64::from(send.next_id), 16)?;
+                            } else {
+                                // Consecutive ids: the relative id's one-bit "+1".
+                                let mut value = previous + 1;
+                                w.serialize_relative(previous, &mut value)?;
+                                previous = value;
+                            }
+                            send.next_id = send.next_id.wrapping_add(1);
+                        }
                         if let Some((mut message, _)) = send.queue.pop_front() {
-                            message.serialize(&mut w)?;
+                            message.write(&mut w)?;
                         }
                     }
                 }
@@ -450,101 +527,98 @@ impl<M: NetMessage> MessageLayer<M> {
             if count == 0 && !has_fragments {
                 return Err(ReadError::EmptyEntry(channel));
             }
-            match &ch.state {
-                State::Reliable { .. } => {
-                    let window = config.receive_queue_size as u32;
-                    let mut first = 0u32;
-                    let mut previous = 0u32;
-                    for i in 0..count {
-                        let id = if i == 0 {
-                            let mut v = 0u64;
-                            r.serialize_bits(&mut v, 16).map_err(malformed)?;
-                            first = v as u32;
-                            previous = first;
-                            v as u16
-                        } else {
-                            let mut value = 0u32;
-                            r.serialize_relative(previous, &mut value)
-                                .map_err(malformed)?;
-                            if value - first >= window {
-                                return Err(ReadError::IdSpan { channel });
-                            }
-                            previous = value;
-                            value as u16
-                        };
-                        let mut message = M::blank();
-                        message.serialize(&mut r).map_err(malformed)?;
-                        staged.messages.push((channel, Some(id), message));
+            if has_fragments && !config.kind.is_reliable() {
+                return Err(ReadError::BadFragment {
+                    channel,
+                    reason: "fragments on an unreliable channel",
+                });
+            }
+            // The messages, with ids on every kind but unreliable-unordered: the first
+            // in full, then relative, spanning less than the receive window (reliable)
+            // or the message limit (sequenced: consecutive ids).
+            let window = if config.kind.is_reliable() {
+                config.receive_queue_size
+            } else {
+                config.max_messages_per_packet
+            } as u32;
+            let (mut first, mut previous) = (0u32, 0u32);
+            for i in 0..count {
+                let id = match (config.kind.has_ids(), i) {
+                    (false, _) => None,
+                    (true, 0) => {
+                        let mut v = 0u64;
+                        r.serialize_bits(&mut v, 16).map_err(malformed)?;
+                        first = v as u32;
+                        previous = first;
+                        Some(v as u16)
                     }
-                    if has_fragments {
-                        let Some(bc) = config.blocks else {
-                            return Err(ReadError::BadFragment {
-                                channel,
-                                reason: "blocks are disabled on this channel",
-                            });
-                        };
-                        let mut id = 0u64;
-                        r.serialize_bits(&mut id, 16).map_err(malformed)?;
-                        let mut size = 0u32;
-                        r.serialize_int(&mut size, 1, bc.max_block_size as u32)
+                    (true, _) => {
+                        let mut value = 0u32;
+                        r.serialize_relative(previous, &mut value)
                             .map_err(malformed)?;
-                        let mut fragments = 0u32;
-                        r.serialize_int(&mut fragments, 1, bc.max_fragments_per_packet as u32)
-                            .map_err(malformed)?;
-                        let size = size as usize;
-                        let last = bc.max_fragments().saturating_sub(1) as u32;
-                        let start = staged.frags.len();
-                        let mut previous: Option<u32> = None;
-                        for _ in 0..fragments {
-                            let mut index = 0u32;
-                            r.serialize_int(&mut index, 0, last).map_err(malformed)?;
-                            if previous.is_some_and(|p| index <= p) {
-                                return Err(ReadError::BadFragment {
-                                    channel,
-                                    reason: "fragment indexes not increasing",
-                                });
-                            }
-                            previous = Some(index);
-                            let Some(range) =
-                                fragment_range(size, bc.fragment_size, index as usize)
-                            else {
-                                return Err(ReadError::BadFragment {
-                                    channel,
-                                    reason: "fragment index beyond the block",
-                                });
-                            };
-                            r.serialize_align().map_err(malformed)?;
-                            if range.len() * 8 > r.bits_remaining() {
-                                return Err(malformed(Error::new(ErrorKind::PastEnd)));
-                            }
-                            let at = staged.bytes.len();
-                            staged.bytes.resize(at + range.len(), 0);
-                            r.serialize_bytes(&mut staged.bytes[at..])
-                                .map_err(malformed)?;
-                            staged.frags.push((index as usize, at..staged.bytes.len()));
+                        if value - first >= window {
+                            return Err(ReadError::IdSpan { channel });
                         }
-                        staged.groups.push(Group {
-                            channel,
-                            id: id as u16,
-                            size,
-                            frags: start..staged.frags.len(),
-                            skip: false,
-                        });
+                        previous = value;
+                        Some(value as u16)
                     }
-                }
-                State::Unreliable { .. } => {
-                    if has_fragments {
+                };
+                let mut message = M::blank();
+                message.serialize(&mut r).map_err(malformed)?;
+                staged.messages.push((channel, id, message));
+            }
+            if has_fragments {
+                let Some(bc) = config.blocks else {
+                    return Err(ReadError::BadFragment {
+                        channel,
+                        reason: "blocks are disabled on this channel",
+                    });
+                };
+                let mut id = 0u64;
+                r.serialize_bits(&mut id, 16).map_err(malformed)?;
+                let mut size = 0u32;
+                r.serialize_int(&mut size, 1, bc.max_block_size as u32)
+                    .map_err(malformed)?;
+                let mut fragments = 0u32;
+                r.serialize_int(&mut fragments, 1, bc.max_fragments_per_packet as u32)
+                    .map_err(malformed)?;
+                let size = size as usize;
+                let last = bc.max_fragments().saturating_sub(1) as u32;
+                let start = staged.frags.len();
+                let mut previous: Option<u32> = None;
+                for _ in 0..fragments {
+                    let mut index = 0u32;
+                    r.serialize_int(&mut index, 0, last).map_err(malformed)?;
+                    if previous.is_some_and(|p| index <= p) {
                         return Err(ReadError::BadFragment {
                             channel,
-                            reason: "fragments on an unreliable channel",
+                            reason: "fragment indexes not increasing",
                         });
                     }
-                    for _ in 0..count {
-                        let mut message = M::blank();
-                        message.serialize(&mut r).map_err(malformed)?;
-                        staged.messages.push((channel, None, message));
+                    previous = Some(index);
+                    let Some(range) = fragment_range(size, bc.fragment_size, index as usize) else {
+                        return Err(ReadError::BadFragment {
+                            channel,
+                            reason: "fragment index beyond the block",
+                        });
+                    };
+                    r.serialize_align().map_err(malformed)?;
+                    if range.len() * 8 > r.bits_remaining() {
+                        return Err(malformed(Error::new(ErrorKind::PastEnd)));
                     }
+                    let at = staged.bytes.len();
+                    staged.bytes.resize(at + range.len(), 0);
+                    r.serialize_bytes(&mut staged.bytes[at..])
+                        .map_err(malformed)?;
+                    staged.frags.push((index as usize, at..staged.bytes.len()));
                 }
+                staged.groups.push(Group {
+                    channel,
+                    id: id as u16,
+                    size,
+                    frags: start..staged.frags.len(),
+                    skip: false,
+                });
             }
         }
         r.serialize_align().map_err(malformed)?;
@@ -667,8 +741,12 @@ impl<M: NetMessage> MessageLayer<M> {
                         counters.duplicates += 1;
                     }
                 }
-                (State::Unreliable { recv, .. }, _) => {
-                    counters.receive_queue_overflow += u64::from(!recv.push(message));
+                (State::Unreliable { recv, .. }, id) => {
+                    if id.is_some_and(|id| !recv.newer(id)) {
+                        counters.stale += 1;
+                    } else {
+                        counters.receive_queue_overflow += u64::from(!recv.push(message));
+                    }
                 }
                 _ => {}
             }

@@ -1,13 +1,16 @@
 //! The reliable-ordered channel's send and receive state.
 
+use std::collections::VecDeque;
+
 use super::block::{OutgoingBlock, PartialBlock};
+use super::encoded::Payload;
 
 /// A queued reliable message: a small message written inline, or a block.
 #[derive(Debug)]
 pub(crate) enum Outgoing<M> {
     /// A message that fits one packet.
     Message {
-        message: M,
+        message: Payload<M>,
         /// Measured size (an upper bound on the written size).
         bits: usize,
         /// When it last went into a packet (`-inf`: never).
@@ -61,6 +64,13 @@ impl<M> ReliableSender<M> {
         self.slots[index] = Some((id, item));
         self.next = id.wrapping_add(1);
         id
+    }
+
+    pub(crate) fn get(&self, id: u16) -> Option<&Outgoing<M>> {
+        match &self.slots[self.index(id)] {
+            Some((stored, item)) if *stored == id => Some(item),
+            _ => None,
+        }
     }
 
     pub(crate) fn get_mut(&mut self, id: u16) -> Option<&mut Outgoing<M>> {
@@ -123,20 +133,32 @@ pub(crate) enum Class {
 /// received window; see `AckWindowTooLarge`).
 #[derive(Debug)]
 pub(crate) struct ReliableReceiver<M> {
-    slots: Box<[Option<(u16, M)>]>,
+    slots: Box<[ReceiveSlot<M>]>,
     pub(crate) next: u16,
     pub(crate) frontier: u16,
     /// The blocks being reassembled, at most `max_blocks_in_flight`.
     pub(crate) partials: Vec<PartialBlock>,
+    /// Unordered channels: the ids received and not taken yet, in arrival order (a
+    /// taken message leaves its id in its slot, without the message, until `next`
+    /// moves past it, so that a resend of it is known as a duplicate). `None` for an
+    /// ordered channel.
+    ready: Option<VecDeque<u16>>,
 }
 
+/// A receive-queue slot: the id it holds and the message, `None` once an unordered
+/// channel delivered it.
+pub(crate) type ReceiveSlot<M> = Option<(u16, Option<M>)>;
+
 impl<M> ReliableReceiver<M> {
-    pub(crate) fn new(size: usize) -> Self {
+    /// A receiver with `size` slots, delivering in id order or, when `unordered`, in
+    /// arrival order.
+    pub(crate) fn new(size: usize, unordered: bool) -> Self {
         Self {
             slots: (0..size).map(|_| None).collect(),
             next: 0,
             frontier: 0,
             partials: Vec::new(),
+            ready: unordered.then(|| VecDeque::with_capacity(size)),
         }
     }
 
@@ -173,17 +195,38 @@ impl<M> ReliableReceiver<M> {
     /// Buffers a message classified [`Class::New`].
     pub(crate) fn insert(&mut self, id: u16, message: M) {
         let index = self.index(id);
-        self.slots[index] = Some((id, message));
+        self.slots[index] = Some((id, Some(message)));
+        if let Some(ready) = &mut self.ready {
+            ready.push_back(id);
+        }
         while self.has(self.frontier) {
             self.frontier = self.frontier.wrapping_add(1);
         }
     }
 
-    /// The next message in order, if it has arrived.
+    /// The next message: in id order once it has arrived, or (unordered) the next
+    /// one that arrived.
     pub(crate) fn pop(&mut self) -> Option<M> {
+        if let Some(ready) = &mut self.ready {
+            let id = ready.pop_front()?;
+            let index = usize::from(id) & (self.slots.len() - 1);
+            let message = match &mut self.slots[index] {
+                Some((stored, message)) if *stored == id => message.take(),
+                _ => None,
+            };
+            // Move past the delivered ids: their slots may take new ones.
+            while self.next != self.frontier {
+                let index = self.index(self.next);
+                if !matches!(&self.slots[index], Some((stored, None)) if *stored == self.next) {
+                    break;
+                }
+                self.next = self.next.wrapping_add(1);
+            }
+            return message;
+        }
         let index = self.index(self.next);
         match self.slots[index].take() {
-            Some((id, message)) if id == self.next => {
+            Some((id, Some(message))) if id == self.next => {
                 self.next = self.next.wrapping_add(1);
                 Some(message)
             }
@@ -196,7 +239,10 @@ impl<M> ReliableReceiver<M> {
 
     /// Messages buffered and not delivered.
     pub(crate) fn buffered(&self) -> usize {
-        self.slots.iter().filter(|s| s.is_some()).count()
+        self.slots
+            .iter()
+            .filter(|s| matches!(s, Some((_, Some(_)))))
+            .count()
     }
 }
 
@@ -206,7 +252,7 @@ mod tests {
 
     #[test]
     fn receiver_classifies_by_window_and_wraps() {
-        let mut r: ReliableReceiver<u32> = ReliableReceiver::new(4);
+        let mut r: ReliableReceiver<u32> = ReliableReceiver::new(4, false);
         r.next = 65534;
         r.frontier = 65534;
         assert_eq!(r.classify(65534), Class::New);
@@ -228,11 +274,40 @@ mod tests {
     }
 
     #[test]
+    fn unordered_receiver_delivers_on_arrival_and_knows_duplicates() {
+        let mut r: ReliableReceiver<u32> = ReliableReceiver::new(4, true);
+        assert_eq!(r.classify(2), Class::New);
+        r.insert(2, 2);
+        assert_eq!(r.pop(), Some(2));
+        assert_eq!(r.pop(), None);
+        // Delivered but not passed by `next`: a duplicate, still.
+        assert_eq!(r.classify(2), Class::Old);
+        assert_eq!((r.next, r.frontier), (0, 0));
+        r.insert(0, 0);
+        r.insert(1, 1);
+        assert_eq!(r.frontier, 3);
+        assert_eq!(r.buffered(), 2);
+        assert_eq!(r.pop(), Some(0));
+        assert_eq!(r.next, 1);
+        assert_eq!(r.pop(), Some(1));
+        assert_eq!(r.next, 3);
+        assert_eq!(r.classify(1), Class::Old);
+        // The window moved on: ids up to next + 3 are new.
+        assert_eq!(r.classify(6), Class::New);
+        assert_eq!(r.classify(7), Class::Outside);
+        // An undelivered message holds the window.
+        r.insert(3, 3);
+        assert_eq!(r.classify(7), Class::Full);
+        assert_eq!(r.pop(), Some(3));
+        assert_eq!(r.classify(7), Class::New);
+    }
+
+    #[test]
     fn sender_releases_and_advances() {
         let mut s: ReliableSender<u8> = ReliableSender::new(4);
         for _ in 0..4 {
             s.push(Outgoing::Message {
-                message: 0,
+                message: Payload::Value(0),
                 bits: 8,
                 last_sent: f64::NEG_INFINITY,
             });

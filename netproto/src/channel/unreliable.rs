@@ -1,13 +1,18 @@
-//! The unreliable-unordered channel: each message sent at most once, bounded queues.
+//! The unreliable channels (unordered and sequenced): each message sent at most once,
+//! bounded queues.
 
 use std::collections::VecDeque;
+
+use super::encoded::Payload;
 
 /// Messages waiting for their one transmission, oldest first, with their measured
 /// bits. Full queue: `send` refuses the new message (the caller decides what to drop).
 #[derive(Debug)]
 pub(crate) struct UnreliableSender<M> {
-    pub(crate) queue: VecDeque<(M, usize)>,
+    pub(crate) queue: VecDeque<(Payload<M>, usize)>,
     pub(crate) capacity: usize,
+    /// Sequenced channels: the id the next message written gets.
+    pub(crate) next_id: u16,
 }
 
 /// Messages received and not taken yet. Full queue: a newly arrived message is dropped
@@ -17,6 +22,8 @@ pub(crate) struct UnreliableSender<M> {
 pub(crate) struct UnreliableReceiver<M> {
     pub(crate) queue: VecDeque<M>,
     pub(crate) capacity: usize,
+    /// Sequenced channels: the newest id received.
+    pub(crate) newest: Option<u16>,
 }
 
 impl<M> UnreliableSender<M> {
@@ -24,6 +31,7 @@ impl<M> UnreliableSender<M> {
         Self {
             queue: VecDeque::new(),
             capacity,
+            next_id: 0,
         }
     }
 }
@@ -33,7 +41,21 @@ impl<M> UnreliableReceiver<M> {
         Self {
             queue: VecDeque::new(),
             capacity,
+            newest: None,
         }
+    }
+
+    /// Sequenced channels: `true` when `id` is newer than every id received before
+    /// (then it becomes the newest). Ids compare wrap-aware: newer is less than half
+    /// the id space ahead.
+    pub(crate) fn newer(&mut self, id: u16) -> bool {
+        let newer = self
+            .newest
+            .is_none_or(|newest| id != newest && id.wrapping_sub(newest) < 32768);
+        if newer {
+            self.newest = Some(id);
+        }
+        newer
     }
 
     /// Queues `message`; `false` when the queue is full and it was dropped.
@@ -43,5 +65,21 @@ impl<M> UnreliableReceiver<M> {
         }
         self.queue.push_back(message);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequenced_keeps_only_newer_ids_across_the_wrap() {
+        let mut r: UnreliableReceiver<u8> = UnreliableReceiver::new(4);
+        assert!(r.newer(65534));
+        assert!(!r.newer(65534));
+        assert!(!r.newer(65000));
+        assert!(r.newer(2));
+        assert!(!r.newer(65535));
+        assert!(r.newer(3));
     }
 }

@@ -49,15 +49,15 @@ use crate::packet::EndpointConfig;
 ///     + max(sent_packets_buffer_size, received_packets_buffer_size) < 32768
 /// ```
 ///
-/// With the defaults, 60 s x (30 + 10) + 256 = 2656 packets.
+/// With the defaults, 60 s x (120 + 10) + 256 = 8056 packets.
 ///
 /// ```
 /// use netproto::connection::{ConfigError, ConnectionConfig};
 ///
 /// let mut config = ConnectionConfig::new(7);
-/// config.max_timeout = 600.0; // ten minutes at 40 packets per second: 24,000 packets
+/// config.max_timeout = 240.0; // four minutes at 130 packets per second: 31,200 packets
 /// assert!(config.validate().is_ok());
-/// config.congestion.good_rate = 60.0; // 42,000: an old ack could look new
+/// config.congestion.good_rate = 240.0; // 60,000: an old ack could look new
 /// assert!(matches!(
 ///     config.validate(),
 ///     Err(ConfigError::TimeoutOutlastsSequences { .. })
@@ -330,12 +330,14 @@ mod tests {
     fn defaults_are_far_from_a_sequence_wrap() {
         let config = ConnectionConfig::new(1);
         assert_eq!(config.validate(), Ok(()));
-        assert_eq!(config.packets_per_timeout(), 2400.0);
+        // 60 s at 120 packets and 10 keep-alives a second.
+        assert_eq!(config.packets_per_timeout(), 7800.0);
     }
 
     #[test]
     fn a_timeout_that_could_outlast_a_sequence_wrap_is_refused() {
-        let base = ConnectionConfig::new(1);
+        let mut base = ConnectionConfig::new(1);
+        base.congestion = CongestionConfig::article();
         // 32768 - 256 = 32512 packets allowed within the timeout, at 40 per second.
         let at = |max_timeout: f64| {
             ConnectionConfig {

@@ -1,21 +1,30 @@
 //! Binary congestion avoidance (from Glenn Fiedler's
 //! "Reliability and Congestion Avoidance").
 //!
-//! Two modes: good (30 packets/s) and bad (10 packets/s). An RTT above the
+//! Two modes: good (120 packets/s) and bad (30 packets/s). An RTT above the
 //! threshold (250 ms) makes the mode bad at once. From bad, the mode returns to good
 //! after `t` seconds of good conditions (the penalty time). Dropping back to bad
 //! within 10 s of going good doubles `t` (up to 60 s); every 10 s spent in good
-//! halves it (down to 1 s). It starts bad with `t` = 4 s.
+//! halves it (down to 1 s). It starts good (the article's algorithm starts bad: set
+//! [`initial_mode`](CongestionConfig::initial_mode)) with `t` = 4 s.
+//!
+//! The rate is a ceiling: the transport's stacks send a packet in an update when the
+//! message layer has something new (a 60 Hz game sends 60 per second; 30 a second
+//! without news), and a second one in the same update only when the layer has more
+//! to send than one packet holds (a large transfer), so that 120 packets per second
+//! is reached only by a download.
 
 use super::config::{ConfigError, positive};
 
 /// The thresholds of [`Congestion`]; every field is configurable.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CongestionConfig {
-    /// Packets per second in good mode (30).
+    /// Packets per second in good mode (120).
     pub good_rate: f64,
-    /// Packets per second in bad mode (10).
+    /// Packets per second in bad mode (30).
     pub bad_rate: f64,
+    /// The mode a connection starts in (good).
+    pub initial_mode: Mode,
     /// RTT above this (milliseconds) is bad conditions (250).
     pub rtt_threshold_ms: f64,
     /// The penalty time at start (4 s).
@@ -33,8 +42,9 @@ pub struct CongestionConfig {
 impl Default for CongestionConfig {
     fn default() -> Self {
         Self {
-            good_rate: 30.0,
-            bad_rate: 10.0,
+            good_rate: 120.0,
+            bad_rate: 30.0,
+            initial_mode: Mode::Good,
             rtt_threshold_ms: 250.0,
             initial_penalty: 4.0,
             min_penalty: 1.0,
@@ -46,6 +56,18 @@ impl Default for CongestionConfig {
 }
 
 impl CongestionConfig {
+    /// The article's settings: 30 packets per second in good mode, 10 in bad,
+    /// starting bad (this library's defaults before large transfers and 60 Hz games
+    /// needed more: see [`Default`]).
+    pub fn article() -> Self {
+        Self {
+            good_rate: 30.0,
+            bad_rate: 10.0,
+            initial_mode: Mode::Bad,
+            ..Self::default()
+        }
+    }
+
     /// Checks every field: all positive and finite, `min_penalty <= initial_penalty
     /// <= max_penalty`.
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -101,7 +123,7 @@ impl Mode {
 /// ```
 /// use netproto::connection::{Congestion, CongestionConfig, Mode};
 ///
-/// let mut c = Congestion::new(CongestionConfig::default(), 0.0);
+/// let mut c = Congestion::new(CongestionConfig::article(), 0.0);
 /// assert_eq!((c.mode(), c.penalty()), (Mode::Bad, 4.0));
 /// let mut now = 0.0;
 /// while c.mode() == Mode::Bad {
@@ -130,10 +152,14 @@ impl Congestion {
     /// Bad mode with the initial penalty, at time `now`.
     pub fn new(config: CongestionConfig, now: f64) -> Self {
         Self {
-            mode: Mode::Bad,
+            mode: config.initial_mode,
             penalty: config.initial_penalty,
             last_update: now,
-            good_time: 0.0,
+            // Starting good is no relapse: a first drop does not double the penalty.
+            good_time: match config.initial_mode {
+                Mode::Good => config.relapse_window,
+                Mode::Bad => 0.0,
+            },
             reduction: 0.0,
             config,
         }
@@ -225,7 +251,7 @@ mod tests {
 
     #[test]
     fn rules_one_by_one() {
-        let mut c = Congestion::new(CongestionConfig::default(), 0.0);
+        let mut c = Congestion::new(CongestionConfig::article(), 0.0);
         let mut now = 0.0;
         let mut step = |c: &mut Congestion, rtt: f64, seconds: f64| {
             for _ in 0..(seconds * 10.0).round() as u32 {
@@ -282,6 +308,14 @@ mod tests {
             now += 0.1;
             assert!(now <= config.min_penalty + 0.2, "{now}");
         }
+    }
+
+    #[test]
+    fn starting_good_is_no_relapse() {
+        let mut c = Congestion::new(CongestionConfig::default(), 0.0);
+        assert_eq!((c.mode(), c.send_rate()), (Mode::Good, 120.0));
+        assert_eq!(c.update(0.1, 300.0), Mode::Bad);
+        assert_eq!(c.penalty(), 4.0);
     }
 
     #[test]

@@ -93,6 +93,10 @@ pub(crate) struct Link {
     pub(crate) last_sent: f64,
     pub(crate) last_received: f64,
     pub(crate) last_payload_sent: f64,
+    /// When the rate allows the next payload: each one sent moves it an interval on
+    /// from `max(itself, send time - interval)`, so that an update may send a second
+    /// packet when the one before was an interval or more ago, within the rate.
+    next_payload_at: f64,
     /// Bandwidth sent and received, with IP and UDP headers.
     meters: [Meter; 2],
 }
@@ -119,6 +123,7 @@ impl Link {
             last_sent: now,
             last_received: now,
             last_payload_sent: f64::NEG_INFINITY,
+            next_payload_at: f64::NEG_INFINITY,
             meters: [Meter::default(); 2],
         })
     }
@@ -139,6 +144,11 @@ impl Link {
         })?;
         self.last_sent = now;
         self.last_payload_sent = now;
+        let interval = self.congestion.send_interval();
+        // Clamped on both sides: no credit saved from idle time beyond one packet,
+        // and no debt beyond one interval (a clock that went back).
+        self.next_payload_at =
+            self.next_payload_at.max(now - interval).min(now + interval) + interval;
         Ok(sent.sequence)
     }
 
@@ -158,6 +168,10 @@ impl Link {
     pub(crate) fn rebase(&mut self, now: f64) {
         self.last_sent = self.last_sent.min(now);
         self.last_received = self.last_received.min(now);
+        if self.last_payload_sent > now {
+            // Sent in the future: the rate counts from the new time.
+            self.next_payload_at = now;
+        }
         self.last_payload_sent = self.last_payload_sent.min(now);
     }
 
@@ -182,11 +196,11 @@ impl Link {
 
     /// `true` when a payload sent now keeps to the congestion mode's rate.
     pub(crate) fn ready_to_send(&self, now: f64) -> bool {
-        // A microsecond of slack so that a 60 Hz tick keeps to 30 packets per second.
+        // A microsecond of slack so that a 60 Hz tick keeps to 30 packets per second
+        // (at that rate; one per tick up to 60).
         // A last send after `now` means the clock went back: ready (that send is
         // then stamped with the new time).
-        self.last_payload_sent > now
-            || now - self.last_payload_sent + 1e-6 >= self.congestion.send_interval()
+        self.last_payload_sent > now || now + 1e-6 >= self.next_payload_at
     }
 
     pub(crate) fn stats(&self) -> &Stats {

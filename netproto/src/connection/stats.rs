@@ -36,7 +36,7 @@ pub struct LinkStats {
     /// Bandwidth we receive from the peer, kbps, counted the same way (datagrams that
     /// opened under the session key only).
     pub received_kbps: f64,
-    /// The congestion mode (good: 30 packets per second, bad: 10).
+    /// The congestion mode (good: 120 packets per second, bad: 30, by default).
     pub mode: Mode,
     /// The congestion penalty time, seconds: how long good conditions must last in
     /// bad mode before going good.

@@ -265,6 +265,15 @@ impl<M: MessageSet> UdpClient<M> {
         self.stack.disconnect(now);
         self.flush();
     }
+
+    /// A graceful disconnect: the queues are flushed (every reliable message acked)
+    /// for `timeout` seconds at most by the next updates, then the client
+    /// disconnects; see [`ClientStack::disconnect_after_flush`]. Keep calling
+    /// `update` until the disconnection event.
+    pub fn disconnect_after_flush(&mut self, timeout: f64) {
+        let now = self.now();
+        self.stack.disconnect_after_flush(now, timeout);
+    }
 }
 
 impl<M: MessageSet> Drop for UdpClient<M> {

@@ -34,7 +34,9 @@ use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
 pub use server::{SOCKET_BUFFER_BYTES, UdpServer, UdpServerEvent};
-pub use stack::{ClientStack, ServerStack, StackCounters};
+pub use stack::{
+    ClientStack, IDLE_PACKET_RATE, MAX_PACKETS_PER_UPDATE, ServerStack, StackCounters,
+};
 pub use stats::ConnectionStats;
 
 use crate::channel;
@@ -99,6 +101,10 @@ pub enum SendError {
     /// There is no such connection (not connected, gone, denied).
     #[error("not connected")]
     NotConnected,
+    /// The connection is closing: a disconnect after flush was asked for, and the
+    /// queues are being flushed; nothing new is taken.
+    #[error("the connection is closing")]
+    Closing,
     /// The message layer refused the message (no such channel, too large, queue full,
     /// out of range).
     #[error(transparent)]

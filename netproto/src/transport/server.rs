@@ -364,6 +364,20 @@ impl<M: MessageSet> UdpServer<M> {
         self.stack.send(client, channel, message)
     }
 
+    /// Queues `message` on `channel` for every connected client, encoded once; see
+    /// [`ServerStack::broadcast`]. Returns the clients it was queued for.
+    pub fn broadcast(
+        &mut self,
+        channel: usize,
+        message: M,
+        on_refused: impl FnMut(ClientId, SendError),
+    ) -> Result<usize, SendError>
+    where
+        M: Clone,
+    {
+        self.stack.broadcast(channel, message, on_refused)
+    }
+
     /// The next message delivered from `client` on `channel`.
     pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
         self.stack.receive(client, channel)
@@ -386,6 +400,15 @@ impl<M: MessageSet> UdpServer<M> {
         let done = self.stack.disconnect(now, client);
         self.flush();
         done
+    }
+
+    /// A graceful disconnect of `client`: its queues are flushed (every reliable
+    /// message acked) for `timeout` seconds at most by the next updates, then it is
+    /// disconnected; see [`ServerStack::disconnect_after_flush`]. `false` if it was
+    /// not connected.
+    pub fn disconnect_after_flush(&mut self, client: ClientId, timeout: f64) -> bool {
+        let now = self.now();
+        self.stack.disconnect_after_flush(now, client, timeout)
     }
 
     /// Disconnects every client now.

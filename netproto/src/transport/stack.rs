@@ -14,6 +14,26 @@ use crate::connection::{
 use crate::netcode::ConnectToken;
 use crate::trace::{DropLog, Refusal};
 
+/// Most payload packets a stack sends one connection in one update: the first, and
+/// more while the message layer has more to send
+/// ([`more_to_send`](MessageLayer::more_to_send)) and the congestion mode's rate allows
+/// (at the default 120 packets per second, a 60 Hz update sends up to two).
+pub const MAX_PACKETS_PER_UPDATE: usize = 4;
+
+/// Packets per second a stack sends a connection whose message layer has nothing new
+/// ([`MessageLayer::has_news`]): they carry acks and resends only. With news (a
+/// message queued since the last packet, or more due than a packet held) a packet
+/// goes at once, as far as the congestion mode's rate allows; so a driver that
+/// updates a thousand times a second sends a packet when the game has something to
+/// say, and 30 a second otherwise.
+pub const IDLE_PACKET_RATE: f64 = 30.0;
+
+/// `true` when an update may send the first packet of this tick: something new, or
+/// the idle interval passed since the last one.
+fn first_packet_due(layer: &MessageLayer<impl MessageSet>, now: f64, last: f64) -> bool {
+    layer.has_news() || last > now || now - last + 1e-6 >= 1.0 / IDLE_PACKET_RATE
+}
+
 /// What a stack counted of the payloads it wrote and read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -24,6 +44,21 @@ pub struct StackCounters {
     pub largest_payload: usize,
     /// Payloads of connected peers that the layer refused (dropped whole, not acked).
     pub payloads_refused: u64,
+    /// Disconnects after flush that ended flushed (everything acked).
+    pub flushed_disconnects: u64,
+    /// Disconnects after flush that ended at their timeout, with messages unacked.
+    pub flush_timeouts: u64,
+}
+
+impl StackCounters {
+    /// Counts how a disconnect after flush ended.
+    fn count_close(&mut self, flushed: bool) {
+        if flushed {
+            self.flushed_disconnects += 1;
+        } else {
+            self.flush_timeouts += 1;
+        }
+    }
 }
 
 /// A game server without a clock or a socket: the connection [`Server`] and one
@@ -37,10 +72,12 @@ pub struct StackCounters {
 ///   an accepted one's acks release what our packets carried
 ///   ([`on_packet_acked`](MessageLayer::on_packet_acked));
 /// * at each [`update`](Self::update), every client whose congestion mode allows a
-///   packet gets one payload written by its layer (empty of messages if there is
-///   nothing to send: it still carries acks), with the layer's RTT taken from the
-///   connection; *then* the connection's own update runs, so a keep-alive goes only
-///   to clients nothing was sent to.
+///   packet gets one payload written by its layer when the layer has news (a message
+///   queued since the last packet), or [`IDLE_PACKET_RATE`] times a second without
+///   (it still carries acks and resends), with the layer's RTT taken from the
+///   connection, and more (up to [`MAX_PACKETS_PER_UPDATE`]) while the layer has more
+///   to send and the rate allows; *then* the connection's own update runs, so a
+///   keep-alive goes only to clients nothing was sent to.
 ///
 /// The driver hands it every datagram ([`handle_datagram`](Self::handle_datagram)),
 /// calls [`update`](Self::update) once per tick with the time, and sends what
@@ -54,6 +91,10 @@ pub struct ServerStack<A, M> {
     /// clients, not the slots.
     connected: Vec<u16>,
     layer_config: LayerConfig,
+    /// Per slot: the deadline of a disconnect after flush.
+    closing: Vec<Option<f64>>,
+    /// Per slot: when the last payload packet went out.
+    last_payload: Vec<f64>,
     events: VecDeque<ServerEvent<A>>,
     counters: StackCounters,
     drop_log: DropLog,
@@ -78,6 +119,8 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         let server = Server::new(config, now, unix_time)?;
         let layers = (0..server.max_clients()).map(|_| None).collect();
         Ok(Self {
+            closing: vec![None; server.max_clients()],
+            last_payload: vec![f64::NEG_INFINITY; server.max_clients()],
             connected: Vec::with_capacity(server.max_clients()),
             server,
             layers,
@@ -182,27 +225,55 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
                 continue;
             };
             let client = ClientId(index);
-            if !self.server.ready_to_send(now, client) {
-                continue;
-            }
-            if let Some(stats) = self.server.endpoint_stats(client) {
-                layer.set_rtt(ack_time(stats));
-            }
-            let mut size = 0;
-            let sent = self.server.send_with(now, client, |sequence, buf| {
-                layer.write_packet(now, sequence, buf);
-                size = buf.len();
-            });
-            // A payload within the layer's max_packet_bits always fits the endpoint
-            // (checked at construction); a refusal is a lost packet.
-            if sent.is_ok() {
-                self.counters.payloads_sent += 1;
-                self.counters.largest_payload = self.counters.largest_payload.max(size);
+            let last = &mut self.last_payload[usize::from(index)];
+            for k in 0..MAX_PACKETS_PER_UPDATE {
+                let due = match k {
+                    0 => first_packet_due(layer, now, *last),
+                    _ => layer.more_to_send(),
+                };
+                if !due || !self.server.ready_to_send(now, client) {
+                    break;
+                }
+                *last = now;
+                if let Some(stats) = self.server.endpoint_stats(client) {
+                    layer.set_rtt(ack_time(stats));
+                }
+                let mut size = 0;
+                let sent = self.server.send_with(now, client, |sequence, buf| {
+                    layer.write_packet(now, sequence, buf);
+                    size = buf.len();
+                });
+                // A payload within the layer's max_packet_bits always fits the endpoint
+                // (checked at construction); a refusal is a lost packet.
+                if sent.is_ok() {
+                    self.counters.payloads_sent += 1;
+                    self.counters.largest_payload = self.counters.largest_payload.max(size);
+                }
             }
         }
+        self.close_flushed(now);
         self.server.update(now);
         self.drop_log.flush(now, "server");
         self.drain_core_events();
+    }
+
+    /// Disconnects the closing clients whose queues are flushed or whose time is up.
+    fn close_flushed(&mut self, now: f64) {
+        for index in 0..self.closing.len() {
+            let Some(deadline) = self.closing[index] else {
+                continue;
+            };
+            let flushed = self
+                .layers
+                .get(index)
+                .and_then(Option::as_ref)
+                .is_none_or(MessageLayer::is_flushed);
+            if flushed || now >= deadline {
+                self.closing[index] = None;
+                self.counters.count_close(flushed);
+                self.server.disconnect(now, ClientId(index as u16));
+            }
+        }
     }
 
     /// Applies the connection's events to the layers and keeps them for
@@ -211,6 +282,9 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         while let Some(event) = self.server.poll_event() {
             match &event {
                 ServerEvent::Connected { client, .. } => {
+                    if let Some(last) = self.last_payload.get_mut(usize::from(client.0)) {
+                        *last = f64::NEG_INFINITY;
+                    }
                     if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
                         // The configuration was validated at construction.
                         *slot = MessageLayer::new(self.layer_config.clone()).ok();
@@ -222,6 +296,9 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
                 ServerEvent::Disconnected { client, .. } => {
                     if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
                         *slot = None;
+                    }
+                    if let Some(closing) = self.closing.get_mut(usize::from(client.0)) {
+                        *closing = None;
                     }
                     if let Some(i) = self.connected.iter().position(|&c| c == client.0) {
                         self.connected.swap_remove(i);
@@ -246,8 +323,68 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
 
     /// Queues `message` to `client` on `channel`; it goes out with the next packets.
     pub fn send(&mut self, client: ClientId, channel: usize, message: M) -> Result<(), SendError> {
+        if self.is_closing(client) {
+            return Err(SendError::Closing);
+        }
         let layer = self.layer_mut(client).ok_or(SendError::NotConnected)?;
         Ok(layer.send(channel, message)?)
+    }
+
+    /// Queues `message` on `channel` for every connected client (but those closing),
+    /// encoded once: the bits are copied into each client's packets
+    /// ([`Encoded`](crate::channel::Encoded), [`MessageLayer::send_encoded`]). A
+    /// message whose bits depend on where it starts (strings, byte sequences) cannot
+    /// be copied: it is cloned and queued for each client, as `send` would. Returns
+    /// the clients it was queued for; a client whose queue refuses it (full:
+    /// back-pressure) is skipped, and `on_refused` is told. Fails before queueing
+    /// anything when a value is out of its declared range.
+    pub fn broadcast(
+        &mut self,
+        channel: usize,
+        mut message: M,
+        mut on_refused: impl FnMut(ClientId, SendError),
+    ) -> Result<usize, SendError>
+    where
+        M: Clone,
+    {
+        let encoded = crate::channel::Encoded::new(&mut message)
+            .map_err(|e| SendError::Channel(crate::channel::SendError::Invalid(e)))?;
+        let mut queued = 0;
+        for &index in &self.connected {
+            let client = ClientId(index);
+            let closing = self
+                .closing
+                .get(usize::from(index))
+                .is_some_and(Option::is_some);
+            let Some(layer) = self
+                .layers
+                .get_mut(usize::from(index))
+                .and_then(Option::as_mut)
+            else {
+                continue;
+            };
+            if closing {
+                on_refused(client, SendError::Closing);
+                continue;
+            }
+            let sent = match &encoded {
+                Some(encoded) => layer.send_encoded(channel, encoded),
+                None => layer.send(channel, message.clone()),
+            };
+            match sent {
+                Ok(()) => queued += 1,
+                Err(e) => on_refused(client, SendError::Channel(e)),
+            }
+        }
+        Ok(queued)
+    }
+
+    /// `true` while a [`disconnect_after_flush`](Self::disconnect_after_flush) of
+    /// `client` waits for its queues.
+    pub fn is_closing(&self, client: ClientId) -> bool {
+        self.closing
+            .get(usize::from(client.0))
+            .is_some_and(Option::is_some)
     }
 
     /// The next message delivered from `client` on `channel`.
@@ -261,6 +398,23 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         let done = self.server.disconnect(now, client);
         self.drain_core_events();
         done
+    }
+
+    /// A graceful disconnect: `client` keeps getting packets until everything queued
+    /// for it is through (every reliable message acked:
+    /// [`MessageLayer::is_flushed`]), or for `timeout` seconds at most, and is then
+    /// disconnected as by [`disconnect`](Self::disconnect) (checked at each
+    /// [`update`](Self::update)). Meanwhile `send` refuses new messages for it
+    /// ([`SendError::Closing`]) and its messages are still received. The
+    /// [`StackCounters`] count how such disconnects ended. `false` if it was not
+    /// connected.
+    pub fn disconnect_after_flush(&mut self, now: f64, client: ClientId, timeout: f64) -> bool {
+        let connected = self.layer(client).is_some();
+        if let (true, Some(closing)) = (connected, self.closing.get_mut(usize::from(client.0))) {
+            let deadline = now + timeout.max(0.0);
+            *closing = Some(closing.map_or(deadline, |d| d.min(deadline)));
+        }
+        connected
     }
 
     /// Disconnects every client.
@@ -322,6 +476,10 @@ fn check_protocol_id<M: MessageSet>(
 pub struct ClientStack<A, M> {
     client: Client<A>,
     layer: MessageLayer<M>,
+    /// The deadline of a disconnect after flush.
+    closing: Option<f64>,
+    /// When the last payload packet went out.
+    last_payload: f64,
     events: VecDeque<ClientEvent>,
     counters: StackCounters,
     drop_log: DropLog,
@@ -347,6 +505,8 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         Ok(Self {
             client,
             layer,
+            closing: None,
+            last_payload: f64::NEG_INFINITY,
             events: VecDeque::new(),
             counters: StackCounters::default(),
             drop_log: DropLog::new(now),
@@ -397,7 +557,15 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// congestion mode allows one, then runs the connection's update (handshake,
     /// timeouts, statistics, congestion, a keep-alive when nothing was sent).
     pub fn update(&mut self, now: f64) {
-        if self.client.ready_to_send(now) {
+        for k in 0..MAX_PACKETS_PER_UPDATE {
+            let due = match k {
+                0 => first_packet_due(&self.layer, now, self.last_payload),
+                _ => self.layer.more_to_send(),
+            };
+            if !due || !self.client.ready_to_send(now) {
+                break;
+            }
+            self.last_payload = now;
             if let Some(stats) = self.client.endpoint_stats() {
                 self.layer.set_rtt(ack_time(stats));
             }
@@ -411,6 +579,20 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
             if sent.is_ok() {
                 self.counters.payloads_sent += 1;
                 self.counters.largest_payload = self.counters.largest_payload.max(size);
+            }
+        }
+        if let Some(deadline) = self.closing {
+            use crate::connection::ClientState;
+            let flushed = self.layer.is_flushed();
+            if matches!(
+                self.client.state(),
+                ClientState::Denied(_) | ClientState::Disconnected(_)
+            ) {
+                self.closing = None;
+            } else if flushed || now >= deadline {
+                self.closing = None;
+                self.counters.count_close(flushed);
+                self.client.disconnect(now);
             }
         }
         self.client.update(now);
@@ -447,12 +629,31 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         ) {
             return Err(SendError::NotConnected);
         }
+        if self.closing.is_some() {
+            return Err(SendError::Closing);
+        }
         Ok(self.layer.send(channel, message)?)
     }
 
     /// The next message delivered on `channel`.
     pub fn receive(&mut self, channel: usize) -> Option<M> {
         self.layer.receive(channel)
+    }
+
+    /// A graceful disconnect: packets go on until everything queued is through
+    /// (every reliable message acked: [`MessageLayer::is_flushed`]), or for `timeout`
+    /// seconds at most, then the client disconnects as by
+    /// [`disconnect`](Self::disconnect) (checked at each [`update`](Self::update)).
+    /// Meanwhile `send` refuses new messages ([`SendError::Closing`]). Before the
+    /// connection is up, the timeout still bounds the wait.
+    pub fn disconnect_after_flush(&mut self, now: f64, timeout: f64) {
+        let deadline = now + timeout.max(0.0);
+        self.closing = Some(self.closing.map_or(deadline, |d| d.min(deadline)));
+    }
+
+    /// `true` while a [`disconnect_after_flush`](Self::disconnect_after_flush) waits.
+    pub fn is_closing(&self) -> bool {
+        self.closing.is_some()
     }
 
     /// Disconnects (the disconnect packets are queued at once).

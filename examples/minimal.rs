@@ -48,7 +48,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let layer = LayerConfig::default();
     let protocol_id = netproto::protocol_id::<Msg>(&layer);
     let mut config = ConnectionConfig::new(protocol_id);
-    config.congestion.good_rate = 61.0; // one packet per frame, with slack for jitter
+    // The defaults already send a packet every frame that has news (up to 120 a
+    // second); this caps it at one per frame, with slack for a jittery sleep.
+    config.congestion.good_rate = 61.0;
     config.congestion.bad_rate = 30.0;
 
     // The server, with development tokens: never ship INSECURE_DEV_KEY.

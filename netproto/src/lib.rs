@@ -79,12 +79,14 @@
 //!
 //! # A 60 Hz game: the send rate
 //!
-//! A connection sends at most one packet per `update`, as often as its congestion mode
-//! allows ([`connection::CongestionConfig`]: `good_rate` and `bad_rate` packets per
-//! second; a connection starts in bad mode for `initial_penalty` seconds). The default
-//! rates suit a 30 Hz game: a 60 Hz game that wants an input packet every frame raises
-//! them on both sides, with [`transport::UdpServer::bind_with`] and
-//! [`transport::UdpClient::connect_with`]:
+//! Call `update` once per frame. Each update sends a packet when the message layer
+//! has news (a message queued since the last packet), as often as the connection's
+//! congestion mode allows ([`connection::CongestionConfig`]: `good_rate` 120 and
+//! `bad_rate` 30 packets per second; a connection starts good), and acks alone 30
+//! times a second when it has none. A 60 Hz game that sends its input every frame
+//! gets a packet every frame with the defaults. To cap the bandwidth instead, set
+//! the rates on both sides, with [`transport::UdpServer::with_socket`] (or
+//! `bind_with`) and [`transport::UdpClient::connect_with`]:
 //!
 //! ```
 //! use netproto::channel::LayerConfig;
@@ -99,8 +101,8 @@
 //! let layer = LayerConfig::default();
 //! let protocol_id = netproto::protocol_id::<Msg>(&layer);
 //! let mut config = ConnectionConfig::new(protocol_id);
-//! config.congestion.good_rate = 60.0; // packets per second: one per frame
-//! config.congestion.bad_rate = 30.0; // when the RTT says the link is congested
+//! config.congestion.good_rate = 61.0; // packets per second: one per frame, at most
+//! config.congestion.bad_rate = 20.0; // when the RTT says the link is congested
 //!
 //! let key = insecure_dev::INSECURE_DEV_KEY; // your backend's key in a real game
 //! let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;

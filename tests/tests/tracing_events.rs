@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use netproto::NetMessage;
 use netproto::channel::LayerConfig;
-use netproto::connection::{Client, ConnectionConfig, MAX_DATAGRAM_BYTES, ServerConfig};
+use netproto::connection::{
+    Client, CongestionConfig, ConnectionConfig, MAX_DATAGRAM_BYTES, ServerConfig,
+};
 use netproto::netcode::{Key, TokenParams, generate_connect_token};
 use netproto::transport::ServerStack;
 use tracing::field::{Field, Visit};
@@ -114,7 +116,9 @@ struct World {
 impl World {
     fn new() -> Self {
         let layer = LayerConfig::default();
-        let config = ConnectionConfig::new(netproto::protocol_id::<Msg>(&layer));
+        let mut config = ConnectionConfig::new(netproto::protocol_id::<Msg>(&layer));
+        // Start in bad mode, so that a life of good conditions has a mode change to log.
+        config.congestion = CongestionConfig::article();
         let address = "127.0.0.1:40000".parse().expect("address");
         let mut server_config = ServerConfig::new(config.clone(), KEY, vec![address]);
         server_config.max_clients = 1;

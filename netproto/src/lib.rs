@@ -17,7 +17,7 @@
 //! }
 //!
 //! let mut input = PlayerInput { health: 97, yaw: 1.25, fire: true };
-//! let bytes = netproto::encode(&mut input).unwrap();
+//! let bytes = netproto::encode(&input).unwrap();
 //! assert_eq!(bytes.len(), 3); // 21 bits
 //! let back: PlayerInput = netproto::decode(&bytes).unwrap();
 //! assert_eq!(back.health, 97);

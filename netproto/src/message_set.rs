@@ -40,7 +40,7 @@ use crate::stream::Stream;
 ///
 /// let mut message = GameMessage::from(PlayerInput { health: 97, fire: true });
 /// assert_eq!(message.type_id(), 0);
-/// let bytes = netproto::encode(&mut message).unwrap();
+/// let bytes = netproto::encode(&message).unwrap();
 /// let back: GameMessage = netproto::decode(&bytes).unwrap();
 /// assert_eq!(back, message);
 ///

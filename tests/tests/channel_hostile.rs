@@ -38,7 +38,7 @@ fn message(i: u64) -> GameMessage {
 
 /// The wire form (quantized floats come back quantized).
 fn enc(mut m: GameMessage) -> Vec<u8> {
-    netproto::encode(&mut m).expect("valid")
+    netproto::encode(&m).expect("valid")
 }
 
 type W<'a> = WriteStream<'a>;

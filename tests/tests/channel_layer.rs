@@ -14,7 +14,7 @@ fn game(i: u64) -> GameMessage {
 }
 
 fn enc(mut m: GameMessage) -> Vec<u8> {
-    netproto::encode(&mut m).expect("valid")
+    netproto::encode(&m).expect("valid")
 }
 
 /// Writes one packet from `from` under `seq` at `now`, reads it into `to`, and returns

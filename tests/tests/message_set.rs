@@ -64,7 +64,7 @@ fn check<M: MessageSet + core::fmt::Debug + PartialEq>(count: u32, bits: u32) {
         };
         assert_eq!(message.type_id(), id);
         assert!(M::type_name(id).is_some());
-        let bytes = netproto::encode(&mut message).expect("a blank message encodes");
+        let bytes = netproto::encode(&message).expect("a blank message encodes");
         let back: M = netproto::decode(&bytes).expect("and decodes");
         assert_eq!(back, message);
         assert_eq!(back.type_id(), id);
@@ -115,8 +115,8 @@ fn check<M: MessageSet + core::fmt::Debug + PartialEq>(count: u32, bits: u32) {
 fn one_type_sends_no_type_id() {
     check::<One>(1, 0);
     let mut message = One::from(Marker { m: 17 });
-    assert_eq!(netproto::measure(&mut message), 5);
-    assert_eq!(netproto::encode(&mut message).unwrap(), [17]);
+    assert_eq!(netproto::measure(&message), 5);
+    assert_eq!(netproto::encode(&message).unwrap(), [17]);
 }
 
 #[test]
@@ -149,10 +149,10 @@ fn from_each_payload_and_its_type_id() {
 fn type_id_comes_first_then_the_payload() {
     // Five: 3 bits of type id (4 = 0b100), then Marker's 5 bits (0b10101).
     let mut message = Five::Last(Marker { m: 0b10101 });
-    assert_eq!(netproto::encode(&mut message).unwrap(), [0b1010_1100]);
+    assert_eq!(netproto::encode(&message).unwrap(), [0b1010_1100]);
     // Three: 2 bits (1), then Tag's 2 bits (3).
     let mut message = Three::A1(Tag { x: 3 });
-    assert_eq!(netproto::encode(&mut message).unwrap(), [0b11_01]);
+    assert_eq!(netproto::encode(&message).unwrap(), [0b11_01]);
 }
 
 /// A message set over the example game messages: the factory the channels use.
@@ -239,7 +239,7 @@ fn generic_message_set() {
     // `T` could be `Marker`: no `From<T>` beside `From<Marker>`.
     assert_eq!(Envelope::<u16>::from(Marker { m: 2 }).type_id(), 1);
     let mut message = Envelope::Inner(513u16);
-    let bytes = netproto::encode(&mut message).unwrap();
+    let bytes = netproto::encode(&message).unwrap();
     assert_eq!(netproto::decode::<Envelope<u16>>(&bytes).unwrap(), message);
 }
 
@@ -283,7 +283,7 @@ mod readme {
             text: "gg".into(),
         });
         assert_eq!(message.type_id(), 1);
-        let bytes = netproto::encode(&mut message)?; // 2 bits of type id, then the chat message
+        let bytes = netproto::encode(&message)?; // 2 bits of type id, then the chat message
         let back: GameMessage = netproto::decode(&bytes)?;
         let blank = GameMessage::blank_of(2); // Some(Update(..)): what a reader fills in
         assert!(GameMessage::blank_of(3).is_none());

@@ -286,7 +286,7 @@ impl<M: NetMessage> MessageLayer<M> {
         let Some(ch) = self.channels.get_mut(channel) else {
             return Err(SendError::NoSuchChannel(channel));
         };
-        let bits = crate::codec::measure(&mut message);
+        let bits = crate::codec::measure(&message);
         let full = match &ch.state {
             State::Reliable { send, .. } => send.len() >= send.capacity(),
             State::Unreliable { send, .. } => send.queue.len() >= send.capacity,

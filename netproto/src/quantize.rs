@@ -270,6 +270,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::approx_constant)]
     fn dequantize_matches_the_reference_for_every_integer() {
         // Ranges from the examples and benchmarks, widths 1 to 24 bits, and a few at and
         // above 2^24 steps (the reference path): every q of each, bit for bit.

@@ -37,7 +37,7 @@ fn message(i: u64) -> GameMessage {
 }
 
 /// The wire form (quantized floats come back quantized).
-fn enc(mut m: GameMessage) -> Vec<u8> {
+fn enc(m: GameMessage) -> Vec<u8> {
     netproto::encode(&m).expect("valid")
 }
 

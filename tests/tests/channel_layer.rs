@@ -13,7 +13,7 @@ fn game(i: u64) -> GameMessage {
     workload(1, i).remove(0)
 }
 
-fn enc(mut m: GameMessage) -> Vec<u8> {
+fn enc(m: GameMessage) -> Vec<u8> {
     netproto::encode(&m).expect("valid")
 }
 

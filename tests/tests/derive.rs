@@ -969,7 +969,7 @@ struct DocInput {
 #[test]
 fn the_documented_example() {
     assert_eq!(DocInput::MAX_BITS, 7 + 13 + 12 + 1 + 6 + 7 + 256);
-    let mut input = DocInput {
+    let input = DocInput {
         health: 50,
         yaw: 0.0,
         tick: 7,

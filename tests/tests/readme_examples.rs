@@ -17,7 +17,7 @@ struct PlayerInput {
 
 #[test]
 fn readme() -> Result<(), Box<dyn std::error::Error>> {
-    let mut input = PlayerInput {
+    let input = PlayerInput {
         tick: 9,
         health: 97,
         yaw: 1.25,

@@ -4,6 +4,9 @@
 //! needs (ranges, indexes, padding, string contents, lengths). Its bytes are netproto's
 //! (the benchmark asserts it), so the rows compare the same work.
 
+// Angle ranges are pi and pi/2 rounded up, as in the messages.
+#![allow(clippy::approx_constant)]
+
 use netproto::{Quantization, bits_required};
 use netproto_examples::game::{
     ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, GameMessage, MatchPhase,

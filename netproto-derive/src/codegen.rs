@@ -731,16 +731,14 @@ impl Cx {
             }
             Kind::Vec { max_len, elem } => {
                 let len = self.len_ref(max_len, id);
-                let b = Ident::new(&b.to_string(), span_of(elem));
-                let call = quote_spanned!(span_of(elem)=> stream.write_vec(#b, #len));
-                quote!(#call #attribute;)
+                let f =
+                    quote_spanned!(span_of(elem)=> <__S as ::netproto::Stream>::write_vec::<#elem>);
+                quote!(#f(stream, #b, #len) #attribute;)
             }
             Kind::Nested => {
                 let ty = field.ty;
-                let call = quote_spanned! {span_of(ty)=>
-                    <#ty as ::netproto::NetMessage>::write(#b, stream)
-                };
-                quote!(#call #attribute;)
+                let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::write);
+                quote!(#f(#b, stream) #attribute;)
             }
         };
         FieldGen {
@@ -796,10 +794,11 @@ impl Cx {
             }
             Kind::Vec { max_len, elem } => {
                 let len = self.len_ref(max_len, id);
-                // Spanned on the element type: a missing `NetMessage` impl points there.
-                let b = Ident::new(&b.to_string(), span_of(elem));
-                let call = quote_spanned!(span_of(elem)=> stream.serialize_vec(#b, #len));
-                (quote!(#call #attribute;), None)
+                // The path spanned on the element type: a missing `NetMessage` impl points
+                // there. Only the path: locals (`stream`, the binding) must keep the
+                // derive's own hygiene, or a derive inside a `macro_rules!` cannot see them.
+                let f = quote_spanned!(span_of(elem)=> <__S as ::netproto::Stream>::serialize_vec::<#elem>);
+                (quote!(#f(stream, #b, #len) #attribute;), None)
             }
             Kind::Prim(prim) => {
                 let ty = prim_type(*prim);
@@ -830,10 +829,8 @@ impl Cx {
             }
             Kind::Nested => {
                 let ty = field.ty;
-                let single = quote_spanned! {span_of(ty)=>
-                    <#ty as ::netproto::NetMessage>::serialize(#b, stream)
-                };
-                (quote!(#single #attribute;), None)
+                let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::serialize);
+                (quote!(#f(#b, stream) #attribute;), None)
             }
         }
     }
@@ -930,10 +927,8 @@ fn pack_code(
     if let Kind::Nested = field.kind {
         let ty = field.ty;
         let path = &field.path;
-        let call = quote_spanned! {span_of(ty)=>
-            <#ty as ::netproto::NetMessage>::pack(#b, stream, __p)
-        };
-        return quote!(#call.map_err(|e| __S::in_field(e, #path))?;);
+        let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::pack);
+        return quote!(#f(#b, stream, __p).map_err(|e| __S::in_field(e, #path))?;);
     }
     quote! {
         __p.flush(stream)?;

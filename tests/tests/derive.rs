@@ -1117,3 +1117,41 @@ fn hand_written_impls_compose() {
         (ErrorKind::TooLong, Some("UsesCapped.bytes"))
     );
 }
+
+/// Declares its item as given: the derive then sees field types whose tokens come from
+/// a `macro_rules!` expansion.
+macro_rules! declared_by_a_macro {
+    ($item:item) => {
+        #[derive(NetMessage, Debug, Clone, PartialEq)]
+        $item
+    };
+}
+
+declared_by_a_macro! {
+    struct MacroInner(#[net(range = 0..=9)] u8);
+}
+
+declared_by_a_macro! {
+    struct MacroOuter {
+        inner: MacroInner,
+        pair: (MacroInner, bool),
+        #[net(max_len = 3)]
+        list: Vec<MacroInner>,
+    }
+}
+
+#[test]
+fn derives_inside_a_macro_rules() {
+    // Nested types and sequences are called with the derive's own locals, which a
+    // `macro_rules!` expansion must not hide from them.
+    let message = MacroOuter {
+        inner: MacroInner(7),
+        pair: (MacroInner(9), true),
+        list: vec![MacroInner(1), MacroInner(2)],
+    };
+    let bytes = netproto::encode(&message).expect("encodes");
+    assert_eq!(
+        netproto::decode::<MacroOuter>(&bytes).expect("decodes"),
+        message
+    );
+}

@@ -371,7 +371,18 @@ impl FieldsGen {
             (&self.traced, &self.items)
         };
         traced.extend(own_traced.iter().cloned());
-        items.extend(own_items.iter().cloned());
+        if write {
+            items.extend(own_items.iter().cloned());
+        } else {
+            // Reading (the only use of this path: `serialize` writes through `write`),
+            // a fixed-width field on its own is read by its part's code.
+            items.extend(own_items.iter().map(|(part, single)| {
+                let single = part
+                    .as_ref()
+                    .map_or_else(|| single.clone(), fused::read_single);
+                (part.clone(), single)
+            }));
+        }
         if items.is_empty() {
             return TokenStream::new();
         }

@@ -147,6 +147,23 @@ pub(crate) fn run_code(parts: &[&Part], singles: &[&TokenStream], read: bool) ->
     }
 }
 
+/// A fixed-width field read on its own: its bits, then its part's checks and
+/// assignment. The same errors as the field's `serialize` statement, without a call the
+/// compiler may keep out of line (which would pin the reader's state to memory).
+pub(crate) fn read_single(part: &Part) -> TokenStream {
+    let read = &part.read;
+    if part.width == 0 {
+        return quote!({ let __raw: u64 = 0; #read });
+    }
+    let path = part.path.as_str();
+    let width = Literal::u32_unsuffixed(part.width);
+    quote!({
+        let mut __raw: u64 = 0;
+        stream.serialize_bits(&mut __raw, #width).map_err(|e| __S::in_field(e, #path))?;
+        #read
+    })
+}
+
 fn mask(width: u32) -> u64 {
     if width >= 64 {
         u64::MAX

@@ -302,6 +302,7 @@ pub trait Stream: Sized {
     /// the UTF-8 bytes. The reader rejects invalid UTF-8 and NUL bytes, and checks that
     /// the bytes are there before it allocates (reusing the string's capacity); the writer
     /// refuses a NUL byte too, so it never writes what a reader would reject.
+    #[inline(always)]
     fn serialize_string(&mut self, value: &mut String, max_len: usize) -> Result<(), Self::Error> {
         if !Self::IS_READING {
             return self.write_string(value, max_len);
@@ -326,6 +327,7 @@ pub trait Stream: Sized {
 
     /// Writes or measures a string as [`Stream::serialize_string`] does, from a shared
     /// reference. A [`ReadStream`] has nothing to send and returns `Ok(())` untouched.
+    #[inline]
     fn write_string(&mut self, value: &str, max_len: usize) -> Result<(), Self::Error> {
         if Self::IS_READING {
             return Ok(());
@@ -342,6 +344,7 @@ pub trait Stream: Sized {
     /// `T::MIN_BITS` each) before reserving anything, and reserves up front no more
     /// memory than the remaining input has bytes; beyond that the vector grows only as
     /// elements are actually read.
+    #[inline(always)]
     fn serialize_vec<T: NetMessage>(
         &mut self,
         value: &mut Vec<T>,
@@ -380,6 +383,7 @@ pub trait Stream: Sized {
     /// Writes or measures a sequence as [`Stream::serialize_vec`] does, from a shared
     /// reference (each element through [`NetMessage::write`]). A [`ReadStream`] has
     /// nothing to send and returns `Ok(())` untouched.
+    #[inline]
     fn write_vec<T: NetMessage>(&mut self, value: &[T], max_len: usize) -> Result<(), Self::Error> {
         if Self::IS_READING {
             return Ok(());

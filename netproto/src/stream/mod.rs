@@ -327,7 +327,7 @@ pub trait Stream: Sized {
 
     /// Writes or measures a string as [`Stream::serialize_string`] does, from a shared
     /// reference. A [`ReadStream`] has nothing to send and returns `Ok(())` untouched.
-    #[inline]
+    #[inline(always)]
     fn write_string(&mut self, value: &str, max_len: usize) -> Result<(), Self::Error> {
         if Self::IS_READING {
             return Ok(());
@@ -383,7 +383,7 @@ pub trait Stream: Sized {
     /// Writes or measures a sequence as [`Stream::serialize_vec`] does, from a shared
     /// reference (each element through [`NetMessage::write`]). A [`ReadStream`] has
     /// nothing to send and returns `Ok(())` untouched.
-    #[inline]
+    #[inline(always)]
     fn write_vec<T: NetMessage>(&mut self, value: &[T], max_len: usize) -> Result<(), Self::Error> {
         if Self::IS_READING {
             return Ok(());

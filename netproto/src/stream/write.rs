@@ -152,7 +152,7 @@ impl Stream for WriteStream<'_> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn serialize_align(&mut self) -> Result<(), Error> {
         // Flushed bytes are whole, so the bit position mod 8 is the scratch's.
         let pad = self.scratch_bits.wrapping_neg() & 7;
@@ -168,7 +168,7 @@ impl Stream for WriteStream<'_> {
         self.write_bytes(bytes)
     }
 
-    #[inline]
+    #[inline(always)]
     fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.serialize_align()?;
         self.reserve(bytes.len().saturating_mul(8))?;

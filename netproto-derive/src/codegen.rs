@@ -23,7 +23,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
         next_id: 0,
     };
     let type_name = input.ident.to_string();
-    let (blank, serialize, pack, max_bits, min_bits) = match &input.body {
+    let (blank, serialize, write, pack, max_bits, min_bits) = match &input.body {
         Body::Struct(fields) => {
             let fg = cx.fields(fields);
             let pattern = fg.pattern(quote!(Self));
@@ -32,8 +32,14 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
             } else {
                 TokenStream::new()
             };
-            let body = fg.body(None);
+            let body = fg.body(None, false);
             let serialize = quote! {
+                #bind
+                #body
+                ::core::result::Result::Ok(())
+            };
+            let body = fg.body(None, true);
+            let write = quote! {
                 #bind
                 #body
                 ::core::result::Result::Ok(())
@@ -47,6 +53,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
             (
                 fg.blank(quote!(Self)),
                 serialize,
+                write,
                 pack,
                 fg.max_bits.expr(),
                 fg.min_bits.expr(),
@@ -80,7 +87,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     };
                     let fill = if fg.bound {
                         let pattern = fg.pattern(quote!(Self::#ident));
-                        let body = fg.body(None);
+                        let body = fg.body(None, false);
                         quote!(if let #pattern = self { #body })
                     } else {
                         TokenStream::new()
@@ -101,24 +108,21 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     width: index_bits,
                     path: type_name.clone(),
                     write: quote!(#i as u64),
-                    // Never run: this arm is not taken when reading.
-                    read: quote!(let _ = __raw;),
+                    // Never run: the write path does not read.
+                    read: TokenStream::new(),
                 };
-                let body = fg.body(Some((tag, single)));
+                let body = fg.body(Some((tag, single)), true);
                 quote!(#pattern => { #body })
             });
-            let read_index = quote! {
-                let mut __index: u32 = 0;
-                stream.serialize_index(&mut __index, #count_lit) #attribute;
-            };
             let serialize = quote! {
                 // The index belongs to the enclosing field: no begin_field of its own.
-                if __S::IS_READING {
-                    #read_index
-                    match __index { #(#read_arms)* }
-                } else {
-                    match self { #(#arms)* }
-                }
+                let mut __index: u32 = 0;
+                stream.serialize_index(&mut __index, #count_lit) #attribute;
+                match __index { #(#read_arms)* }
+                ::core::result::Result::Ok(())
+            };
+            let write = quote! {
+                match self { #(#arms)* }
                 ::core::result::Result::Ok(())
             };
             let pack_arms = fgs.iter().enumerate().map(|(i, (ident, fg))| {
@@ -143,7 +147,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 .unwrap_or_else(|| quote!(::core::unreachable!()));
             let max = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.max_bits), true);
             let min = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.min_bits), false);
-            (first_blank, serialize, pack, max, min)
+            (first_blank, serialize, write, pack, max, min)
         }
     };
 
@@ -184,6 +188,19 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     &mut self,
                     stream: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
+                    // Writing and measuring never change the message: one path for them,
+                    // from a shared reference.
+                    if !__S::IS_READING {
+                        return <Self as ::netproto::NetMessage>::write(self, stream);
+                    }
+                    #serialize
+                }
+
+                #[inline(always)]
+                fn write<__S: ::netproto::Stream>(
+                    &self,
+                    stream: &mut __S,
+                ) -> ::core::result::Result<(), __S::Error> {
                     // Writing with room for the largest value: fixed-width fields, across
                     // nested types, go out in words of up to 64 bits. Short of room, the
                     // per-run path below names the field that does not fit.
@@ -195,12 +212,12 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                         <Self as ::netproto::NetMessage>::pack(self, stream, &mut __p)?;
                         return __p.flush(stream);
                     }
-                    #serialize
+                    #write
                 }
 
                 #[inline(always)]
                 fn pack<__S: ::netproto::Stream>(
-                    &mut self,
+                    &self,
                     stream: &mut __S,
                     __p: &mut ::netproto::stream::Packer,
                 ) -> ::core::result::Result<(), __S::Error> {
@@ -229,6 +246,12 @@ pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
                 }
                 fn serialize<__S: ::netproto::Stream>(
                     &mut self,
+                    _: &mut __S,
+                ) -> ::core::result::Result<(), __S::Error> {
+                    ::core::unimplemented!()
+                }
+                fn write<__S: ::netproto::Stream>(
+                    &self,
                     _: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
                     ::core::unimplemented!()
@@ -318,6 +341,9 @@ struct FieldsGen {
     traced: Vec<TokenStream>,
     /// Per-field statements and fused parts, in wire order (the fast path).
     items: Vec<(Option<Part>, TokenStream)>,
+    /// `traced` and `items` from a shared reference (the write path).
+    write_traced: Vec<TokenStream>,
+    write_items: Vec<(Option<Part>, TokenStream)>,
     /// Per-field statements of the write fast path through a `Packer` (`__p`).
     packs: Vec<TokenStream>,
     max_bits: Sum,
@@ -329,15 +355,34 @@ struct FieldsGen {
 impl FieldsGen {
     /// Statements serializing the fields, after `prefix` (an enum's variant index, which
     /// the fast path fuses with the first fields when they are fixed-width).
-    fn body(&self, prefix: Option<(Part, TokenStream)>) -> TokenStream {
+    ///
+    /// `write` selects the statements from a shared reference (the `write` method, which
+    /// never reads); otherwise they go through `&mut` (the `serialize` method).
+    fn body(&self, prefix: Option<(Part, TokenStream)>, write: bool) -> TokenStream {
         let mut traced = Vec::new();
         let mut items = Vec::new();
         if let Some((part, single)) = prefix {
             traced.push(single.clone());
             items.push((Some(part), single));
         }
-        traced.extend(self.traced.iter().cloned());
-        items.extend(self.items.iter().cloned());
+        let (own_traced, own_items) = if write {
+            (&self.write_traced, &self.write_items)
+        } else {
+            (&self.traced, &self.items)
+        };
+        traced.extend(own_traced.iter().cloned());
+        if write {
+            items.extend(own_items.iter().cloned());
+        } else {
+            // Reading (the only use of this path: `serialize` writes through `write`),
+            // a fixed-width field on its own is read by its part's code.
+            items.extend(own_items.iter().map(|(part, single)| {
+                let single = part
+                    .as_ref()
+                    .map_or_else(|| single.clone(), fused::read_single);
+                (part.clone(), single)
+            }));
+        }
         if items.is_empty() {
             return TokenStream::new();
         }
@@ -346,7 +391,7 @@ impl FieldsGen {
             Step::Run(run) => {
                 let parts: Vec<&Part> = run.iter().map(|(p, _)| p).collect();
                 let singles: Vec<&TokenStream> = run.iter().map(|(_, s)| s).collect();
-                fused::run_code(&parts, &singles)
+                fused::run_code(&parts, &singles, !write)
             }
         });
         quote! {
@@ -374,7 +419,12 @@ impl FieldsGen {
 
 /// The generated pieces of one sent field.
 struct FieldGen {
+    /// The field's statement through `&mut` (reads, writes and measures).
     single: TokenStream,
+    /// The same from a shared reference (writes and measures only): a plain value is
+    /// copied into a temporary and goes through `single`; strings, sequences and nested
+    /// types go through their `&`-taking counterparts.
+    write_single: TokenStream,
     part: Option<Part>,
 }
 
@@ -386,6 +436,8 @@ impl Cx {
             blanks: Vec::new(),
             traced: Vec::new(),
             items: Vec::new(),
+            write_traced: Vec::new(),
+            write_items: Vec::new(),
             packs: Vec::new(),
             max_bits: Sum::default(),
             min_bits: Sum::default(),
@@ -407,16 +459,26 @@ impl Cx {
             }
             fg.bindings.push(quote!(#member: #binding));
             fg.bound = true;
-            let FieldGen { single, part } = self.field_code(field, id, &binding);
+            let FieldGen {
+                single,
+                write_single,
+                part,
+            } = self.field_code(field, id, &binding);
             debug_assert_eq!(part.as_ref().map(|p| p.width), field.kind.fixed_width());
             fg.packs
-                .push(pack_code(field, &binding, part.as_ref(), &single));
+                .push(pack_code(field, &binding, part.as_ref(), &write_single));
             let name = &field.name;
-            traced.push(quote! {
-                stream.begin_field(#name);
-                #single
-                stream.end_field();
-            });
+            for (traced, single) in [
+                (&mut traced, &single),
+                (&mut fg.write_traced, &write_single),
+            ] {
+                traced.push(quote! {
+                    stream.begin_field(#name);
+                    #single
+                    stream.end_field();
+                });
+            }
+            fg.write_items.push((part.clone(), write_single));
             items.push((part, single));
         }
         fg.traced = traced;
@@ -662,15 +724,52 @@ impl Cx {
         }
     }
 
-    /// The per-field serialize statement and, for fixed-width fields, the fused part.
+    /// The per-field statements and, for fixed-width fields, the fused part.
     fn field_code(&mut self, field: &Field<'_>, id: usize, b: &Ident) -> FieldGen {
+        let (single, part) = self.field_code_mut(field, id, b);
+        let path = &field.path;
+        let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
+        let write_single = match &field.kind {
+            Kind::Skip => TokenStream::new(),
+            // Plain values: the same statement on a copy (the binding is shadowed by a
+            // `&mut` to it), which the writer only reads.
+            Kind::Ranged { .. } | Kind::Bits { .. } | Kind::Quantized(_) | Kind::Prim(_) => {
+                quote!({ let #b = &mut { *#b }; #single })
+            }
+            Kind::String { max_len } => {
+                let len = self.len_ref(max_len, id);
+                quote!(stream.write_string(#b, #len) #attribute;)
+            }
+            Kind::Vec { max_len, elem } => {
+                let len = self.len_ref(max_len, id);
+                let f =
+                    quote_spanned!(span_of(elem)=> <__S as ::netproto::Stream>::write_vec::<#elem>);
+                quote!(#f(stream, #b, #len) #attribute;)
+            }
+            Kind::Nested => {
+                let ty = field.ty;
+                let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::write);
+                quote!(#f(#b, stream) #attribute;)
+            }
+        };
+        FieldGen {
+            single,
+            write_single,
+            part,
+        }
+    }
+
+    /// The per-field statement through `&mut` and, for fixed-width fields, the fused part.
+    fn field_code_mut(
+        &mut self,
+        field: &Field<'_>,
+        id: usize,
+        b: &Ident,
+    ) -> (TokenStream, Option<Part>) {
         let path = &field.path;
         let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
         match &field.kind {
-            Kind::Skip => FieldGen {
-                single: TokenStream::new(),
-                part: None,
-            },
+            Kind::Skip => (TokenStream::new(), None),
             Kind::Ranged { int, min, max, .. } => self.int_code(field, *int, min, max, id, b),
             Kind::Bits { int, bits } => {
                 let (min, max) = match bits {
@@ -698,24 +797,19 @@ impl Cx {
                     }),
                     Quant::Const { .. } => None,
                 };
-                FieldGen { single, part }
+                (single, part)
             }
             Kind::String { max_len } => {
                 let len = self.len_ref(max_len, id);
-                FieldGen {
-                    single: quote!(stream.serialize_string(#b, #len) #attribute;),
-                    part: None,
-                }
+                (quote!(stream.serialize_string(#b, #len) #attribute;), None)
             }
             Kind::Vec { max_len, elem } => {
                 let len = self.len_ref(max_len, id);
-                // Spanned on the element type: a missing `NetMessage` impl points there.
-                let b = Ident::new(&b.to_string(), span_of(elem));
-                let call = quote_spanned!(span_of(elem)=> stream.serialize_vec(#b, #len));
-                FieldGen {
-                    single: quote!(#call #attribute;),
-                    part: None,
-                }
+                // The path spanned on the element type: a missing `NetMessage` impl points
+                // there. Only the path: locals (`stream`, the binding) must keep the
+                // derive's own hygiene, or a derive inside a `macro_rules!` cannot see them.
+                let f = quote_spanned!(span_of(elem)=> <__S as ::netproto::Stream>::serialize_vec::<#elem>);
+                (quote!(#f(stream, #b, #len) #attribute;), None)
             }
             Kind::Prim(prim) => {
                 let ty = prim_type(*prim);
@@ -742,20 +836,12 @@ impl Cx {
                     write,
                     read,
                 };
-                FieldGen {
-                    single,
-                    part: Some(part),
-                }
+                (single, Some(part))
             }
             Kind::Nested => {
                 let ty = field.ty;
-                let single = quote_spanned! {span_of(ty)=>
-                    <#ty as ::netproto::NetMessage>::serialize(#b, stream)
-                };
-                FieldGen {
-                    single: quote!(#single #attribute;),
-                    part: None,
-                }
+                let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::serialize);
+                (quote!(#f(#b, stream) #attribute;), None)
             }
         }
     }
@@ -768,17 +854,17 @@ impl Cx {
         max: &Bound,
         id: usize,
         b: &Ident,
-    ) -> FieldGen {
+    ) -> (TokenStream, Option<Part>) {
         let path = &field.path;
         let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
         let t = int.ident();
         let (Bound::Known(lo), Bound::Known(hi)) = (min, max) else {
             let cmin = format_ident!("__NET_{}_MIN", id);
             let cmax = format_ident!("__NET_{}_MAX", id);
-            return FieldGen {
-                single: quote!(stream.serialize_int(#b, #cmin, #cmax) #attribute;),
-                part: None,
-            };
+            return (
+                quote!(stream.serialize_int(#b, #cmin, #cmax) #attribute;),
+                None,
+            );
         };
         let (lo, hi) = (*lo, *hi);
         let (min, max) = (int_lit(int, lo), int_lit(int, hi));
@@ -812,10 +898,7 @@ impl Cx {
                 *#b = <#t as ::netproto::RangedInt>::from_offset(#min, __raw);
             },
         };
-        FieldGen {
-            single,
-            part: Some(part),
-        }
+        (single, Some(part))
     }
 
     fn len_ref(&self, max_len: &Bound, id: usize) -> TokenStream {
@@ -855,10 +938,8 @@ fn pack_code(
     if let Kind::Nested = field.kind {
         let ty = field.ty;
         let path = &field.path;
-        let call = quote_spanned! {span_of(ty)=>
-            <#ty as ::netproto::NetMessage>::pack(#b, stream, __p)
-        };
-        return quote!(#call.map_err(|e| __S::in_field(e, #path))?;);
+        let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::pack);
+        return quote!(#f(#b, stream, __p).map_err(|e| __S::in_field(e, #path))?;);
     }
     quote! {
         __p.flush(stream)?;

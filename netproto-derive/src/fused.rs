@@ -70,8 +70,9 @@ pub(crate) fn plan<T>(items: Vec<(Option<Part>, T)>) -> Vec<Step<T>> {
 }
 
 /// The code of a fused run (at least two fields, at most 64 bits in all); `singles` are
-/// the fields' own statements, for a stream too short to hold the whole run.
-pub(crate) fn run_code(parts: &[&Part], singles: &[&TokenStream]) -> TokenStream {
+/// the fields' own statements, for a stream too short to hold the whole run. Without
+/// `reads` (the write path, from a shared reference) no reading branch is generated.
+pub(crate) fn run_code(parts: &[&Part], singles: &[&TokenStream], read: bool) -> TokenStream {
     let total: u32 = parts.iter().map(|p| p.width).sum();
     debug_assert!(total <= MAX_RUN_BITS);
     let first = parts.first().map(|p| p.path.as_str()).unwrap_or_default();
@@ -106,16 +107,31 @@ pub(crate) fn run_code(parts: &[&Part], singles: &[&TokenStream]) -> TokenStream
         }
         shift += part.width;
     }
+    // The write path (`!read`) is only ever run by writers and measurers.
+    let read_branch = if read {
+        quote!(else if __S::IS_READING { #(#reads)* })
+    } else {
+        TokenStream::new()
+    };
     if total == 0 {
         // Only degenerate ranges (one value each): check on write, assign on read.
         return quote! {
             if __S::IS_WRITING {
                 #(#values)*
-            } else if __S::IS_READING {
-                #(#reads)*
-            }
+            } #read_branch
         };
     }
+    let read_branch = if read {
+        quote! {
+            else {
+                let mut __word: u64 = 0;
+                stream.serialize_bits(&mut __word, #total_lit) #attribute;
+                #(#reads)*
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     quote! {
         if !__S::IS_WRITING && !__S::IS_READING {
             stream.serialize_bits(&mut 0u64, #total_lit) #attribute;
@@ -123,16 +139,29 @@ pub(crate) fn run_code(parts: &[&Part], singles: &[&TokenStream]) -> TokenStream
             // The run does not fit: go field by field, so that the error names the field
             // that runs out, exactly as the per-field path does.
             #(#singles)*
-        } else if __S::IS_WRITING {
+        } else if __S::IS_WRITING || !#read {
             #(#values)*
             let mut __word: u64 = #(#word)|*;
             stream.serialize_bits(&mut __word, #total_lit) #attribute;
-        } else {
-            let mut __word: u64 = 0;
-            stream.serialize_bits(&mut __word, #total_lit) #attribute;
-            #(#reads)*
-        }
+        } #read_branch
     }
+}
+
+/// A fixed-width field read on its own: its bits, then its part's checks and
+/// assignment. The same errors as the field's `serialize` statement, without a call the
+/// compiler may keep out of line (which would pin the reader's state to memory).
+pub(crate) fn read_single(part: &Part) -> TokenStream {
+    let read = &part.read;
+    if part.width == 0 {
+        return quote!({ let __raw: u64 = 0; #read });
+    }
+    let path = part.path.as_str();
+    let width = Literal::u32_unsuffixed(part.width);
+    quote!({
+        let mut __raw: u64 = 0;
+        stream.serialize_bits(&mut __raw, #width).map_err(|e| __S::in_field(e, #path))?;
+        #read
+    })
 }
 
 fn mask(width: u32) -> u64 {

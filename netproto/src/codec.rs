@@ -7,16 +7,15 @@ use crate::stream::{MeasureStream, ReadStream, Stream, WriteStream};
 /// Encodes `message` into a new byte vector sized by its [`NetMessage::MAX_BITS`].
 ///
 /// Fails when a field is outside its declared range (the error names the field).
-/// `&mut` because the one serialize function also reads; encoding does not change the
-/// message.
+/// A shared reference is enough: the message is written through [`NetMessage::write`].
 ///
 /// ```
 /// # use netproto::NetMessage;
 /// #[derive(NetMessage)]
 /// struct Ping { #[net(bits = 12)] id: u16 }
-/// assert_eq!(netproto::encode(&mut Ping { id: 4095 }).unwrap(), [0xff, 0x0f]);
+/// assert_eq!(netproto::encode(&Ping { id: 4095 }).unwrap(), [0xff, 0x0f]);
 /// ```
-pub fn encode<T: NetMessage>(message: &mut T) -> Result<Vec<u8>, Error> {
+pub fn encode<T: NetMessage>(message: &T) -> Result<Vec<u8>, Error> {
     let mut buf = vec![0u8; T::MAX_BITS.div_ceil(8)];
     let len = encode_into(message, &mut buf)?;
     buf.truncate(len);
@@ -27,9 +26,9 @@ pub fn encode<T: NetMessage>(message: &mut T) -> Result<Vec<u8>, Error> {
 ///
 /// Fails with [`ErrorKind::BufferFull`] when `buf` is too small (a buffer of
 /// `T::MAX_BITS.div_ceil(8)` bytes is always enough).
-pub fn encode_into<T: NetMessage>(message: &mut T, buf: &mut [u8]) -> Result<usize, Error> {
+pub fn encode_into<T: NetMessage>(message: &T, buf: &mut [u8]) -> Result<usize, Error> {
     let mut stream = WriteStream::new(buf);
-    message.serialize(&mut stream)?;
+    message.write(&mut stream)?;
     Ok(stream.finish())
 }
 
@@ -63,14 +62,14 @@ pub fn decode_prefix<T: NetMessage>(bytes: &[u8]) -> Result<(T, usize), Error> {
 /// # use netproto::NetMessage;
 /// #[derive(NetMessage)]
 /// struct Aim { #[net(quantize(min = -3.1416, max = 3.1416, res = 0.001))] yaw: f32 }
-/// assert_eq!(netproto::measure(&mut Aim { yaw: 0.5 }), 13);
+/// assert_eq!(netproto::measure(&Aim { yaw: 0.5 }), 13);
 /// ```
-pub fn measure<T: NetMessage>(message: &mut T) -> usize {
+pub fn measure<T: NetMessage>(message: &T) -> usize {
     if T::MIN_BITS == T::MAX_BITS {
         return T::MAX_BITS;
     }
     let mut stream = MeasureStream::new();
-    match message.serialize(&mut stream) {
+    match message.write(&mut stream) {
         Ok(()) => stream.bits_processed(),
         Err(never) => match never {},
     }

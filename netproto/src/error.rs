@@ -65,7 +65,7 @@ impl fmt::Display for ErrorKind {
 ///     hp: u8,
 /// }
 ///
-/// let err = netproto::encode(&mut Health { hp: 150 }).unwrap_err();
+/// let err = netproto::encode(&Health { hp: 150 }).unwrap_err();
 /// assert_eq!(err.kind(), ErrorKind::OutOfRange);
 /// assert_eq!(err.field(), Some("Health.hp"));
 /// assert_eq!(err.to_string(), "Health.hp: value outside its declared range");

@@ -158,8 +158,8 @@
 //!     text: String,
 //! }
 //!
-//! assert!(netproto::encode(&mut Name { text: "hello".into() }).is_ok()); // 5 bytes
-//! assert!(netproto::encode(&mut Name { text: "héllo".into() }).is_err()); // 6 bytes
+//! assert!(netproto::encode(&Name { text: "hello".into() }).is_ok()); // 5 bytes
+//! assert!(netproto::encode(&Name { text: "héllo".into() }).is_err()); // 6 bytes
 //! ```
 //!
 //! # Logging

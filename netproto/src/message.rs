@@ -24,7 +24,7 @@ use crate::stream::Stream;
 /// }
 ///
 /// assert_eq!(PlayerInput::MAX_BITS, 8);
-/// let bytes = netproto::encode(&mut PlayerInput { health: 42, jump: true }).unwrap();
+/// let bytes = netproto::encode(&PlayerInput { health: 42, jump: true }).unwrap();
 /// assert_eq!(bytes.len(), 1);
 /// let back: PlayerInput = netproto::decode(&bytes).unwrap();
 /// assert_eq!(back, PlayerInput { health: 42, jump: true });
@@ -51,20 +51,30 @@ pub trait NetMessage: Sized {
     /// Writes, reads or measures `self`, depending on the stream.
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error>;
 
+    /// Writes or measures `self` from a shared reference: the same bits, checks and
+    /// errors as [`NetMessage::serialize`] with a writer or a measurer, without the `&mut`
+    /// (a message broadcast to many peers need not be cloned to be sent).
+    ///
+    /// `stream` is a writer or a measurer; a reader has nothing to take from `&self`.
+    /// The derive generates both methods from the one declaration (its `serialize`
+    /// writes and measures through this one); a hand-written impl writes the same bits in
+    /// both, which the property tests of its crate should hold equal.
+    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error>;
+
     /// The derive's write fast path: writes `self` through `packer`, which gathers
     /// fixed-width fields (across nested types) into words. `stream` is a writer
     /// (`S::IS_WRITING`, not `S::TRACING`) with room for [`NetMessage::MAX_BITS`]; the
     /// caller flushes `packer` at the end. The default flushes and calls
-    /// [`NetMessage::serialize`]; the derive overrides it.
+    /// [`NetMessage::write`]; the derive overrides it.
     #[doc(hidden)]
     #[inline(always)]
     fn pack<S: Stream>(
-        &mut self,
+        &self,
         stream: &mut S,
         packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
         packer.flush(stream)?;
-        self.serialize(stream)
+        self.write(stream)
     }
 }
 
@@ -79,9 +89,13 @@ impl NetMessage for bool {
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         stream.serialize_bool(self)
     }
+    #[inline]
+    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_bool(&mut { *self })
+    }
     #[inline(always)]
     fn pack<S: Stream>(
-        &mut self,
+        &self,
         stream: &mut S,
         packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
@@ -102,9 +116,13 @@ macro_rules! full_width_int {
             fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
                 stream.serialize_int(self, <$t>::MIN, <$t>::MAX)
             }
+            #[inline]
+            fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+                stream.serialize_int(&mut { *self }, <$t>::MIN, <$t>::MAX)
+            }
             #[inline(always)]
             fn pack<S: Stream>(
-                &mut self,
+                &self,
                 stream: &mut S,
                 packer: &mut crate::stream::Packer,
             ) -> Result<(), S::Error> {
@@ -129,9 +147,13 @@ impl NetMessage for f32 {
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         stream.serialize_f32(self)
     }
+    #[inline]
+    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_f32(&mut { *self })
+    }
     #[inline(always)]
     fn pack<S: Stream>(
-        &mut self,
+        &self,
         stream: &mut S,
         packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
@@ -150,9 +172,13 @@ impl NetMessage for f64 {
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         stream.serialize_f64(self)
     }
+    #[inline]
+    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_f64(&mut { *self })
+    }
     #[inline(always)]
     fn pack<S: Stream>(
-        &mut self,
+        &self,
         stream: &mut S,
         packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
@@ -168,19 +194,27 @@ impl<T: NetMessage> NetMessage for Option<T> {
         None
     }
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        let mut present = self.is_some();
-        stream.serialize_bool(&mut present)?;
-        if S::IS_READING {
-            *self = if present { Some(T::blank()) } else { None };
+        if !S::IS_READING {
+            return self.write(stream);
         }
+        let mut present = false;
+        stream.serialize_bool(&mut present)?;
+        *self = if present { Some(T::blank()) } else { None };
         match self {
             Some(value) => value.serialize(stream),
             None => Ok(()),
         }
     }
+    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_bool(&mut self.is_some())?;
+        match self {
+            Some(value) => value.write(stream),
+            None => Ok(()),
+        }
+    }
     #[inline(always)]
     fn pack<S: Stream>(
-        &mut self,
+        &self,
         stream: &mut S,
         packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
@@ -205,13 +239,19 @@ impl<T: NetMessage, const N: usize> NetMessage for [T; N] {
         }
         Ok(())
     }
+    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        for item in self {
+            item.write(stream)?;
+        }
+        Ok(())
+    }
     #[inline(always)]
     fn pack<S: Stream>(
-        &mut self,
+        &self,
         stream: &mut S,
         packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
-        for item in self.iter_mut() {
+        for item in self {
             item.pack(stream, packer)?;
         }
         Ok(())
@@ -234,9 +274,14 @@ macro_rules! tuple {
                 Ok(())
             }
             #[allow(unused_variables)]
+            fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+                $(self.$idx.write(stream)?;)*
+                Ok(())
+            }
+            #[allow(unused_variables)]
             #[inline(always)]
             fn pack<S: Stream>(
-                &mut self,
+                &self,
                 stream: &mut S,
                 packer: &mut crate::stream::Packer,
             ) -> Result<(), S::Error> {

@@ -38,9 +38,9 @@ use crate::stream::Stream;
 /// assert_eq!(GameMessage::TYPE_BITS, 1);
 /// assert_eq!(GameMessage::MAX_BITS, 1 + Chat::MAX_BITS);
 ///
-/// let mut message = GameMessage::from(PlayerInput { health: 97, fire: true });
+/// let message = GameMessage::from(PlayerInput { health: 97, fire: true });
 /// assert_eq!(message.type_id(), 0);
-/// let bytes = netproto::encode(&mut message).unwrap();
+/// let bytes = netproto::encode(&message).unwrap();
 /// let back: GameMessage = netproto::decode(&bytes).unwrap();
 /// assert_eq!(back, message);
 ///

@@ -91,10 +91,10 @@ fn netproto_run(messages: &[GameMessage], totals: &mut Totals) {
         for d in std::mem::take(&mut wire.to_a) {
             let _ = a.receive_datagram(now, &d);
         }
-        while let Some(mut m) = b.receive(0) {
-            let mut e = expected.next().expect("no extra message").clone();
-            let n = netproto::encode_into(&mut m, &mut check).expect("encode");
-            let k = netproto::encode_into(&mut e, &mut want).expect("encode");
+        while let Some(m) = b.receive(0) {
+            let e = expected.next().expect("no extra message");
+            let n = netproto::encode_into(&m, &mut check).expect("encode");
+            let k = netproto::encode_into(e, &mut want).expect("encode");
             assert_eq!(check[..n], want[..k], "in order, byte-identical");
             totals.delivered += 1;
         }
@@ -139,7 +139,7 @@ fn encode(m: &GameMessage, encoding: Encoding) -> Vec<u8> {
         Encoding::Bincode => {
             bincode::encode_to_vec(m, bincode::config::standard()).expect("bincode encode")
         }
-        Encoding::Netproto => netproto::encode(&mut m.clone()).expect("netproto encode"),
+        Encoding::Netproto => netproto::encode(m).expect("netproto encode"),
     }
 }
 
@@ -224,7 +224,7 @@ fn bench(c: &mut Criterion) {
     // (quantized) values.
     let messages: Vec<GameMessage> = workload(MESSAGES, 1)
         .into_iter()
-        .map(|mut m| netproto::decode(&netproto::encode(&mut m).expect("encode")).expect("decode"))
+        .map(|m| netproto::decode(&netproto::encode(&m).expect("encode")).expect("decode"))
         .collect();
 
     let mut np = Totals::default();

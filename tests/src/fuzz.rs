@@ -198,19 +198,17 @@ pub fn message_set(data: &[u8]) -> bool {
 /// Re-encodes a decoded message: it must encode (every value came in range), within
 /// its measure, decode to itself and re-encode to the same bytes.
 pub fn check_round_trip(message: &Msg) {
-    let mut copy = message.clone();
-    let bytes = netproto::encode(&mut copy)
+    let bytes = netproto::encode(message)
         .unwrap_or_else(|e| panic!("a decoded message does not re-encode: {e}: {message:?}"));
     assert!(
-        bytes.len() * 8 <= netproto::measure(&mut copy) + 7,
+        bytes.len() * 8 <= netproto::measure(message) + 7,
         "measure below the written size"
     );
     let back = netproto::decode::<Msg>(&bytes)
         .unwrap_or_else(|e| panic!("a re-encoded message does not decode: {e}: {message:?}"));
     assert_eq!(&back, message, "decode(encode(m)) != m");
-    let mut again = back;
     assert_eq!(
-        netproto::encode(&mut again).ok(),
+        netproto::encode(&back).ok(),
         Some(bytes),
         "encoding is not stable"
     );
@@ -531,7 +529,7 @@ pub mod seeds {
     pub fn message_set(count: usize, seed: u64) -> Vec<Seed> {
         workload(count, seed)
             .into_iter()
-            .map(|mut m| Seed::taking(netproto::encode(&mut m).expect("a valid message"), 1))
+            .map(|m| Seed::taking(netproto::encode(&m).expect("a valid message"), 1))
             .collect()
     }
 

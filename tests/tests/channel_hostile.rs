@@ -38,8 +38,8 @@ fn message(i: u64) -> GameMessage {
 }
 
 /// The wire form (quantized floats come back quantized).
-fn enc(mut m: GameMessage) -> Vec<u8> {
-    netproto::encode(&mut m).expect("valid")
+fn enc(m: GameMessage) -> Vec<u8> {
+    netproto::encode(&m).expect("valid")
 }
 
 type W<'a> = WriteStream<'a>;

@@ -13,8 +13,8 @@ fn game(i: u64) -> GameMessage {
     workload(1, i).remove(0)
 }
 
-fn enc(mut m: GameMessage) -> Vec<u8> {
-    netproto::encode(&mut m).expect("valid")
+fn enc(m: GameMessage) -> Vec<u8> {
+    netproto::encode(&m).expect("valid")
 }
 
 /// Writes one packet from `from` under `seq` at `now`, reads it into `to`, and returns

@@ -112,7 +112,7 @@ fn measured<T: NetMessage>(message: &mut T) -> usize {
 /// size is within `MIN_BITS..=MAX_BITS`, and returns the bytes.
 #[track_caller]
 fn roundtrip<T: NetMessage + PartialEq + core::fmt::Debug>(mut message: T) -> Vec<u8> {
-    let fast = netproto::encode(&mut message).expect("fast path encodes");
+    let fast = netproto::encode(&message).expect("fast path encodes");
     let traced = encode_traced(&mut message).expect("tracing path encodes");
     assert_eq!(
         fast, traced,
@@ -121,7 +121,7 @@ fn roundtrip<T: NetMessage + PartialEq + core::fmt::Debug>(mut message: T) -> Ve
     // With room for less than MAX_BITS, the writer gathers fields per run, not across
     // nested types: the same bytes again.
     let mut tight = vec![0u8; fast.len()];
-    let len = netproto::encode_into(&mut message, &mut tight).expect("per-run path encodes");
+    let len = netproto::encode_into(&message, &mut tight).expect("per-run path encodes");
     assert_eq!(&tight[..len], &fast[..], "packed and per-run bytes differ");
     let back: T = netproto::decode(&fast).expect("fast path decodes");
     assert_eq!(back, message);
@@ -132,14 +132,14 @@ fn roundtrip<T: NetMessage + PartialEq + core::fmt::Debug>(mut message: T) -> Ve
         T::MIN_BITS <= bits && bits <= T::MAX_BITS,
         "{bits} not in MIN_BITS..=MAX_BITS"
     );
-    assert_eq!(netproto::measure(&mut message), bits);
+    assert_eq!(netproto::measure(&message), bits);
     assert!(fast.len() <= T::MAX_BITS.div_ceil(8));
     fast
 }
 
 #[track_caller]
 fn encode_err<T: NetMessage>(mut message: T) -> Error {
-    let fast = netproto::encode(&mut message).expect_err("fast path must reject");
+    let fast = netproto::encode(&message).expect_err("fast path must reject");
     let traced = encode_traced(&mut message).expect_err("tracing path must reject");
     assert_eq!(fast, traced, "the two paths disagree on the error");
     fast
@@ -347,7 +347,7 @@ fn nested_option_array_tuple() {
         raw: 1.5e300,
         ..e.clone()
     });
-    let nan = netproto::encode(&mut e.clone()).expect("encodes");
+    let nan = netproto::encode(&e).expect("encodes");
     assert_eq!(nan.len(), bytes.len());
     // Bit-exact against hand-written calls.
     let q = Quantization::new(-512.0, 512.0, 0.5);
@@ -462,7 +462,7 @@ fn skipped_fields_are_not_sent_and_read_as_default() {
         local: 99,
         b: 2,
     };
-    let bytes = netproto::encode(&mut message).expect("encodes");
+    let bytes = netproto::encode(&message).expect("encodes");
     assert_eq!(bytes, [1 | 2 << 2]);
     assert_eq!(encode_traced(&mut message).expect("encodes"), bytes);
     let back: WithSkip = netproto::decode(&bytes).expect("decodes");
@@ -513,7 +513,7 @@ fn exact_bit_counts() {
         two: 1_000_003,
     });
     assert_eq!(bytes.len(), 93usize.div_ceil(8));
-    assert_eq!(netproto::measure(&mut Widths::blank()), 93);
+    assert_eq!(netproto::measure(&Widths::blank()), 93);
     assert_eq!(Widths::blank().zero, 5, "a ranged int's blank is its min");
     assert_eq!(Widths::blank().eleven, -1000);
 }
@@ -816,7 +816,13 @@ fn both_paths_reject_the_same_field() {
         assert_eq!((e.kind(), e.field()), (ErrorKind::OutOfRange, Some(field)));
     }
     // Decoding garbage: both paths fail the same way (or both succeed) on every input.
-    let good = netproto::encode(&mut base.clone()).expect("encodes");
+    let good = netproto::encode(&base).expect("encodes");
+    // Truncated anywhere, runs and lone fixed-width fields (read by their parts' code on
+    // the fast path, by their own statements on the traced one) fail at the same field.
+    for len in 0..good.len() {
+        let e = decode_err::<Wide>(&good[..len]);
+        assert_eq!(e.kind(), ErrorKind::PastEnd, "truncated to {len} bytes");
+    }
     for i in 0..good.len() * 8 {
         let mut bytes = good.clone();
         bytes[i / 8] ^= 1 << (i % 8);
@@ -969,7 +975,7 @@ struct DocInput {
 #[test]
 fn the_documented_example() {
     assert_eq!(DocInput::MAX_BITS, 7 + 13 + 12 + 1 + 6 + 7 + 256);
-    let mut input = DocInput {
+    let input = DocInput {
         health: 50,
         yaw: 0.0,
         tick: 7,
@@ -977,7 +983,7 @@ fn the_documented_example() {
         name: "neo".to_owned(),
         predicted: true,
     };
-    let bytes = netproto::encode(&mut input).expect("encodes");
+    let bytes = netproto::encode(&input).expect("encodes");
     let back: DocInput = netproto::decode(&bytes).expect("decodes");
     assert_eq!(
         back,
@@ -1066,10 +1072,10 @@ fn a_full_buffer_fails_the_same_way_on_both_paths() {
             assert_eq!(fast.kind(), ErrorKind::BufferFull);
         }
     }
-    let len = netproto::encode(&mut wide).expect("encodes").len();
+    let len = netproto::encode(&wide).expect("encodes").len();
     for size in 0..len {
         let mut a = vec![0u8; size];
-        let fast = netproto::encode_into(&mut wide, &mut a).expect_err("too small");
+        let fast = netproto::encode_into(&wide, &mut a).expect_err("too small");
         let mut b = vec![0u8; size];
         let mut stream = Tracing::new(WriteStream::new(&mut b));
         let traced = wide.serialize(&mut stream).expect_err("too small");
@@ -1089,6 +1095,9 @@ impl NetMessage for Capped<Vec<u8>> {
     }
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         stream.serialize_vec(&mut self.0, 4)
+    }
+    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        stream.write_vec(&self.0, 4)
     }
 }
 
@@ -1112,5 +1121,43 @@ fn hand_written_impls_compose() {
     assert_eq!(
         (e.kind(), e.field()),
         (ErrorKind::TooLong, Some("UsesCapped.bytes"))
+    );
+}
+
+/// Declares its item as given: the derive then sees field types whose tokens come from
+/// a `macro_rules!` expansion.
+macro_rules! declared_by_a_macro {
+    ($item:item) => {
+        #[derive(NetMessage, Debug, Clone, PartialEq)]
+        $item
+    };
+}
+
+declared_by_a_macro! {
+    struct MacroInner(#[net(range = 0..=9)] u8);
+}
+
+declared_by_a_macro! {
+    struct MacroOuter {
+        inner: MacroInner,
+        pair: (MacroInner, bool),
+        #[net(max_len = 3)]
+        list: Vec<MacroInner>,
+    }
+}
+
+#[test]
+fn derives_inside_a_macro_rules() {
+    // Nested types and sequences are called with the derive's own locals, which a
+    // `macro_rules!` expansion must not hide from them.
+    let message = MacroOuter {
+        inner: MacroInner(7),
+        pair: (MacroInner(9), true),
+        list: vec![MacroInner(1), MacroInner(2)],
+    };
+    let bytes = netproto::encode(&message).expect("encodes");
+    assert_eq!(
+        netproto::decode::<MacroOuter>(&bytes).expect("decodes"),
+        message
     );
 }

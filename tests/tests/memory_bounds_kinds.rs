@@ -87,7 +87,7 @@ fn new_kinds_stay_within_the_layer_bound() {
         payloads.push(payload);
     }
     drop(peer);
-    let mut encoded = Encoded::new(&mut Msg::Num(Num { n: 7 }))
+    let mut encoded = Encoded::new(&Msg::Num(Num { n: 7 }))
         .expect("valid")
         .expect("position free");
 
@@ -109,7 +109,7 @@ fn new_kinds_stay_within_the_layer_bound() {
                     )
                 } else {
                     // A fresh encoding each time: none shared.
-                    encoded = Encoded::new(&mut Msg::Num(Num { n: i as u32 }))
+                    encoded = Encoded::new(&Msg::Num(Num { n: i as u32 }))
                         .expect("valid")
                         .expect("position free");
                     layer.send_encoded(c, &encoded)

@@ -59,12 +59,12 @@ fn check<M: MessageSet + core::fmt::Debug + PartialEq>(count: u32, bits: u32) {
     // Every type id: a blank message of that type, which round-trips with its id in
     // `bits` bits.
     for id in 0..count {
-        let Some(mut message) = M::blank_of(id) else {
+        let Some(message) = M::blank_of(id) else {
             panic!("no blank message for type id {id} of {count}");
         };
         assert_eq!(message.type_id(), id);
         assert!(M::type_name(id).is_some());
-        let bytes = netproto::encode(&mut message).expect("a blank message encodes");
+        let bytes = netproto::encode(&message).expect("a blank message encodes");
         let back: M = netproto::decode(&bytes).expect("and decodes");
         assert_eq!(back, message);
         assert_eq!(back.type_id(), id);
@@ -114,9 +114,9 @@ fn check<M: MessageSet + core::fmt::Debug + PartialEq>(count: u32, bits: u32) {
 #[test]
 fn one_type_sends_no_type_id() {
     check::<One>(1, 0);
-    let mut message = One::from(Marker { m: 17 });
-    assert_eq!(netproto::measure(&mut message), 5);
-    assert_eq!(netproto::encode(&mut message).unwrap(), [17]);
+    let message = One::from(Marker { m: 17 });
+    assert_eq!(netproto::measure(&message), 5);
+    assert_eq!(netproto::encode(&message).unwrap(), [17]);
 }
 
 #[test]
@@ -148,11 +148,11 @@ fn from_each_payload_and_its_type_id() {
 #[test]
 fn type_id_comes_first_then_the_payload() {
     // Five: 3 bits of type id (4 = 0b100), then Marker's 5 bits (0b10101).
-    let mut message = Five::Last(Marker { m: 0b10101 });
-    assert_eq!(netproto::encode(&mut message).unwrap(), [0b1010_1100]);
+    let message = Five::Last(Marker { m: 0b10101 });
+    assert_eq!(netproto::encode(&message).unwrap(), [0b1010_1100]);
     // Three: 2 bits (1), then Tag's 2 bits (3).
-    let mut message = Three::A1(Tag { x: 3 });
-    assert_eq!(netproto::encode(&mut message).unwrap(), [0b11_01]);
+    let message = Three::A1(Tag { x: 3 });
+    assert_eq!(netproto::encode(&message).unwrap(), [0b11_01]);
 }
 
 /// A message set over the example game messages: the factory the channels use.
@@ -238,8 +238,8 @@ fn generic_message_set() {
     assert_eq!(<Envelope<u16>>::MAX_BITS, 17);
     // `T` could be `Marker`: no `From<T>` beside `From<Marker>`.
     assert_eq!(Envelope::<u16>::from(Marker { m: 2 }).type_id(), 1);
-    let mut message = Envelope::Inner(513u16);
-    let bytes = netproto::encode(&mut message).unwrap();
+    let message = Envelope::Inner(513u16);
+    let bytes = netproto::encode(&message).unwrap();
     assert_eq!(netproto::decode::<Envelope<u16>>(&bytes).unwrap(), message);
 }
 
@@ -278,12 +278,12 @@ mod readme {
 
     #[test]
     fn readme_message_sets() -> Result<(), netproto::Error> {
-        let mut message = GameMessage::from(ChatMessage {
+        let message = GameMessage::from(ChatMessage {
             from: 3,
             text: "gg".into(),
         });
         assert_eq!(message.type_id(), 1);
-        let bytes = netproto::encode(&mut message)?; // 2 bits of type id, then the chat message
+        let bytes = netproto::encode(&message)?; // 2 bits of type id, then the chat message
         let back: GameMessage = netproto::decode(&bytes)?;
         let blank = GameMessage::blank_of(2); // Some(Update(..)): what a reader fills in
         assert!(GameMessage::blank_of(3).is_none());

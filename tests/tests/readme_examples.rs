@@ -28,11 +28,11 @@ fn readme_input() -> PlayerInput {
 
 #[test]
 fn readme() -> Result<(), Box<dyn std::error::Error>> {
-    let mut input = readme_input();
-    let bytes = netproto::encode(&mut input)?;
+    let input = readme_input();
+    let bytes = netproto::encode(&input)?;
     assert_eq!(bytes.len(), 5); // 35 bits, then the string's align
     let back: PlayerInput = netproto::decode(&bytes)?;
-    let bits = netproto::measure(&mut input);
+    let bits = netproto::measure(&input);
     assert_eq!(bits, 42); // the align is charged 7 bits
     assert_eq!((back.tick, back.health, back.fire), (9, 97, true));
     assert!((back.yaw - 1.25).abs() <= 0.0005);

@@ -261,6 +261,9 @@ impl NetMessage for Manual {
     fn serialize<S: netproto::Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         stream.serialize_int(&mut self.0, 0, 4095)
     }
+    fn write<S: netproto::Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_int(&mut { self.0 }, 0, 4095)
+    }
 }
 
 struct Described(u16);
@@ -277,6 +280,9 @@ impl NetMessage for Described {
     }
     fn serialize<S: netproto::Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
         stream.serialize_int(&mut self.0, 0, 4095)
+    }
+    fn write<S: netproto::Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_int(&mut { self.0 }, 0, 4095)
     }
 }
 

@@ -191,8 +191,8 @@ impl Bot {
         }
     }
 
-    fn send(&mut self, channel: usize, mut message: GameMessage) {
-        let bits = netproto::measure(&mut message);
+    fn send(&mut self, channel: usize, message: GameMessage) {
+        let bits = netproto::measure(&message);
         let naive = message.naive_size();
         let is_input = channel == UNRELIABLE;
         match self.client.send(channel, message) {
@@ -212,8 +212,8 @@ impl Bot {
     }
 
     fn take_messages(&mut self) {
-        while let Some(mut message) = self.client.receive(RELIABLE) {
-            let bits = netproto::measure(&mut message);
+        while let Some(message) = self.client.receive(RELIABLE) {
+            let bits = netproto::measure(&message);
             self.stats.received.add(bits, message.naive_size());
             match message {
                 GameMessage::Chat(chat) => {
@@ -229,8 +229,8 @@ impl Bot {
                 _ => {}
             }
         }
-        while let Some(mut message) = self.client.receive(UNRELIABLE) {
-            let bits = netproto::measure(&mut message);
+        while let Some(message) = self.client.receive(UNRELIABLE) {
+            let bits = netproto::measure(&message);
             self.stats.received.add(bits, message.naive_size());
             if let GameMessage::Update(_) = message {
                 self.stats.updates_received += 1;

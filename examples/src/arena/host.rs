@@ -267,8 +267,8 @@ impl Host {
         }
     }
 
-    fn send(&mut self, to: ClientId, channel: usize, mut message: GameMessage) -> bool {
-        let bits = netproto::measure(&mut message);
+    fn send(&mut self, to: ClientId, channel: usize, message: GameMessage) -> bool {
+        let bits = netproto::measure(&message);
         let naive = message.naive_size();
         let sent = self.server.send(to, channel, message).is_ok();
         if sent {

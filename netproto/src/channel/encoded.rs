@@ -31,7 +31,7 @@ use crate::stream::{Stream, WriteStream};
 /// #[net(message_set)]
 /// enum Msg { Score(Score), Chat(Chat) }
 ///
-/// let encoded = Encoded::new(&mut Msg::Score(Score(42)))?.expect("no aligned parts");
+/// let encoded = Encoded::new(&Msg::Score(Score(42)))?.expect("no aligned parts");
 /// // One encoding, queued on every connection's layer.
 /// let mut layers: Vec<MessageLayer<Msg>> =
 ///     (0..3).map(|_| MessageLayer::new(LayerConfig::default())).collect::<Result<_, _>>()?;
@@ -44,7 +44,7 @@ use crate::stream::{Stream, WriteStream};
 /// peer.read_packet(&payload)?;
 /// assert_eq!(peer.receive(0), Some(Msg::Score(Score(42))));
 /// // A string is byte-aligned: its bits depend on where it starts.
-/// assert!(Encoded::new(&mut Msg::Chat(Chat("gg".into())))?.is_none());
+/// assert!(Encoded::new(&Msg::Chat(Chat("gg".into())))?.is_none());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -63,7 +63,7 @@ struct Inner {
 impl Encoded {
     /// Encodes `message` once. `Ok(None)` when its bits depend on where it starts (see
     /// the type's documentation); an error when a value is out of its declared range.
-    pub fn new<M: crate::MessageSet>(message: &mut M) -> Result<Option<Self>, Error> {
+    pub fn new<M: crate::MessageSet>(message: &M) -> Result<Option<Self>, Error> {
         // A set's type id is a ranged integer; what follows is the variant's payload.
         let free = match M::SCHEMA.kind {
             Kind::Enum(variants) => variants
@@ -76,7 +76,7 @@ impl Encoded {
         }
         let mut bytes = vec![0u8; M::MAX_BITS.div_ceil(8) + 8];
         let mut w = WriteStream::new(&mut bytes);
-        message.serialize(&mut w)?;
+        message.write(&mut w)?;
         let bits = w.bits_processed();
         let len = w.finish();
         bytes.truncate(len);
@@ -157,9 +157,9 @@ pub(crate) enum Payload<M> {
 
 impl<M: NetMessage> Payload<M> {
     /// Writes the message into a packet.
-    pub(crate) fn write(&mut self, w: &mut WriteStream<'_>) -> Result<(), Error> {
+    pub(crate) fn write(&self, w: &mut WriteStream<'_>) -> Result<(), Error> {
         match self {
-            Self::Value(message) => message.serialize(w),
+            Self::Value(message) => message.write(w),
             Self::Encoded(encoded) => encoded.write_to(w),
         }
     }
@@ -183,6 +183,9 @@ mod tests {
         fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
             stream.serialize_bits(&mut self.0, 45)
         }
+        fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+            stream.serialize_bits(&mut { self.0 }, 45)
+        }
     }
 
     impl crate::MessageSet for Odd {
@@ -200,7 +203,7 @@ mod tests {
     #[test]
     fn copied_bits_read_back_at_any_offset() {
         let value = 0x1555_5555_4321 & ((1 << 45) - 1);
-        let encoded = Encoded::new(&mut Odd(value)).unwrap().unwrap();
+        let encoded = Encoded::new(&Odd(value)).unwrap().unwrap();
         assert_eq!(encoded.bits(), 45);
         for offset in 0..9u32 {
             let mut buf = [0u8; 16];

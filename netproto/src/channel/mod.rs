@@ -404,15 +404,15 @@ impl<M: NetMessage> MessageLayer<M> {
     /// be sent on this channel; [`SendError::QueueFull`] when the send queue is full
     /// (back-pressure: retry later); [`SendError::Invalid`] when a value is out of its
     /// declared range.
-    pub fn send(&mut self, channel: usize, mut message: M) -> Result<(), SendError> {
-        let bits = crate::codec::measure(&mut message);
+    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+        let bits = crate::codec::measure(&message);
         // Measured with every align at 7 bits: the written size may be 7 bits less.
         let block = self.admit(channel, bits, 7)?;
         // Validate by writing once.
         self.scratch.clear();
         self.scratch.resize(bits.div_ceil(8) + 8, 0);
         let mut w = WriteStream::new(&mut self.scratch);
-        message.serialize(&mut w).map_err(SendError::Invalid)?;
+        message.write(&mut w).map_err(SendError::Invalid)?;
         let written = w.finish();
         let ch = &self.channels[channel];
         let bytes = match ch.config.blocks {

@@ -300,29 +300,43 @@ pub trait Stream: Sized {
 
     /// A string of at most `max_len` bytes: the length in `[0, max_len]`, an align, then
     /// the UTF-8 bytes. The reader rejects invalid UTF-8 and NUL bytes, and checks that
-    /// the bytes are there before it allocates; the writer refuses a NUL byte too, so it
-    /// never writes what a reader would reject.
+    /// the bytes are there before it allocates (reusing the string's capacity); the writer
+    /// refuses a NUL byte too, so it never writes what a reader would reject.
+    #[inline(always)]
     fn serialize_string(&mut self, value: &mut String, max_len: usize) -> Result<(), Self::Error> {
         if !Self::IS_READING {
-            // Before anything goes on the wire: a failed write leaves nothing half-written.
-            self.check(!has_nul(value.as_bytes()), ErrorKind::InvalidString)?;
+            return self.write_string(value, max_len);
         }
-        let mut len = value.len();
+        let mut len = 0;
         self.serialize_len(&mut len, max_len)?;
-        if Self::IS_READING {
-            self.serialize_align()?;
-            self.check(len <= self.bits_remaining() / 8, ErrorKind::PastEnd)?;
-            let mut bytes = vec![0u8; len];
-            self.serialize_bytes(&mut bytes)?;
-            self.check(!has_nul(&bytes), ErrorKind::InvalidString)?;
-            match String::from_utf8(bytes) {
-                Ok(s) => *value = s,
-                Err(_) => self.check(false, ErrorKind::InvalidString)?,
-            }
-        } else {
-            self.write_bytes(value.as_bytes())?;
+        self.serialize_align()?;
+        self.check(len <= self.bits_remaining() / 8, ErrorKind::PastEnd)?;
+        // Into the string's own buffer: a reused message allocates nothing. On any
+        // failure below the string is left empty, never holding unchecked bytes.
+        let mut bytes = core::mem::take(value).into_bytes();
+        bytes.clear();
+        bytes.resize(len, 0);
+        self.serialize_bytes(&mut bytes)?;
+        self.check(!has_nul(&bytes), ErrorKind::InvalidString)?;
+        match String::from_utf8(bytes) {
+            Ok(s) => *value = s,
+            Err(_) => self.check(false, ErrorKind::InvalidString)?,
         }
         Ok(())
+    }
+
+    /// Writes or measures a string as [`Stream::serialize_string`] does, from a shared
+    /// reference. A [`ReadStream`] has nothing to send and returns `Ok(())` untouched.
+    #[inline(always)]
+    fn write_string(&mut self, value: &str, max_len: usize) -> Result<(), Self::Error> {
+        if Self::IS_READING {
+            return Ok(());
+        }
+        // Before anything goes on the wire: a failed write leaves nothing half-written.
+        self.check(!has_nul(value.as_bytes()), ErrorKind::InvalidString)?;
+        let mut len = value.len();
+        self.serialize_len(&mut len, max_len)?;
+        self.write_bytes(value.as_bytes())
     }
 
     /// A sequence of at most `max_len` elements: the length in `[0, max_len]`, then each
@@ -330,40 +344,54 @@ pub trait Stream: Sized {
     /// `T::MIN_BITS` each) before reserving anything, and reserves up front no more
     /// memory than the remaining input has bytes; beyond that the vector grows only as
     /// elements are actually read.
+    #[inline(always)]
     fn serialize_vec<T: NetMessage>(
         &mut self,
         value: &mut Vec<T>,
         max_len: usize,
     ) -> Result<(), Self::Error> {
+        if !Self::IS_READING {
+            return self.write_vec(value, max_len);
+        }
+        let mut len = 0;
+        self.serialize_len(&mut len, max_len)?;
+        let per_item = T::MIN_BITS.max(1);
+        self.check(
+            T::MIN_BITS == 0 || len <= self.bits_remaining() / per_item,
+            ErrorKind::PastEnd,
+        )?;
+        value.clear();
+        // A 1-bit `Option<[u64; 1000]>` must not turn a 1 KB packet into a 64 MB
+        // reservation that the attacker never has to fill.
+        let by_memory = (self.bits_remaining() / 8).max(64) / size_of::<T>().max(1);
+        let reserve = len.min(self.bits_remaining() / per_item).min(by_memory);
+        if value.capacity() == 0 {
+            // Straight to the allocator: `reserve` on an empty vector takes the
+            // out-of-line growth path.
+            *value = Vec::with_capacity(reserve);
+        } else {
+            value.reserve(reserve);
+        }
+        for _ in 0..len {
+            let mut item = T::blank();
+            item.serialize(self)?;
+            value.push(item);
+        }
+        Ok(())
+    }
+
+    /// Writes or measures a sequence as [`Stream::serialize_vec`] does, from a shared
+    /// reference (each element through [`NetMessage::write`]). A [`ReadStream`] has
+    /// nothing to send and returns `Ok(())` untouched.
+    #[inline(always)]
+    fn write_vec<T: NetMessage>(&mut self, value: &[T], max_len: usize) -> Result<(), Self::Error> {
+        if Self::IS_READING {
+            return Ok(());
+        }
         let mut len = value.len();
         self.serialize_len(&mut len, max_len)?;
-        if Self::IS_READING {
-            let per_item = T::MIN_BITS.max(1);
-            self.check(
-                T::MIN_BITS == 0 || len <= self.bits_remaining() / per_item,
-                ErrorKind::PastEnd,
-            )?;
-            value.clear();
-            // A 1-bit `Option<[u64; 1000]>` must not turn a 1 KB packet into a 64 MB
-            // reservation that the attacker never has to fill.
-            let by_memory = (self.bits_remaining() / 8).max(64) / size_of::<T>().max(1);
-            let reserve = len.min(self.bits_remaining() / per_item).min(by_memory);
-            if value.capacity() == 0 {
-                // Straight to the allocator: `reserve` on an empty vector takes the
-                // out-of-line growth path.
-                *value = Vec::with_capacity(reserve);
-            } else {
-                value.reserve(reserve);
-            }
-            for _ in 0..len {
-                let mut item = T::blank();
-                item.serialize(self)?;
-                value.push(item);
-            }
-        } else {
-            for item in value.iter_mut() {
-                item.serialize(self)?;
-            }
+        for item in value {
+            item.write(self)?;
         }
         Ok(())
     }

@@ -146,6 +146,7 @@ impl Stream for ReadStream<'_> {
         Ok(())
     }
 
+    #[inline(always)]
     fn serialize_align(&mut self) -> Result<(), Error> {
         // Loaded bytes are whole, so the bit position mod 8 is the scratch's.
         let pad = self.scratch_bits & 7;
@@ -158,6 +159,7 @@ impl Stream for ReadStream<'_> {
         Ok(())
     }
 
+    #[inline(always)]
     fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Error> {
         self.serialize_align()?;
         self.reserve(bytes.len().saturating_mul(8))?;
@@ -194,10 +196,12 @@ impl Stream for ReadStream<'_> {
         err.in_field(field)
     }
 
+    #[inline]
     fn bits_processed(&self) -> usize {
         self.buf.len().saturating_mul(8) - self.remaining
     }
 
+    #[inline]
     fn bits_remaining(&self) -> usize {
         self.remaining
     }

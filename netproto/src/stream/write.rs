@@ -152,6 +152,7 @@ impl Stream for WriteStream<'_> {
         Ok(())
     }
 
+    #[inline(always)]
     fn serialize_align(&mut self) -> Result<(), Error> {
         // Flushed bytes are whole, so the bit position mod 8 is the scratch's.
         let pad = self.scratch_bits.wrapping_neg() & 7;
@@ -162,10 +163,12 @@ impl Stream for WriteStream<'_> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Error> {
         self.write_bytes(bytes)
     }
 
+    #[inline(always)]
     fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.serialize_align()?;
         self.reserve(bytes.len().saturating_mul(8))?;
@@ -212,10 +215,12 @@ impl Stream for WriteStream<'_> {
         err.in_field(field)
     }
 
+    #[inline]
     fn bits_processed(&self) -> usize {
         self.flushed * 8 + self.scratch_bits as usize
     }
 
+    #[inline]
     fn bits_remaining(&self) -> usize {
         self.remaining
     }

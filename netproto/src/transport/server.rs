@@ -369,7 +369,7 @@ impl<M: MessageSet> UdpServer<M> {
     pub fn broadcast(
         &mut self,
         channel: usize,
-        message: M,
+        message: &M,
         on_refused: impl FnMut(ClientId, SendError),
     ) -> Result<usize, SendError>
     where

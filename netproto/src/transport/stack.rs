@@ -341,13 +341,13 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     pub fn broadcast(
         &mut self,
         channel: usize,
-        mut message: M,
+        message: &M,
         mut on_refused: impl FnMut(ClientId, SendError),
     ) -> Result<usize, SendError>
     where
         M: Clone,
     {
-        let encoded = crate::channel::Encoded::new(&mut message)
+        let encoded = crate::channel::Encoded::new(message)
             .map_err(|e| SendError::Channel(crate::channel::SendError::Invalid(e)))?;
         let mut queued = 0;
         for &index in &self.connected {

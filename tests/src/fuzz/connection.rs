@@ -824,8 +824,7 @@ impl Duo {
     /// Queues `message` on `channel` of one side (0 = client, 1 = server); records it,
     /// in the form the peer will decode, when the layer takes it.
     pub fn send(&mut self, side: usize, channel: usize, message: Msg) {
-        let mut wire = message.clone();
-        let Ok(bytes) = netproto::encode(&mut wire) else {
+        let Ok(bytes) = netproto::encode(&message) else {
             return;
         };
         let decoded = netproto::decode::<Msg>(&bytes).expect("an encoded message decodes");

@@ -129,8 +129,8 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
         }
         if ticker.total.is_multiple_of(SNAPSHOT_EVERY) {
             advance(&mut snap, ticker.total);
-            let mut message = LoadMessage::Snapshot(snap.clone());
-            let bytes = Bytes::from(netproto::encode(&mut message).map_err(|e| e.to_string())?);
+            let message = LoadMessage::Snapshot(snap.clone());
+            let bytes = Bytes::from(netproto::encode(&message).map_err(|e| e.to_string())?);
             for &(s, id) in &connected {
                 let server = &mut shards[s].server;
                 if server.can_send_message(id, DefaultChannel::Unreliable, bytes.len()) {
@@ -267,18 +267,18 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             // The game.
             if p.client.is_connected() {
                 p.connected = true;
-                let mut message = LoadMessage::Input(input(p.user, ticker.total));
-                if let Ok(bytes) = netproto::encode(&mut message) {
+                let message = LoadMessage::Input(input(p.user, ticker.total));
+                if let Ok(bytes) = netproto::encode(&message) {
                     p.client.send_message(DefaultChannel::Unreliable, bytes);
                     meter.inputs_sent += 1;
                 }
                 if events && sends_event(p.user, ticker.total) {
                     let seq = delivery.sent[p.user];
-                    let mut message = LoadMessage::Event(Event {
+                    let message = LoadMessage::Event(Event {
                         from: p.user as u16,
                         seq,
                     });
-                    if let Ok(bytes) = netproto::encode(&mut message) {
+                    if let Ok(bytes) = netproto::encode(&message) {
                         p.client
                             .send_message(DefaultChannel::ReliableOrdered, bytes);
                         delivery.sent[p.user] += 1;

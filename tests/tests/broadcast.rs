@@ -166,7 +166,7 @@ fn strings_are_cloned_per_client_not_copied() {
         Chat(Chat),
         Score(Score),
     }
-    let mut chat = Set::Chat(Chat {
+    let chat = Set::Chat(Chat {
         text: "hi".to_owned(),
     });
     // Its bits depend on where it starts (the string is byte-aligned).

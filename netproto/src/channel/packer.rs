@@ -461,7 +461,7 @@ impl<M: NetMessage> MessageLayer<M> {
                             }
                             send.next_id = send.next_id.wrapping_add(1);
                         }
-                        if let Some((mut message, _)) = send.queue.pop_front() {
+                        if let Some((message, _)) = send.queue.pop_front() {
                             message.write(&mut w)?;
                         }
                     }

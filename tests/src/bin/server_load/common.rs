@@ -187,6 +187,9 @@ pub(crate) struct Params {
     pub(crate) key: [u8; 32],
     /// The server's addresses (one per server instance), for the load generator.
     pub(crate) servers: Vec<SocketAddr>,
+    /// netproto's packet rate in good mode on both sides (`CongestionConfig::good_rate`),
+    /// when not the default; renet sends every tick whatever this says.
+    pub(crate) rate: Option<f64>,
 }
 
 impl Params {
@@ -206,6 +209,10 @@ impl Params {
             "--key".into(),
             hex(&self.key),
         ];
+        if let Some(rate) = self.rate {
+            args.push("--rate".into());
+            args.push(rate.to_string());
+        }
         if !self.servers.is_empty() {
             args.push("--servers".into());
             args.push(
@@ -229,6 +236,7 @@ impl Params {
             drain: 0.0,
             key: [0; 32],
             servers: Vec::new(),
+            rate: None,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -240,6 +248,7 @@ impl Params {
                 "--warmup" => p.warmup = value.parse().map_err(|e| bad(&e))?,
                 "--seconds" => p.seconds = value.parse().map_err(|e| bad(&e))?,
                 "--drain" => p.drain = value.parse().map_err(|e| bad(&e))?,
+                "--rate" => p.rate = Some(value.parse().map_err(|e| bad(&e))?),
                 "--key" => p.key = unhex(value).ok_or(format!("--key {value}: 64 hex digits"))?,
                 "--servers" => {
                     p.servers = value

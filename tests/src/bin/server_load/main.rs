@@ -12,10 +12,12 @@
 //! at 60 Hz (unreliable) and a reliable event once a second; the server sends each
 //! client a snapshot at 20 Hz (28 entities, about 300 bytes) and relays each event to
 //! the other 9 clients of the sender's match. Once every client is connected, a
-//! warm-up (`--warmup`, 5 s: netproto's congestion avoidance starts in bad mode for 4
-//! s), then the measured window (`--seconds`), then the load generator stops sending
+//! warm-up (`--warmup`, 5 s: the connections settle, each stack's buffers reach their
+//! size), then the measured window (`--seconds`), then the load generator stops sending
 //! events and waits (at most `--drain` seconds) for every relayed event to arrive, and
-//! disconnects.
+//! disconnects. `--rate N` sets netproto's good-mode packet rate on both sides (the
+//! default sends every update that has news, up to 120 a second); renet sends every
+//! tick whatever it says.
 //!
 //! Measured in the server process over the window: CPU time (getrusage, user +
 //! system) per client-tick, heap allocations (a counting global allocator) per tick,
@@ -40,7 +42,7 @@ use common::{Params, Stack};
 #[global_allocator]
 static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
-const USAGE: &str = "usage: server_load [--clients 100,500,1000,2000] [--seconds 10] [--warmup 5] [--drain 10] [--stacks netproto,renet] [--json FILE]";
+const USAGE: &str = "usage: server_load [--clients 100,500,1000,2000] [--seconds 10] [--warmup 5] [--drain 10] [--stacks netproto,renet] [--rate PACKETS_PER_SECOND] [--json FILE]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -72,6 +74,8 @@ struct Run {
     seconds: f64,
     warmup: f64,
     drain: f64,
+    /// netproto's good-mode packet rate, if not the default.
+    rate: Option<f64>,
     json: Option<String>,
 }
 
@@ -82,6 +86,7 @@ fn parse_run(args: &[String]) -> Result<Run, String> {
         seconds: 10.0,
         warmup: 5.0,
         drain: 10.0,
+        rate: None,
         json: None,
     };
     let mut it = args.iter();
@@ -104,6 +109,7 @@ fn parse_run(args: &[String]) -> Result<Run, String> {
             "--seconds" => run.seconds = value.parse().map_err(|e| bad(&e))?,
             "--warmup" => run.warmup = value.parse().map_err(|e| bad(&e))?,
             "--drain" => run.drain = value.parse().map_err(|e| bad(&e))?,
+            "--rate" => run.rate = Some(value.parse().map_err(|e| bad(&e))?),
             "--json" => run.json = Some(value.clone()),
             _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
         }
@@ -273,6 +279,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 drain: run.drain,
                 key: netproto::netcode::random_bytes(),
                 servers: Vec::new(),
+                rate: run.rate,
             };
             eprintln!("server_load: {} with {n} clients...", stack.name());
             match run_one(&params) {

@@ -23,6 +23,15 @@ fn io_of(c: &netproto::transport::TransportCounters) -> Io {
     }
 }
 
+/// Both sides' connection settings: the defaults, with `--rate` as the good-mode rate.
+fn connection_config(params: &Params) -> ConnectionConfig {
+    let mut config = ConnectionConfig::new(protocol_id());
+    if let Some(rate) = params.rate {
+        config.congestion.good_rate = rate;
+    }
+    config
+}
+
 /// The game server: relays each event to the sender's match, sends every client a
 /// snapshot at 20 Hz, takes the inputs.
 pub(crate) fn serve(params: &Params) -> Result<(), String> {
@@ -31,7 +40,7 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
     let probe = std::net::UdpSocket::bind(socket_addr).map_err(|e| e.to_string())?;
     let addr = probe.local_addr().map_err(|e| e.to_string())?;
     drop(probe);
-    let mut config = ServerConfig::new(ConnectionConfig::new(protocol_id()), key, vec![addr]);
+    let mut config = ServerConfig::new(connection_config(params), key, vec![addr]);
     config.max_clients = params.clients;
     config.pending_handshakes = 256;
     let mut server = UdpServer::<LoadMessage>::bind_with(addr, config, layer_config())
@@ -157,7 +166,14 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             let token = generate_connect_token(&token_params, &key, unix_time)
                 .and_then(|t| ConnectToken::read(&t.write()?))
                 .map_err(|e| e.to_string())?;
-            p.client = Some(UdpClient::connect(&token, layer_config()).map_err(|e| e.to_string())?);
+            let client = UdpClient::connect_with(
+                "127.0.0.1:0",
+                server,
+                &token,
+                connection_config(params),
+                layer_config(),
+            );
+            p.client = Some(client.map_err(|e| e.to_string())?);
             started += 1;
         }
         let events = meter.sending_events();

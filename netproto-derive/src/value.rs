@@ -179,19 +179,20 @@ pub(crate) fn shape(ty: &Type) -> Shape<'_> {
     if name == "String" && last.arguments.is_none() && std_prefix("string") {
         return Shape::String;
     }
-    if name == "Vec" && std_prefix("vec") {
-        if let PathArguments::AngleBracketed(args) = &last.arguments {
-            let types: Vec<&Type> = args
-                .args
-                .iter()
-                .filter_map(|a| match a {
-                    GenericArgument::Type(t) => Some(t),
-                    _ => None,
-                })
-                .collect();
-            if let [elem] = types[..] {
-                return Shape::Vec(elem);
-            }
+    if name == "Vec"
+        && std_prefix("vec")
+        && let PathArguments::AngleBracketed(args) = &last.arguments
+    {
+        let types: Vec<&Type> = args
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        if let [elem] = types[..] {
+            return Shape::Vec(elem);
         }
     }
     Shape::Other

@@ -118,7 +118,7 @@ impl WireView {
                 .rev()
                 .fold(0u64, |acc, b| acc << 1 | u64::from(*b));
             value.to_string()
-        } else if field.offset % 8 == 0 && field.width % 8 == 0 {
+        } else if field.offset.is_multiple_of(8) && field.width.is_multiple_of(8) {
             let start = field.offset / 8;
             hex(&self.bytes[start..start + field.width / 8])
         } else {

@@ -43,11 +43,11 @@ impl OutgoingBlock {
 
     /// Marks a fragment acked; returns `true` when that completes the block.
     pub(crate) fn ack(&mut self, index: usize) -> bool {
-        if let Some(acked) = self.acked.get_mut(index) {
-            if !*acked {
-                *acked = true;
-                self.remaining -= 1;
-            }
+        if let Some(acked) = self.acked.get_mut(index)
+            && !*acked
+        {
+            *acked = true;
+            self.remaining -= 1;
         }
         self.remaining == 0
     }
@@ -56,7 +56,7 @@ impl OutgoingBlock {
 /// Bytes of the fragments marked in `done` of a block of `size` bytes.
 fn acked_len(done: &[bool], size: usize, fragment_size: usize) -> usize {
     let count = done.iter().filter(|d| **d).count();
-    let last_short = done.last() == Some(&true) && size % fragment_size != 0;
+    let last_short = done.last() == Some(&true) && !size.is_multiple_of(fragment_size);
     let full = count * fragment_size;
     if last_short {
         full - (fragment_size - size % fragment_size)

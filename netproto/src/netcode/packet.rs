@@ -337,10 +337,11 @@ pub fn read_packet<'a>(
     let sequence = u64::from_le_bytes(sequence_le);
 
     let protected = packet_type.is_replay_protected();
-    if let Some(window) = replay.as_deref() {
-        if protected && window.already_received(sequence) {
-            return Err(ReadError::Replayed);
-        }
+    if let Some(window) = replay.as_deref()
+        && protected
+        && window.already_received(sequence)
+    {
+        return Err(ReadError::Replayed);
     }
 
     let body_len = rest.len() - MAC_BYTES;
@@ -349,10 +350,10 @@ pub fn read_packet<'a>(
     let ad = packet_associated_data(protocol_id, prefix);
     open(body, &ad, &sequence_nonce(sequence), key, &tag).map_err(|_| ReadError::Decrypt)?;
 
-    if let Some(window) = replay {
-        if protected {
-            window.advance(sequence);
-        }
+    if let Some(window) = replay
+        && protected
+    {
+        window.advance(sequence);
     }
 
     let body: &'a [u8] = body;

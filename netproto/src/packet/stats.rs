@@ -286,10 +286,10 @@ impl Estimator {
             let by_age = (0..capacity)
                 .map(|back| newest.wrapping_sub(back))
                 .find(|&s| sent.get(s).is_some_and(|p| p.time <= before));
-            if let Some(by_age) = by_age {
-                if end.is_none_or(|e| by_age.is_newer_than(e)) {
-                    end = Some(by_age);
-                }
+            if let Some(by_age) = by_age
+                && end.is_none_or(|e| by_age.is_newer_than(e))
+            {
+                end = Some(by_age);
             }
         }
         let Some(end) = end else {

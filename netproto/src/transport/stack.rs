@@ -539,13 +539,13 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
         let mut broken = false;
         let client = self.client.client_id();
-        if let Some(delivery) = self.client.handle_datagram(now, from, datagram) {
-            if let Err(error) = deliver(&mut self.layer, delivery) {
-                self.counters.payloads_refused += 1;
-                let refusal = refused("client", client, &from, &error);
-                self.drop_log.refused(now, refusal);
-                broken = error.is_malformed();
-            }
+        if let Some(delivery) = self.client.handle_datagram(now, from, datagram)
+            && let Err(error) = deliver(&mut self.layer, delivery)
+        {
+            self.counters.payloads_refused += 1;
+            let refusal = refused("client", client, &from, &error);
+            self.drop_log.refused(now, refusal);
+            broken = error.is_malformed();
         }
         if broken {
             self.client.disconnect_for_protocol_error();

@@ -1,8 +1,8 @@
 //! The UDP client.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
-use std::time::Instant;
 
+use super::clock::Clock;
 use super::{
     ClientStack, ConnectionStats, RECV_BUFFER_SIZE, Recv, SendError, TransportCounters,
     TransportError, recv, resolve,
@@ -71,7 +71,7 @@ pub type UdpClientEvent = ClientEvent;
 pub struct UdpClient<M: MessageSet> {
     socket: UdpSocket,
     stack: ClientStack<SocketAddr, M>,
-    epoch: Instant,
+    clock: Clock,
     recv_buf: Vec<u8>,
     send_buf: Vec<u8>,
     counters: TransportCounters,
@@ -135,7 +135,7 @@ impl<M: MessageSet> UdpClient<M> {
         Ok(Self {
             socket,
             stack,
-            epoch: Instant::now(),
+            clock: Clock::start(),
             recv_buf: vec![0; RECV_BUFFER_SIZE],
             send_buf: vec![0; MAX_DATAGRAM_BYTES],
             counters: TransportCounters::default(),
@@ -179,7 +179,7 @@ impl<M: MessageSet> UdpClient<M> {
     }
 
     fn now(&self) -> f64 {
-        self.epoch.elapsed().as_secs_f64()
+        self.clock.now()
     }
 
     /// One tick: reads the waiting datagrams, runs the handshake, keep-alives and
@@ -220,7 +220,7 @@ impl<M: MessageSet> UdpClient<M> {
                 }
                 Err(error) => {
                     self.counters.send_errors += 1;
-                    let now = self.epoch.elapsed().as_secs_f64();
+                    let now = self.clock.now();
                     trace::log_drop!(
                         self.drop_log,
                         now,

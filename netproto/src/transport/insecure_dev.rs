@@ -34,5 +34,5 @@ pub fn token(
     let mut params = TokenParams::new(protocol_id, client_id, vec![server]);
     params.timeout_seconds = 10;
     params.expire_seconds = 3600;
-    generate_connect_token(&params, &INSECURE_DEV_KEY, super::unix_time())
+    generate_connect_token(&params, &INSECURE_DEV_KEY, super::clock::unix_time())
 }

@@ -25,6 +25,7 @@
 //! the operating system's generator ([`Key::random`](crate::netcode::Key::random)).
 
 mod client;
+mod clock;
 pub mod insecure_dev;
 mod server;
 mod stack;
@@ -85,13 +86,6 @@ pub enum TransportError {
         /// [`protocol_id`](crate::protocol_id) of the message set and layer.
         expected: u64,
     },
-}
-
-/// The Unix time in seconds (0 if the clock is before 1970).
-fn unix_time() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// Why a message could not be queued for sending.

@@ -2,10 +2,10 @@
 
 use std::io::IoSliceMut;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
-use std::time::Instant;
 
 use quinn_udp::{BATCH_SIZE, RecvMeta, Transmit, UdpSocketState};
 
+use super::clock::Clock;
 use super::{
     ConnectionStats, RECV_BUFFER_SIZE, SendError, ServerStack, TransportCounters, TransportError,
     is_transient, resolve,
@@ -89,7 +89,7 @@ pub struct UdpServer<M: MessageSet> {
     socket: UdpSocket,
     state: UdpSocketState,
     stack: ServerStack<SocketAddr, M>,
-    epoch: Instant,
+    clock: Clock,
     /// [`BATCH_SIZE`] receive buffers of [`RECV_BUFFER_SIZE`] bytes, back to back.
     recv_buf: Box<[u8]>,
     meta: [RecvMeta; BATCH_SIZE],
@@ -170,7 +170,7 @@ impl<M: MessageSet> UdpServer<M> {
         config: ServerConfig,
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
-        let stack = ServerStack::new(config, layer, 0.0, super::unix_time())?;
+        let stack = ServerStack::new(config, layer, 0.0, super::clock::unix_time())?;
         socket.set_nonblocking(true)?;
         let state = UdpSocketState::new((&socket).into())?;
         // Best effort: a system that refuses keeps its default sizes.
@@ -180,7 +180,7 @@ impl<M: MessageSet> UdpServer<M> {
             socket,
             state,
             stack,
-            epoch: Instant::now(),
+            clock: Clock::start(),
             recv_buf: vec![0; BATCH_SIZE * RECV_BUFFER_SIZE].into_boxed_slice(),
             meta: [RecvMeta::default(); BATCH_SIZE],
             send_buf: vec![0; SEND_BUFFER_DATAGRAMS * MAX_DATAGRAM_BYTES].into_boxed_slice(),
@@ -223,7 +223,7 @@ impl<M: MessageSet> UdpServer<M> {
 
     /// Seconds since the server started: the time the connection layer runs on.
     fn now(&self) -> f64 {
-        self.epoch.elapsed().as_secs_f64()
+        self.clock.now()
     }
 
     /// One tick: reads the waiting datagrams (at most

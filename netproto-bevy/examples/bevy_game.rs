@@ -171,14 +171,12 @@ fn server_snapshots(
             y: p.y,
         })
         .collect();
-    let clients: Vec<ClientId> = server.clients().map(|(id, _)| id).collect();
-    for client in clients {
-        let snapshot = Dots {
-            frame: clock.frame,
-            dots: dots.clone(),
-        };
-        let _ = server.send(client, UNRELIABLE, GameMessage::Dots(snapshot));
-    }
+    let snapshot = GameMessage::Dots(Dots {
+        frame: clock.frame,
+        dots,
+    });
+    // Encoded once for every client; a client whose queue is full misses this one.
+    let _ = server.broadcast(UNRELIABLE, &snapshot, |_, _| {});
 }
 
 /// The client's view of the game.

@@ -40,11 +40,8 @@
 //!
 //! /// Every chat line goes to every client.
 //! fn relay(mut server: ResMut<NetServer<Msg>>, mut received: MessageReader<FromClient<Msg>>) {
-//!     let clients: Vec<_> = server.clients().map(|(id, _)| id).collect();
 //!     for FromClient { message, .. } in received.read() {
-//!         for &to in &clients {
-//!             let _ = server.send(to, RELIABLE, message.clone());
-//!         }
+//!         let _ = server.broadcast(RELIABLE, message, |_, _| {});
 //!     }
 //! }
 //!

@@ -259,8 +259,10 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
 
     /// Disconnects the closing clients whose queues are flushed or whose time is up.
     fn close_flushed(&mut self, now: f64) {
-        for index in 0..self.closing.len() {
-            let Some(deadline) = self.closing[index] else {
+        // Only connected clients can be closing: a tick visits them, not the slots.
+        for &client in &self.connected {
+            let index = usize::from(client);
+            let Some(deadline) = self.closing.get(index).copied().flatten() else {
                 continue;
             };
             let flushed = self
@@ -271,7 +273,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
             if flushed || now >= deadline {
                 self.closing[index] = None;
                 self.counters.count_close(flushed);
-                self.server.disconnect(now, ClientId(index as u16));
+                self.server.disconnect(now, ClientId(client));
             }
         }
     }

@@ -82,11 +82,11 @@ pub(crate) fn disconnected(
     addr: &dyn Debug,
     reason: DisconnectReason,
 ) {
-    let reason = reason.as_str();
-    let warn = matches!(
+    let warn = !matches!(
         reason,
-        "timed_out" | "handshake_timed_out" | "token_expired" | "protocol_error"
+        DisconnectReason::Local | DisconnectReason::PeerDisconnected
     );
+    let reason = reason.as_str();
     match (client, warn) {
         (Some(client), true) => {
             tracing::warn!(target: CONNECTION, side, client, ?addr, reason, "disconnected");

@@ -368,3 +368,20 @@ impl<M: MessageSet> SimClient<M> {
         self.stack.counters()
     }
 }
+
+/// Hands every datagram `net` delivers by `now` to `server` or to the client at its
+/// destination node (a datagram to a node without one is dropped).
+pub fn deliver<M: MessageSet>(
+    net: &mut Network,
+    now: f64,
+    server: &mut SimServer<M>,
+    clients: &mut [SimClient<M>],
+) {
+    while let Some(d) = net.poll(now) {
+        if d.to == server.node {
+            server.handle_datagram(now, d.from, &d.payload);
+        } else if let Some(client) = clients.iter_mut().find(|c| c.node == d.to) {
+            client.handle_datagram(now, d.from, &d.payload);
+        }
+    }
+}

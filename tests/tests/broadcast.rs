@@ -9,7 +9,7 @@ use netproto::connection::{ClientEvent, ConnectionConfig};
 use netproto::schema::{IntType, Schema};
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto::{MessageSet, NetMessage, Stream};
-use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer};
+use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
 
 /// Times a `Tick` was written (not measured, not read).
 static WRITES: AtomicUsize = AtomicUsize::new(0);
@@ -85,13 +85,7 @@ fn a_broadcast_is_encoded_once_and_delivered_to_every_client() {
     let mut received = [[false; 2]; CLIENTS];
     for tick in 0..600u32 {
         let now = f64::from(tick) / 60.0;
-        while let Some(d) = net.poll(now) {
-            if d.to == server_node {
-                server.handle_datagram(now, d.from, &d.payload);
-            } else {
-                clients[d.to.0 as usize - 1].handle_datagram(now, d.from, &d.payload);
-            }
-        }
+        deliver(&mut net, now, &mut server, &mut clients);
         while server.poll_event().is_some() {}
         for (i, c) in clients.iter_mut().enumerate() {
             while let Some(event) = c.poll_event() {

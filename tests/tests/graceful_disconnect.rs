@@ -10,7 +10,7 @@ use netproto::connection::{
 };
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto::transport::SendError;
-use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer};
+use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 struct Line {
@@ -82,13 +82,12 @@ fn run(end: End, deaf: bool) -> Outcome {
     loop {
         let now = f64::from(tick) * TICK;
         assert!(now < 30.0, "the connection never closed");
-        while let Some(d) = net.poll(now) {
-            if d.to == server_node {
-                server.handle_datagram(now, d.from, &d.payload);
-            } else {
-                client.handle_datagram(now, d.from, &d.payload);
-            }
-        }
+        deliver(
+            &mut net,
+            now,
+            &mut server,
+            std::slice::from_mut(&mut client),
+        );
         while let Some(event) = server.poll_event() {
             if let ServerEvent::Connected { client, .. } = event {
                 peer = Some(client);
@@ -179,7 +178,6 @@ fn disconnect_after_flush_gives_up_at_its_timeout() {
 #[test]
 fn a_client_flushes_too() {
     let (mut server, mut client, mut net) = setup(9);
-    let server_node = NodeId(0);
     for n in 0..MESSAGES {
         client.send(0, Msg::Line(Line { n })).expect("queued");
     }
@@ -187,13 +185,12 @@ fn a_client_flushes_too() {
     let (mut received, mut gone) = (0u16, false);
     for tick in 0..600 {
         let now = f64::from(tick) * TICK;
-        while let Some(d) = net.poll(now) {
-            if d.to == server_node {
-                server.handle_datagram(now, d.from, &d.payload);
-            } else {
-                client.handle_datagram(now, d.from, &d.payload);
-            }
-        }
+        deliver(
+            &mut net,
+            now,
+            &mut server,
+            std::slice::from_mut(&mut client),
+        );
         let ids: Vec<ClientId> = server.layers().map(|(id, _)| id).collect();
         for id in ids {
             while server.receive(id, 0).is_some() {

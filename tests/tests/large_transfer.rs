@@ -14,7 +14,7 @@ use netproto::channel::{ChannelConfig, LayerConfig};
 use netproto::connection::{ClientEvent, ClientId, ConnectionConfig, ServerEvent};
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto_examples::game::{EntityId, EntityState, EntityUpdate, Position};
-use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer};
+use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
 
 const TICK: f64 = 1.0 / 60.0;
 const MAP_BYTES: usize = 100 * 1024;
@@ -142,13 +142,12 @@ fn run(
             break;
         }
         assert!(now < 60.0, "no map after 60 s: {parts_received}/{parts}");
-        while let Some(d) = net.poll(now) {
-            if d.to == server_node {
-                server.handle_datagram(now, d.from, &d.payload);
-            } else {
-                client.handle_datagram(now, d.from, &d.payload);
-            }
-        }
+        deliver(
+            &mut net,
+            now,
+            &mut server,
+            std::slice::from_mut(&mut client),
+        );
         while let Some(event) = server.poll_event() {
             match event {
                 ServerEvent::Connected { client, .. } => {

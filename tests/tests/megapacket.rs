@@ -48,7 +48,7 @@ use netproto::connection::{
 use netproto::packet::MAX_HEADER_BYTES;
 use netproto::sim::{GilbertElliott, LinkConfig, Network, NodeId, Rng};
 use netproto_examples::game::{EntityUpdate, GameMessage, MatchPhase, PlayerInput, workload};
-use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, WireCounters};
+use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, WireCounters, deliver};
 
 const CLIENTS: usize = 200;
 const TICK: f64 = 1.0 / 60.0;
@@ -378,13 +378,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
             now < 120.0,
             "no drain after {now} s: {delivered}/{expected}"
         );
-        while let Some(d) = net.poll(now) {
-            if d.to == server_node {
-                server.handle_datagram(now, d.from, &d.payload);
-            } else {
-                clients[d.to.0 as usize - 1].handle_datagram(now, d.from, &d.payload);
-            }
-        }
+        deliver(&mut net, now, &mut server, &mut clients);
         while let Some(event) = server.poll_event() {
             if let ServerEvent::Disconnected { .. } = event {
                 disconnects += 1;

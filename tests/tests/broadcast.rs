@@ -1,4 +1,4 @@
-//! Broadcast (issue 16, item 4): one message to every client, encoded once. A
+//! Broadcast: one message to every client, encoded once. A
 //! hand-written message set counts every time a message is written; twenty clients
 //! on the simulator receive the broadcast.
 

@@ -1,6 +1,6 @@
-//! The channel kinds of issue 16 (reliable-unordered, sequenced) and how channels
-//! share packets: delivery semantics through lossy, reordering exchanges, hostile
-//! payloads on the new kinds, and sharing by priority and weight.
+//! The channel kinds beyond reliable-ordered and unreliable (reliable-unordered, sequenced)
+//! and how channels share packets: delivery semantics through lossy, reordering exchanges,
+//! hostile payloads on the new kinds, and sharing by priority and weight.
 
 use netproto::channel::{
     BlockConfig, ChannelConfig, ConfigError, LayerConfig, MessageLayer, ReadError, SendError,

@@ -1,4 +1,4 @@
-//! Graceful disconnect (issue 16, item 3): `disconnect_after_flush` keeps a
+//! Graceful disconnect: `disconnect_after_flush` keeps a
 //! connection sending until every reliable message is acked, bounded by a timeout;
 //! the immediate `disconnect` drops what is not acked. On the network simulator, 50 ms
 //! each way, 10% loss each way.

@@ -1,4 +1,4 @@
-//! A 100 KB map download while the game runs (issue 16, item 2): a server and one
+//! A 100 KB map download while the game runs: a server and one
 //! client on the network simulator, 50 ms each way (100 ms round trip) and 1% loss
 //! each way, the full sans-IO stack with default connection settings.
 //!
@@ -260,10 +260,10 @@ fn game_layer() -> LayerConfig {
 }
 
 /// With default settings the map arrives within 2 s of being queued, and the 20 Hz
-/// snapshots keep flowing meanwhile (three seeds of the link). On the code before issue 16 (the map in two
-/// 50 KB parts on a reliable channel with default blocks: the layout of
-/// [`map_download_with_default_blocks`]) the map took 12.9 s and the snapshots' median
-/// latency was 0.47 s.
+/// snapshots keep flowing meanwhile (three seeds of the link). Before channel sharing, the
+/// bulk preset and the new congestion defaults (the map in two 50 KB parts on a reliable
+/// channel with default blocks: the layout of [`map_download_with_default_blocks`]) the map
+/// took 12.9 s and the snapshots' median latency was 0.47 s.
 #[test]
 fn map_download_with_defaults_takes_under_two_seconds() {
     for seed in [16, 17, 18] {
@@ -276,9 +276,9 @@ fn map_download_with_defaults_takes_under_two_seconds() {
     }
 }
 
-/// The layout a user wrote before issue 16 (inputs and snapshots limited to their
-/// sizes, the map on a reliable channel with default blocks: 64 KiB at most, so two
-/// parts), now with the default connection settings and sharing.
+/// The layout a user wrote before channel sharing and the bulk preset (inputs and snapshots
+/// limited to their sizes, the map on a reliable channel with default blocks: 64 KiB at
+/// most, so two parts), now with the default connection settings and sharing.
 #[test]
 fn map_download_with_default_blocks() {
     let small = 2000;

@@ -1,8 +1,8 @@
 //! The memory bound of a message layer ([`LayerConfig::memory_bound`]) holds for the
-//! channel kinds of issue 16, measured with a counting global allocator: a peer
-//! fills a reliable-unordered channel's receive window with messages the application
-//! never takes, keeps blocks half sent, floods a sequenced channel, while our side
-//! queues values and broadcast encodings ([`Encoded`]) until every queue refuses.
+//! reliable-unordered and sequenced channel kinds, measured with a counting global
+//! allocator: a peer fills a reliable-unordered channel's receive window with messages the
+//! application never takes, keeps blocks half sent, floods a sequenced channel, while our
+//! side queues values and broadcast encodings ([`Encoded`]) until every queue refuses.
 //!
 //! One test in this binary: the allocator is process-global.
 

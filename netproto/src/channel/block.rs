@@ -29,10 +29,11 @@ impl OutgoingBlock {
         self.acked.len()
     }
 
-    /// The bytes of fragment `index`.
-    pub(crate) fn fragment(&self, index: usize) -> &[u8] {
+    /// The bytes of fragment `index`, for a stream that takes them as `&mut` (a
+    /// writer leaves them as they are).
+    pub(crate) fn fragment_mut(&mut self, index: usize) -> &mut [u8] {
         fragment_range(self.bytes.len(), self.fragment_size, index)
-            .and_then(|r| self.bytes.get(r))
+            .and_then(|r| self.bytes.get_mut(r))
             .unwrap_or_default()
     }
 
@@ -132,12 +133,12 @@ mod tests {
         let data: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
         let mut out = OutgoingBlock::new(data.clone().into_boxed_slice(), 300);
         assert_eq!(out.fragments(), 4);
-        assert_eq!(out.fragment(3).len(), 100);
-        assert!(out.fragment(4).is_empty());
+        assert_eq!(out.fragment_mut(3).len(), 100);
+        assert!(out.fragment_mut(4).is_empty());
         let mut partial = PartialBlock::new(7, 1000, 300);
         for i in [3, 1, 0, 2] {
-            assert!(partial.store(i, 300, out.fragment(i)));
-            assert!(!partial.store(i, 300, out.fragment(i)));
+            assert!(partial.store(i, 300, out.fragment_mut(i)));
+            assert!(!partial.store(i, 300, out.fragment_mut(i)));
         }
         assert_eq!(partial.remaining, 0);
         assert_eq!(partial.received_bytes(), 1000);

@@ -1,6 +1,8 @@
 //! Configuration of the message layer and its channels, validated up front.
 
-use crate::bits::bits_required;
+use super::payload::{
+    entry_header_bits, fragment_bits, frame_bits, group_header_bits, message_id_bits,
+};
 
 /// Most channels one layer can have.
 pub const MAX_CHANNELS: usize = 64;
@@ -93,18 +95,6 @@ impl BlockConfig {
     /// Fragments of the largest block: `ceil(max_block_size / fragment_size)`.
     pub fn max_fragments(&self) -> usize {
         self.max_block_size.div_ceil(self.fragment_size.max(1))
-    }
-
-    /// Bits of a fragment group's header: block id, block size, fragment count.
-    pub(crate) fn group_header_bits(&self) -> usize {
-        MESSAGE_ID_BITS
-            + bits_required(1, self.max_block_size as u64) as usize
-            + bits_required(1, self.max_fragments_per_packet as u64) as usize
-    }
-
-    /// Bits of a fragment's index.
-    pub(crate) fn index_bits(&self) -> usize {
-        bits_required(0, self.max_fragments().saturating_sub(1) as u64) as usize
     }
 }
 
@@ -453,18 +443,6 @@ pub enum ConfigError {
     },
 }
 
-/// Bits of a channel entry's header (channel index, message count, fragments flag).
-pub(crate) fn entry_header_bits(channels: usize, channel: &ChannelConfig) -> usize {
-    bits_required(0, channels.saturating_sub(1) as u64) as usize
-        + bits_required(0, channel.max_messages_per_packet as u64) as usize
-        + 1
-}
-
-/// Bits of the packet's entry count.
-pub(crate) fn entry_count_bits(channels: usize) -> usize {
-    bits_required(0, channels as u64) as usize
-}
-
 impl LayerConfig {
     /// The most heap memory, in bytes, a [`MessageLayer<M>`](super::MessageLayer)
     /// with this configuration holds, whatever the peer sends and however long the
@@ -603,7 +581,7 @@ impl LayerConfig {
                 max: limit,
             });
         }
-        let packet = self.max_packet_bits.saturating_sub(entry_count_bits(n) + 7);
+        let packet = self.max_packet_bits.saturating_sub(frame_bits(n));
         for (i, c) in self.channels.iter().enumerate() {
             for (field, value) in [
                 ("send_queue_size", c.send_queue_size),
@@ -646,8 +624,12 @@ impl LayerConfig {
                 });
             }
             let reliable = c.kind.is_reliable();
-            let header =
-                entry_header_bits(n, c) + if c.kind.has_ids() { MESSAGE_ID_BITS } else { 0 };
+            let header = entry_header_bits(n, c)
+                + if c.kind.has_ids() {
+                    message_id_bits(None, 0)
+                } else {
+                    0
+                };
             match (&c.blocks, reliable) {
                 (Some(_), false) => return Err(ConfigError::BlocksOnUnreliable { channel: i }),
                 (Some(b), true) => {
@@ -674,11 +656,10 @@ impl LayerConfig {
                             max: 65536,
                         });
                     }
+                    // A full fragment, as a writer measures it.
                     let needed = entry_header_bits(n, c)
-                        + b.group_header_bits()
-                        + b.index_bits()
-                        + 7
-                        + 8 * b.fragment_size;
+                        + group_header_bits(b)
+                        + fragment_bits(b, &mut vec![0; b.fragment_size]);
                     if c.max_bits_per_packet < needed {
                         return Err(ConfigError::BudgetTooSmall {
                             channel: i,

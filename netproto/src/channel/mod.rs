@@ -132,6 +132,10 @@
 //! An entry with no messages and no fragments is malformed. A block's bytes are the
 //! message encoded by itself (type id, body, zero padding).
 //!
+//! The layout is written once, as one walk generic over [`Stream`](crate::Stream):
+//! writing a packet, reading one, and measuring what a message or fragment would add
+//! to the packet being filled all run it (or its parts), so they cannot disagree.
+//!
 //! ```
 //! use netproto::NetMessage;
 //! use netproto::channel::{LayerConfig, MessageLayer};
@@ -166,11 +170,14 @@ mod block;
 mod config;
 mod encoded;
 mod error;
-mod packer;
+mod payload;
+mod reader;
 mod reliable;
+mod select;
 mod stack;
 mod stats;
 mod unreliable;
+mod writer;
 
 pub use config::{
     BlockConfig, ChannelConfig, ChannelKind, ConfigError, LayerConfig, MAX_CHANNELS,
@@ -186,9 +193,9 @@ use crate::message::NetMessage;
 use crate::packet::{Sequence, SequenceBuffer};
 use crate::stream::WriteStream;
 use block::OutgoingBlock;
-use config::entry_header_bits;
 use encoded::Payload;
-use packer::Staged;
+use payload::{entry_header_bits, message_id_bits};
+use reader::Staged;
 use reliable::{Outgoing, ReliableReceiver, ReliableSender};
 use unreliable::{UnreliableReceiver, UnreliableSender};
 
@@ -272,7 +279,8 @@ pub struct MessageLayer<M> {
     sent_packets: SequenceBuffer<Vec<SentItem>>,
     /// Encoding scratch (send-time validation).
     scratch: Vec<u8>,
-    packer: packer::Scratch,
+    /// What the packet being written carries.
+    packer: select::Selection,
     staged: Staged<M>,
     counters: LayerCounters,
     protocol_error: Option<ReadError>,
@@ -309,7 +317,11 @@ impl<M: NetMessage> MessageLayer<M> {
                         recv: UnreliableReceiver::new(c.receive_queue_size),
                     }
                 };
-                let id_bits = if c.kind.has_ids() { MESSAGE_ID_BITS } else { 0 };
+                let id_bits = if c.kind.has_ids() {
+                    message_id_bits(None, 0)
+                } else {
+                    0
+                };
                 let fits = c
                     .max_bits_per_packet
                     .saturating_sub(entry_header_bits(n, c) + id_bits);
@@ -333,7 +345,7 @@ impl<M: NetMessage> MessageLayer<M> {
             config,
             channels,
             scratch: Vec::new(),
-            packer: packer::Scratch::default(),
+            packer: select::Selection::default(),
             staged: Staged::default(),
             counters: LayerCounters::default(),
             protocol_error: None,

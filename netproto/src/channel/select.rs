@@ -1,0 +1,313 @@
+//! Selection: which channels, messages and fragments go into the packet being written.
+//!
+//! The policy is documented on the [module](super#sharing-packets-between-channels):
+//! each channel with something queued earns its weighted share of the packet as
+//! credit, channels are offered the packet by (within their share, priority, credit,
+//! index), and each takes what it has due, oldest first, while it fits its budget.
+//! What a part costs is measured with the payload format's own functions
+//! ([`payload`](super::payload)), never computed here.
+
+use core::ops::Range;
+
+use super::config::ChannelConfig;
+use super::payload::{
+    entry_count_bits, entry_header_bits, fragment_bits, group_header_bits, message_id_bits,
+};
+use super::reliable::{Outgoing, ReliableSender};
+use super::unreliable::UnreliableSender;
+use super::{Channel, MessageLayer, State};
+use crate::message::NetMessage;
+
+/// What one channel puts in the packet being written.
+#[derive(Debug, Clone)]
+pub(super) struct EntrySel {
+    pub(super) channel: usize,
+    /// Reliable: the ids, in `Selection::ids`. Unreliable: empty.
+    pub(super) ids: Range<usize>,
+    /// Messages in the entry.
+    pub(super) count: usize,
+    /// A block's id and its fragment indexes, in `Selection::frags`.
+    pub(super) block: Option<(u16, Range<usize>)>,
+}
+
+/// The selection for the packet being written, in buffers reused from packet to packet.
+#[derive(Debug, Default)]
+pub(crate) struct Selection {
+    /// By increasing channel index.
+    pub(super) entries: Vec<EntrySel>,
+    pub(super) ids: Vec<u16>,
+    pub(super) frags: Vec<u32>,
+    /// Messages and fragments picked again (sent before) for this packet.
+    pub(super) resends: u64,
+    /// Channel indexes in the order they are offered the packet.
+    order: Vec<usize>,
+    /// Something due did not fit the packet.
+    pub(super) more: bool,
+}
+
+/// `true` while a message (or fragment) sent at `last_sent` waits for its resend
+/// interval. A send time after `now` means the clock went back: the message is due
+/// at once (and is stamped with the new time), rather than held until the clock
+/// catches up.
+fn waiting(last_sent: f64, interval: f64, now: f64) -> bool {
+    last_sent <= now && last_sent + interval > now
+}
+
+/// `true` when `ch` has something queued.
+fn pending<M>(ch: &Channel<M>) -> bool {
+    match &ch.state {
+        State::Reliable { send, .. } => send.len() > 0,
+        State::Unreliable { send, .. } => !send.queue.is_empty(),
+    }
+}
+
+/// Picks the reliable messages and fragments of one channel for this packet, within
+/// `budget` bits of which the entry header takes `header`; returns the entry and its
+/// bits.
+#[allow(clippy::too_many_arguments)]
+fn select_reliable<M: NetMessage>(
+    send: &mut ReliableSender<M>,
+    config: &ChannelConfig,
+    channel: usize,
+    now: f64,
+    rtt: f64,
+    budget: usize,
+    header: usize,
+    sel: &mut Selection,
+) -> Option<(EntrySel, usize)> {
+    let interval = config.resend_interval.max(config.resend_rtt_factor * rtt);
+    let max_messages = config.max_messages_per_packet;
+    let mut used = header;
+    let ids_start = sel.ids.len();
+    let mut count = 0usize;
+    let mut previous: Option<u32> = None;
+    let mut block = None;
+    // Blocks met in the walk: only the oldest `max_blocks_in_flight` unacked ones may
+    // have fragments out; one of them gets this packet's fragment group.
+    let mut blocks_seen = 0;
+    let max_blocks = config.blocks.map_or(0, |b| b.max_blocks_in_flight);
+    let mut block_done = config.blocks.is_none();
+    // The least a message takes: a relative id's one bit, and the smallest message.
+    let min_message = message_id_bits(Some(0), 1) + M::MIN_BITS;
+    // Never an id at or beyond oldest unacked + receive queue size.
+    let window = send.len().min(config.receive_queue_size);
+    let base = u32::from(send.oldest);
+    for k in 0..window {
+        let messages_done = count >= max_messages || used + min_message > budget;
+        if messages_done && block_done {
+            // Whatever is left may be due: let the caller send another packet.
+            sel.more |= k + 1 < window || count >= max_messages;
+            break;
+        }
+        let id = send.oldest.wrapping_add(k as u16);
+        let Some(item) = send.get_mut(id) else {
+            continue;
+        };
+        match item {
+            Outgoing::Message {
+                bits, last_sent, ..
+            } => {
+                if messages_done || waiting(*last_sent, interval, now) {
+                    continue;
+                }
+                // The ids of an entry, unwrapped: increasing from the oldest.
+                let value = base + k as u32;
+                let cost = message_id_bits(previous, value) + *bits;
+                if used + cost > budget {
+                    sel.more = true;
+                    continue;
+                }
+                used += cost;
+                sel.resends += u64::from(*last_sent != f64::NEG_INFINITY);
+                *last_sent = now;
+                previous = Some(value);
+                sel.ids.push(id);
+                count += 1;
+            }
+            Outgoing::Block(b) => {
+                if block_done {
+                    continue;
+                }
+                blocks_seen += 1;
+                if blocks_seen >= max_blocks {
+                    block_done = true;
+                }
+                let Some(bc) = config.blocks else { continue };
+                let start = sel.frags.len();
+                for f in 0..b.fragments() {
+                    if sel.frags.len() - start >= bc.max_fragments_per_packet {
+                        sel.more |= b.remaining > sel.frags.len() - start;
+                        break;
+                    }
+                    if b.acked[f] || waiting(b.last_sent[f], interval, now) {
+                        continue;
+                    }
+                    let group = if sel.frags.len() == start {
+                        group_header_bits(&bc)
+                    } else {
+                        0
+                    };
+                    let cost = group + fragment_bits(&bc, b.fragment_mut(f));
+                    if used + cost > budget {
+                        sel.more = true;
+                        continue;
+                    }
+                    used += cost;
+                    sel.resends += u64::from(b.last_sent[f] != f64::NEG_INFINITY);
+                    b.last_sent[f] = now;
+                    sel.frags.push(f as u32);
+                }
+                if sel.frags.len() > start {
+                    block = Some((id, start..sel.frags.len()));
+                    block_done = true;
+                }
+            }
+        }
+    }
+    if count == 0 && block.is_none() {
+        return None;
+    }
+    Some((
+        EntrySel {
+            channel,
+            ids: ids_start..sel.ids.len(),
+            count,
+            block,
+        },
+        used,
+    ))
+}
+
+/// Picks the unreliable messages of one channel: oldest first, while they fit. A
+/// sequenced channel's messages carry ids, consecutive from the channel's next id.
+fn select_unreliable<M>(
+    send: &UnreliableSender<M>,
+    config: &ChannelConfig,
+    channel: usize,
+    budget: usize,
+    header: usize,
+    more: &mut bool,
+) -> Option<(EntrySel, usize)> {
+    let mut used = header;
+    let mut count = 0;
+    let sequenced = config.kind.has_ids();
+    let base = u32::from(send.next_id);
+    for (_, bits) in &send.queue {
+        let id_bits = if sequenced {
+            let value = base + count as u32;
+            message_id_bits((count > 0).then(|| value - 1), value)
+        } else {
+            0
+        };
+        if count == config.max_messages_per_packet || used + id_bits + bits > budget {
+            *more = true;
+            break;
+        }
+        used += id_bits + bits;
+        count += 1;
+    }
+    (count > 0).then_some((
+        EntrySel {
+            channel,
+            ids: 0..0,
+            count,
+            block: None,
+        },
+        used,
+    ))
+}
+
+impl<M: NetMessage> MessageLayer<M> {
+    /// Selects what the next packet carries (into `self.packer`), marking the reliable
+    /// messages and fragments taken as sent at `now`, and records whether something due
+    /// did not fit.
+    pub(super) fn select(&mut self, now: f64) {
+        let n = self.channels.len();
+        let rtt = self.rtt;
+        let Self {
+            channels,
+            packer,
+            config,
+            credits,
+            ..
+        } = self;
+        packer.entries.clear();
+        packer.ids.clear();
+        packer.frags.clear();
+        packer.resends = 0;
+        packer.more = false;
+        let total = config.max_packet_bits.saturating_sub(entry_count_bits(n));
+        let mut remaining = total;
+        // Sharing: every channel with something queued earns its weighted share of
+        // this packet; those within their share are offered it first, by priority.
+        let weights: u64 = channels
+            .iter()
+            .filter(|ch| pending(ch))
+            .map(|ch| u64::from(ch.config.weight))
+            .sum();
+        // Credit and debt are bounded by a few packets: enough to even out the
+        // shares of channels that take whole packets, not enough to hoard.
+        let cap = 4 * total as i64;
+        for (ch, credit) in channels.iter().zip(credits.iter_mut()) {
+            *credit = if pending(ch) && weights > 0 {
+                let share = (total as u64 * u64::from(ch.config.weight) / weights) as i64;
+                (*credit + share).min(cap)
+            } else {
+                0
+            };
+        }
+        packer.order.clear();
+        packer.order.extend(0..n);
+        packer.order.sort_unstable_by_key(|&c| {
+            let within = credits[c] >= 0;
+            (
+                core::cmp::Reverse(within),
+                core::cmp::Reverse(channels[c].config.priority),
+                core::cmp::Reverse(credits[c]),
+                c,
+            )
+        });
+        for k in 0..n {
+            let index = packer.order[k];
+            let ch = &mut channels[index];
+            let budget = ch.config.max_bits_per_packet.min(remaining);
+            let header = entry_header_bits(n, &ch.config);
+            if budget <= header {
+                packer.more |= pending(ch);
+                continue;
+            }
+            let selected = match &mut ch.state {
+                State::Reliable { send, .. } => {
+                    select_reliable(send, &ch.config, index, now, rtt, budget, header, packer)
+                }
+                State::Unreliable { send, .. } => {
+                    select_unreliable(send, &ch.config, index, budget, header, &mut packer.more)
+                }
+            };
+            if let Some((entry, bits)) = selected {
+                remaining -= bits;
+                credits[index] = (credits[index] - bits as i64).max(-cap);
+                packer.entries.push(entry);
+            }
+        }
+        // The layout lists entries by increasing channel index.
+        packer.entries.sort_unstable_by_key(|e| e.channel);
+        self.more = packer.more;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_send_time_in_the_future_is_due() {
+        assert!(!waiting(f64::NEG_INFINITY, 0.1, 0.0));
+        assert!(waiting(1.0, 0.1, 1.05));
+        assert!(!waiting(1.0, 0.1, 1.1));
+        // The clock went back from 100 to 0.
+        assert!(!waiting(100.0, 0.1, 0.0));
+        // It stands still: the interval has not passed.
+        assert!(waiting(5.0, 0.1, 5.0));
+    }
+}

@@ -2,9 +2,13 @@
 //!
 //! The output is wrapped in `const _: () = { ... };` and uses absolute paths only. Per
 //! field it produces: block-level `const` items (typed bounds, quantizations, and the
-//! assertions that check bounds the macro could not evaluate), a blank value, `MAX_BITS`
-//! / `MIN_BITS` terms, the per-field serialize statement (the tracing path), and, for
-//! fixed-width fields, a [`Part`] of the fused fast path.
+//! assertions that check bounds the macro could not evaluate), a blank value, the
+//! per-field serialize statement (the tracing path), and, for fixed-width fields, a
+//! [`Part`] of the fused fast path.
+//!
+//! `MAX_BITS` / `MIN_BITS` are not summed here: they are the bounds of `SCHEMA` (see
+//! `schema`), whose `const fn` constructors sum the fields' bounds, so the two cannot
+//! disagree. Both are associated constants, evaluated by the compiler.
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -23,7 +27,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
         next_id: 0,
     };
     let type_name = input.ident.to_string();
-    let (blank, serialize, write, pack, max_bits, min_bits) = match &input.body {
+    let (blank, serialize, write, pack) = match &input.body {
         Body::Struct(fields) => {
             let fg = cx.fields(fields);
             let pattern = fg.pattern(quote!(Self));
@@ -50,14 +54,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 #(#packs)*
                 ::core::result::Result::Ok(())
             };
-            (
-                fg.blank(quote!(Self)),
-                serialize,
-                write,
-                pack,
-                fg.max_bits.expr(),
-                fg.min_bits.expr(),
-            )
+            (fg.blank(quote!(Self)), serialize, write, pack)
         }
         Body::Enum(variants) => {
             let count = variants.len();
@@ -145,9 +142,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 .first()
                 .cloned()
                 .unwrap_or_else(|| quote!(::core::unreachable!()));
-            let max = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.max_bits), true);
-            let min = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.min_bits), false);
-            (first_blank, serialize, write, pack, max, min)
+            (first_blank, serialize, write, pack)
         }
     };
 
@@ -173,8 +168,10 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
 
             #[automatically_derived]
             impl #impl_generics ::netproto::NetMessage for #ident #ty_generics #where_clause {
-                const MAX_BITS: usize = #max_bits;
-                const MIN_BITS: usize = #min_bits;
+                // The bounds of the schema, whose constructors sum the fields' bounds (and
+                // take the widest and narrowest variant): one computation, at compile time.
+                const MAX_BITS: usize = <Self as ::netproto::NetMessage>::SCHEMA.max_bits;
+                const MIN_BITS: usize = <Self as ::netproto::NetMessage>::SCHEMA.min_bits;
                 const SCHEMA: &'static ::netproto::schema::Schema = #schema;
 
                 fn blank() -> Self {
@@ -261,69 +258,6 @@ pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
     }
 }
 
-/// A sum of bit counts: the part the macro knows, plus terms the compiler evaluates.
-#[derive(Clone, Default)]
-struct Sum {
-    known: usize,
-    terms: Vec<TokenStream>,
-}
-
-impl Sum {
-    fn add(&mut self, other: Sum) {
-        self.known += other.known;
-        self.terms.extend(other.terms);
-    }
-
-    fn known(n: usize) -> Self {
-        Sum {
-            known: n,
-            terms: Vec::new(),
-        }
-    }
-
-    fn term(t: TokenStream) -> Self {
-        Sum {
-            known: 0,
-            terms: vec![t],
-        }
-    }
-
-    fn expr(&self) -> TokenStream {
-        let known = Literal::usize_unsuffixed(self.known);
-        let terms = &self.terms;
-        if terms.is_empty() {
-            quote!(#known)
-        } else {
-            quote!(#known #(+ #terms)*)
-        }
-    }
-
-    /// `index_bits` plus the max (or min) of the variants' sums.
-    fn fold<'s>(
-        index_bits: u32,
-        variants: impl Iterator<Item = &'s Sum>,
-        max: bool,
-    ) -> TokenStream {
-        let variants: Vec<&Sum> = variants.collect();
-        let index = Literal::usize_unsuffixed(index_bits as usize);
-        if variants.iter().all(|v| v.terms.is_empty()) {
-            let known = variants.iter().map(|v| v.known);
-            let best = if max { known.max() } else { known.min() }.unwrap_or(0);
-            let total = Literal::usize_unsuffixed(index_bits as usize + best);
-            return quote!(#total);
-        }
-        let pick = if max {
-            quote!(::netproto::__private::max_usize)
-        } else {
-            quote!(::netproto::__private::min_usize)
-        };
-        let mut exprs = variants.iter().map(|v| v.expr());
-        let first = exprs.next().unwrap_or_else(|| quote!(0));
-        let folded = exprs.fold(first, |acc, e| quote!(#pick(#acc, #e)));
-        quote!(#index + #folded)
-    }
-}
-
 struct Cx {
     /// Block-level items: typed bounds, quantizations, `const` assertions.
     items: TokenStream,
@@ -346,8 +280,6 @@ struct FieldsGen {
     write_items: Vec<(Option<Part>, TokenStream)>,
     /// Per-field statements of the write fast path through a `Packer` (`__p`).
     packs: Vec<TokenStream>,
-    max_bits: Sum,
-    min_bits: Sum,
     /// Whether any field is bound (a pattern is needed).
     bound: bool,
 }
@@ -439,8 +371,6 @@ impl Cx {
             write_traced: Vec::new(),
             write_items: Vec::new(),
             packs: Vec::new(),
-            max_bits: Sum::default(),
-            min_bits: Sum::default(),
             bound: false,
         };
         let mut traced = Vec::new();
@@ -450,10 +380,8 @@ impl Cx {
             self.next_id += 1;
             let member = &field.member;
             let binding = format_ident!("__f{}", id);
-            let (blank, max, min) = self.field_consts(field, id);
+            let blank = self.field_consts(field, id);
             fg.blanks.push(quote!(#member: #blank));
-            fg.max_bits.add(max);
-            fg.min_bits.add(min);
             if matches!(field.kind, Kind::Skip) {
                 continue;
             }
@@ -486,16 +414,16 @@ impl Cx {
         fg
     }
 
-    /// Emits the field's block-level items; returns its blank value and bit bounds.
-    fn field_consts(&mut self, field: &Field<'_>, id: usize) -> (TokenStream, Sum, Sum) {
+    /// Emits the field's block-level items (typed bounds, quantizations, assertions);
+    /// returns its blank value. Its bit bounds are not computed here: they come from the
+    /// field's schema (see `schema`), which `MAX_BITS` / `MIN_BITS` read.
+    fn field_consts(&mut self, field: &Field<'_>, id: usize) -> TokenStream {
         let ty = field.ty;
         match &field.kind {
-            Kind::Skip => (
-                // Spanned on the type: a missing `Default` impl points at the field.
-                quote_spanned!(span_of(ty)=> <#ty as ::core::default::Default>::default()),
-                Sum::known(0),
-                Sum::known(0),
-            ),
+            // Spanned on the type: a missing `Default` impl points at the field.
+            Kind::Skip => {
+                quote_spanned!(span_of(ty)=> <#ty as ::core::default::Default>::default())
+            }
             Kind::Ranged {
                 int,
                 min,
@@ -549,8 +477,6 @@ impl Cx {
                                 "netproto-derive: quantization width disagrees with the runtime"
                             );
                         });
-                        let w = *bits as usize;
-                        (quote!(#q.min()), Sum::known(w), Sum::known(w))
                     }
                     Quant::Const {
                         min,
@@ -569,67 +495,23 @@ impl Cx {
                                 #panic
                             };
                         });
-                        let bits = quote!((#q.bits() as usize));
-                        (quote!(#q.min()), Sum::term(bits.clone()), Sum::term(bits))
                     }
                 }
+                quote!(#q.min())
             }
             Kind::String { max_len } => {
-                let len = self.len_const(max_len, id);
-                let blank = quote!(::netproto::__private::String::new());
-                match max_len {
-                    Bound::Known(n) => {
-                        let n = *n as usize;
-                        let lb = bits_required(0, n as i128) as usize;
-                        (blank, Sum::known(lb + 7 + 8 * n), Sum::known(lb))
-                    }
-                    Bound::Const(_) => {
-                        let lb = quote!((::netproto::bits_required(0, #len as u64) as usize));
-                        (blank, Sum::term(quote!(#lb + 7 + 8 * #len)), Sum::term(lb))
-                    }
-                }
+                self.len_const(max_len, id);
+                quote!(::netproto::__private::String::new())
             }
-            Kind::Vec { elem, max_len } => {
-                let len = self.len_const(max_len, id);
-                let blank = quote!(::netproto::__private::Vec::new());
-                let elem_max =
-                    quote_spanned! {span_of(elem)=> <#elem as ::netproto::NetMessage>::MAX_BITS };
-                match max_len {
-                    Bound::Known(n) => {
-                        let lb = bits_required(0, *n) as usize;
-                        let mut max = Sum::known(lb);
-                        if *n > 0 {
-                            max.terms.push(quote!(#len * #elem_max));
-                        }
-                        (blank, max, Sum::known(lb))
-                    }
-                    Bound::Const(_) => {
-                        let lb = quote!((::netproto::bits_required(0, #len as u64) as usize));
-                        (
-                            blank,
-                            Sum::term(quote!(#lb + #len * #elem_max)),
-                            Sum::term(lb),
-                        )
-                    }
-                }
+            Kind::Vec { max_len, .. } => {
+                self.len_const(max_len, id);
+                quote!(::netproto::__private::Vec::new())
             }
             Kind::Prim(prim) => {
-                let w = prim_width(*prim) as usize;
                 let ty = prim_type(*prim);
-                (
-                    quote!(<#ty as ::netproto::NetMessage>::blank()),
-                    Sum::known(w),
-                    Sum::known(w),
-                )
+                quote!(<#ty as ::netproto::NetMessage>::blank())
             }
-            Kind::Nested => {
-                let span = span_of(ty);
-                (
-                    quote_spanned!(span=> <#ty as ::netproto::NetMessage>::blank()),
-                    Sum::term(quote_spanned!(span=> <#ty as ::netproto::NetMessage>::MAX_BITS)),
-                    Sum::term(quote_spanned!(span=> <#ty as ::netproto::NetMessage>::MIN_BITS)),
-                )
-            }
+            Kind::Nested => quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::blank()),
         }
     }
 
@@ -643,10 +525,9 @@ impl Cx {
         id: usize,
         bits_check: Option<&ConstExpr>,
         spans: Spans,
-    ) -> (TokenStream, Sum, Sum) {
-        if let (Bound::Known(lo), Bound::Known(hi)) = (min, max) {
-            let w = bits_required(*lo, *hi) as usize;
-            return (int_lit(int, *lo), Sum::known(w), Sum::known(w));
+    ) -> TokenStream {
+        if let (Bound::Known(lo), Bound::Known(_)) = (min, max) {
+            return int_lit(int, *lo);
         }
         let t = int.ident();
         let (tmin, tmax) = (int.min(), int.max());
@@ -698,17 +579,14 @@ impl Cx {
             const #cmin: #t = #lo as #t;
             const #cmax: #t = #hi as #t;
         });
-        let bits = quote!((::netproto::bits_required(0, (#cmax as u64).wrapping_sub(#cmin as u64)) as usize));
-        (quote!(#cmin), Sum::term(bits.clone()), Sum::term(bits))
+        quote!(#cmin)
     }
 
-    /// The `max_len` as a `usize` expression, behind an assertion when not a literal.
-    fn len_const(&mut self, max_len: &Bound, id: usize) -> TokenStream {
+    /// A `max_len` that is not a literal: the `usize` constant `len_ref` names, behind an
+    /// assertion.
+    fn len_const(&mut self, max_len: &Bound, id: usize) {
         match max_len {
-            Bound::Known(n) => {
-                let n = Literal::usize_unsuffixed(*n as usize);
-                quote!(#n)
-            }
+            Bound::Known(_) => {}
             Bound::Const(c) => {
                 let name = format_ident!("__NET_{}_LEN", id);
                 let v = &c.value;
@@ -719,7 +597,6 @@ impl Cx {
                     &message,
                 ));
                 self.items.extend(quote!(const #name: usize = #v as usize;));
-                quote!(#name)
             }
         }
     }

@@ -19,8 +19,9 @@ use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
 /// Derives `netproto::NetMessage`: one `serialize` function, generic over the stream, that
-/// writes, reads and measures the type; `MAX_BITS` / `MIN_BITS` computed at compile time;
-/// and `blank()`, the value a reader fills in.
+/// writes, reads and measures the type; `SCHEMA`, its wire format; `MAX_BITS` /
+/// `MIN_BITS`, the bit bounds of that schema (computed once, at compile time, from the
+/// fields' bounds); and `blank()`, the value a reader fills in.
 ///
 /// Works on structs (named, tuple, unit) and enums (unit, tuple and struct variants; the
 /// variant index goes first, in `bits_required(0, variants - 1)` bits, in declaration

@@ -4,9 +4,15 @@
 //! Skipped fields are left out (they are not on the wire). An unannotated field, a
 //! sequence's element and a nested type use `<T as NetMessage>::SCHEMA`, so the schema of
 //! a type contains the schemas of the types it is made of.
+//!
+//! The schema is also where the bit bounds are computed: the generated `MAX_BITS` /
+//! `MIN_BITS` are `SCHEMA.max_bits` / `SCHEMA.min_bits`, which the runtime's `const fn`
+//! constructors sum from the fields (the widest and narrowest variant of an enum, plus
+//! its index).
 
 use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::ast::{Body, Bound, Fields, Input, Kind, Prim, Quant};
 use crate::value::IntTy;
@@ -109,7 +115,10 @@ fn field_schema(kind: &Kind<'_>, ty: &syn::Type) -> Option<TokenStream> {
         }
         Kind::Vec { elem, max_len } => {
             let len = u32_expr(max_len);
-            quote!(&#schema::sequence(#len, <#elem as ::netproto::NetMessage>::SCHEMA))
+            // Spanned on the type, like the other uses of a field's impl: a missing one
+            // is reported at the field.
+            let element = quote_spanned!(elem.span()=> <#elem as ::netproto::NetMessage>::SCHEMA);
+            quote!(&#schema::sequence(#len, #element))
         }
         Kind::Prim(prim) => {
             let t = match prim {
@@ -123,6 +132,6 @@ fn field_schema(kind: &Kind<'_>, ty: &syn::Type) -> Option<TokenStream> {
             };
             quote!(<#t as ::netproto::NetMessage>::SCHEMA)
         }
-        Kind::Nested => quote!(<#ty as ::netproto::NetMessage>::SCHEMA),
+        Kind::Nested => quote_spanned!(ty.span()=> <#ty as ::netproto::NetMessage>::SCHEMA),
     })
 }

@@ -3,7 +3,11 @@
 //! Pipeline (serde_derive's shape): `attr` parses `#[net(...)]` into a typed form that
 //! keeps spans, `ast` builds the model of the type and `check` resolves and checks
 //! each field against its type, collecting every error; `codegen` (with `fused` for
-//! the fast path) generates the impl from the model.
+//! the fast path) generates the impl from the model, and `schema` its `SCHEMA`, whose
+//! bounds are the impl's `MAX_BITS` / `MIN_BITS`. Message sets have the same split:
+//! `set::check` validates `#[net(message_set, ...)]` against the enum, `set::codegen`
+//! generates the `MessageSet` impl. On error, `codegen::stub` and `set::stub` emit
+//! impls that compile beside the errors, so that only the real ones are shown.
 
 mod ast;
 mod attr;
@@ -121,9 +125,11 @@ pub fn derive_net_message(input: TokenStream) -> TokenStream {
     match ast::Input::from_syn(&input) {
         Ok(model) => codegen::expand(&model).into(),
         Err(errors) => {
+            // The type's attributes again, for the stubs: their errors are among `errors`.
+            let attrs = attr::type_attrs(&input.attrs, &mut crate::errors::Errors::default());
             let mut out = errors.to_compile_error();
             out.extend(codegen::stub(&input));
-            out.extend(set::stub(&input));
+            out.extend(set::stub(&input, &attrs));
             out.into()
         }
     }

@@ -1,6 +1,12 @@
 //! Generates the `NetMessage` impl from the model, in one traversal of the fields.
 //!
-//! The output is wrapped in `const _: () = { ... };` and uses absolute paths only. Per
+//! The output is wrapped in `const _: () = { ... };` and uses absolute paths only
+//! (`::core::...`, and trait functions as `<T as ::core::convert::From<U>>::from`): it
+//! compiles where the prelude is not in scope (`tests/tests/derive_hygiene.rs`). It
+//! carries no `#[allow(...)]`: it is written to be lint-clean, which
+//! `tests/tests/derive_lints.rs` checks with rustc's and clippy's pedantic lints denied
+//! (a single-variant enum, for one, is filled through an irrefutable `let`, not an
+//! `if let`). Per
 //! field it produces: block-level `const` items (typed bounds, quantizations, and the
 //! assertions that check bounds the macro could not evaluate), a blank value, the
 //! per-field serialize statement (the tracing path), and, for fixed-width fields, a
@@ -85,7 +91,12 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     let fill = if fg.bound {
                         let pattern = fg.pattern(quote!(Self::#ident));
                         let body = fg.body(None, false);
-                        quote!(if let #pattern = self { #body })
+                        if count == 1 {
+                            // The only variant: its pattern is irrefutable.
+                            quote!(let #pattern = self; #body)
+                        } else {
+                            quote!(if let #pattern = self { #body })
+                        }
                     } else {
                         TokenStream::new()
                     };
@@ -96,6 +107,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
             let attribute = quote!(.map_err(|e| __S::in_field(e, #type_name))?);
             let arms = fgs.iter().enumerate().map(|(i, (ident, fg))| {
                 let pattern = fg.pattern(quote!(Self::#ident));
+                let tag_bits = Literal::u64_suffixed(i as u64);
                 let i = Literal::u32_unsuffixed(i as u32);
                 let single = quote! {{
                     let mut __index: u32 = #i;
@@ -104,7 +116,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 let tag = Part {
                     width: index_bits,
                     path: type_name.clone(),
-                    write: quote!(#i as u64),
+                    write: quote!(#tag_bits),
                     // Never run: the write path does not read.
                     read: TokenStream::new(),
                 };
@@ -162,7 +174,6 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let schema = crate::schema::expr(input);
     let set = crate::set::expand(input);
     quote! {
-        #[allow(irrefutable_let_patterns, clippy::all)]
         const _: () = {
             #items
 
@@ -665,10 +676,10 @@ impl Cx {
                         path: path.clone(),
                         write: quote!({
                             stream.check(#q.contains(*#b), ::netproto::ErrorKind::OutOfRange) #attribute;
-                            u64::from(#q.quantize(*#b))
+                            <u64 as ::core::convert::From<u32>>::from(#q.quantize(*#b))
                         }),
                         read: quote! {
-                            stream.check(__raw <= u64::from(#q.max_int()), ::netproto::ErrorKind::OutOfRange) #attribute;
+                            stream.check(__raw <= <u64 as ::core::convert::From<u32>>::from(#q.max_int()), ::netproto::ErrorKind::OutOfRange) #attribute;
                             *#b = #q.dequantize(__raw as u32);
                         },
                     }),
@@ -693,9 +704,12 @@ impl Cx {
                 let single =
                     quote!(<#ty as ::netproto::NetMessage>::serialize(#b, stream) #attribute;);
                 let (write, read) = match prim {
-                    Prim::Bool => (quote!(u64::from(*#b)), quote!(*#b = __raw != 0;)),
+                    Prim::Bool => (
+                        quote!(<u64 as ::core::convert::From<bool>>::from(*#b)),
+                        quote!(*#b = __raw != 0;),
+                    ),
                     Prim::F32 => (
-                        quote!(u64::from(#b.to_bits())),
+                        quote!(<u64 as ::core::convert::From<u32>>::from(#b.to_bits())),
                         quote!(*#b = f32::from_bits(__raw as u32);),
                     ),
                     Prim::F64 => (quote!(#b.to_bits()), quote!(*#b = f64::from_bits(__raw);)),
@@ -863,8 +877,8 @@ fn dummy_const() -> ConstExpr {
 fn bound_i128(bound: &Bound) -> TokenStream {
     match bound {
         Bound::Known(v) => {
-            let v = Literal::i128_unsuffixed(*v);
-            quote!((#v as i128))
+            let v = Literal::i128_suffixed(*v);
+            quote!(#v)
         }
         Bound::Const(c) => c.value.clone(),
     }

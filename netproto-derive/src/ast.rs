@@ -16,6 +16,9 @@ pub(crate) struct Input<'a> {
     pub(crate) body: Body<'a>,
     /// `#[net(message_set)]`: the enum is a message set (see `set`).
     pub(crate) set: Option<crate::set::SetDecl>,
+    /// The path of the netproto crate that every generated path starts with:
+    /// `#[net(crate = "...")]`, or `::netproto`.
+    pub(crate) krate: syn::Path,
 }
 
 pub(crate) enum Body<'a> {
@@ -226,6 +229,7 @@ impl<'a> Input<'a> {
             generics: &input.generics,
             body,
             set,
+            krate: type_attrs.crate_path(),
         })
     }
 }

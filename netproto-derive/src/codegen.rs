@@ -28,9 +28,11 @@ use crate::value::IntTy;
 
 /// The impl for a well-formed input.
 pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
+    let krate = &input.krate;
     let mut cx = Cx {
         items: TokenStream::new(),
         next_id: 0,
+        krate: krate.clone(),
     };
     let type_name = input.ident.to_string();
     let (blank, serialize, write, pack) = match &input.body {
@@ -166,7 +168,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
         for param in bounded {
             where_clause
                 .predicates
-                .push(syn::parse_quote!(#param: ::netproto::NetMessage));
+                .push(syn::parse_quote!(#param: #krate::NetMessage));
         }
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
@@ -178,12 +180,12 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
             #items
 
             #[automatically_derived]
-            impl #impl_generics ::netproto::NetMessage for #ident #ty_generics #where_clause {
+            impl #impl_generics #krate::NetMessage for #ident #ty_generics #where_clause {
                 // The bounds of the schema, whose constructors sum the fields' bounds (and
                 // take the widest and narrowest variant): one computation, at compile time.
-                const MAX_BITS: usize = <Self as ::netproto::NetMessage>::SCHEMA.max_bits;
-                const MIN_BITS: usize = <Self as ::netproto::NetMessage>::SCHEMA.min_bits;
-                const SCHEMA: &'static ::netproto::schema::Schema = #schema;
+                const MAX_BITS: usize = <Self as #krate::NetMessage>::SCHEMA.max_bits;
+                const MIN_BITS: usize = <Self as #krate::NetMessage>::SCHEMA.min_bits;
+                const SCHEMA: &'static #krate::schema::Schema = #schema;
 
                 fn blank() -> Self {
                     #blank
@@ -192,20 +194,20 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 // Always: the stream's state then stays in registers across a whole
                 // message (and the caller's loop) instead of going through memory per field.
                 #[inline(always)]
-                fn serialize<__S: ::netproto::Stream>(
+                fn serialize<__S: #krate::Stream>(
                     &mut self,
                     stream: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
                     // Writing and measuring never change the message: one path for them,
                     // from a shared reference.
                     if !__S::IS_READING {
-                        return <Self as ::netproto::NetMessage>::write(self, stream);
+                        return <Self as #krate::NetMessage>::write(self, stream);
                     }
                     #serialize
                 }
 
                 #[inline(always)]
-                fn write<__S: ::netproto::Stream>(
+                fn write<__S: #krate::Stream>(
                     &self,
                     stream: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
@@ -214,20 +216,20 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     // per-run path below names the field that does not fit.
                     if __S::IS_WRITING
                         && !__S::TRACING
-                        && stream.bits_remaining() >= <Self as ::netproto::NetMessage>::MAX_BITS
+                        && stream.bits_remaining() >= <Self as #krate::NetMessage>::MAX_BITS
                     {
-                        let mut __p = ::netproto::stream::Packer::new();
-                        <Self as ::netproto::NetMessage>::pack(self, stream, &mut __p)?;
+                        let mut __p = #krate::stream::Packer::new();
+                        <Self as #krate::NetMessage>::pack(self, stream, &mut __p)?;
                         return __p.flush(stream);
                     }
                     #write
                 }
 
                 #[inline(always)]
-                fn pack<__S: ::netproto::Stream>(
+                fn pack<__S: #krate::Stream>(
                     &self,
                     stream: &mut __S,
-                    __p: &mut ::netproto::stream::Packer,
+                    __p: &mut #krate::stream::Packer,
                 ) -> ::core::result::Result<(), __S::Error> {
                     #pack
                 }
@@ -240,25 +242,27 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
 
 /// An impl that compiles whatever the input, emitted beside `compile_error!` so that the
 /// user sees the real error and not a cascade of "NetMessage is not implemented".
-pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
+///
+/// `krate` is the path of the netproto crate, as for a well-formed input.
+pub(crate) fn stub(input: &syn::DeriveInput, krate: &syn::Path) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::netproto::NetMessage for #ident #ty_generics #where_clause {
+            impl #impl_generics #krate::NetMessage for #ident #ty_generics #where_clause {
                 const MAX_BITS: usize = 0;
                 const MIN_BITS: usize = 0;
                 fn blank() -> Self {
                     ::core::unimplemented!()
                 }
-                fn serialize<__S: ::netproto::Stream>(
+                fn serialize<__S: #krate::Stream>(
                     &mut self,
                     _: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
                     ::core::unimplemented!()
                 }
-                fn write<__S: ::netproto::Stream>(
+                fn write<__S: #krate::Stream>(
                     &self,
                     _: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
@@ -273,6 +277,8 @@ struct Cx {
     /// Block-level items: typed bounds, quantizations, `const` assertions.
     items: TokenStream,
     next_id: usize,
+    /// The path of the netproto crate (`::netproto` unless `#[net(crate = "...")]`).
+    krate: syn::Path,
 }
 
 /// The generated pieces of a struct's or variant's fields.
@@ -404,8 +410,13 @@ impl Cx {
                 part,
             } = self.field_code(field, id, &binding);
             debug_assert_eq!(part.as_ref().map(|p| p.width), field.kind.fixed_width());
-            fg.packs
-                .push(pack_code(field, &binding, part.as_ref(), &write_single));
+            fg.packs.push(pack_code(
+                &self.krate,
+                field,
+                &binding,
+                part.as_ref(),
+                &write_single,
+            ));
             let name = &field.name;
             for (traced, single) in [
                 (&mut traced, &single),
@@ -429,6 +440,7 @@ impl Cx {
     /// returns its blank value. Its bit bounds are not computed here: they come from the
     /// field's schema (see `schema`), which `MAX_BITS` / `MIN_BITS` read.
     fn field_consts(&mut self, field: &Field<'_>, id: usize) -> TokenStream {
+        let krate = self.krate.clone();
         let ty = field.ty;
         match &field.kind {
             // Spanned on the type: a missing `Default` impl points at the field.
@@ -482,7 +494,7 @@ impl Cx {
                         );
                         let bits_lit = Literal::u32_unsuffixed(*bits);
                         self.items.extend(quote! {
-                            const #q: ::netproto::Quantization = ::netproto::Quantization::new(#lo, #hi, #step);
+                            const #q: #krate::Quantization = #krate::Quantization::new(#lo, #hi, #step);
                             const _: () = ::core::assert!(
                                 #q.bits() == #bits_lit,
                                 "netproto-derive: quantization width disagrees with the runtime"
@@ -499,9 +511,9 @@ impl Cx {
                         let panic =
                             spanned_macro(*spans, quote!(::core::panic), quote!("{}", problem));
                         self.items.extend(quote! {
-                            const #q: ::netproto::Quantization = ::netproto::Quantization::new(#min, #max, #res);
+                            const #q: #krate::Quantization = #krate::Quantization::new(#min, #max, #res);
                             const _: () = if let ::core::option::Option::Some(problem) =
-                                ::netproto::Quantization::check(#min, #max, #res)
+                                #krate::Quantization::check(#min, #max, #res)
                             {
                                 #panic
                             };
@@ -512,17 +524,17 @@ impl Cx {
             }
             Kind::String { max_len } => {
                 self.len_const(max_len, id);
-                quote!(::netproto::__private::String::new())
+                quote!(#krate::__private::String::new())
             }
             Kind::Vec { max_len, .. } => {
                 self.len_const(max_len, id);
-                quote!(::netproto::__private::Vec::new())
+                quote!(#krate::__private::Vec::new())
             }
             Kind::Prim(prim) => {
                 let ty = prim_type(*prim);
-                quote!(<#ty as ::netproto::NetMessage>::blank())
+                quote!(<#ty as #krate::NetMessage>::blank())
             }
-            Kind::Nested => quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::blank()),
+            Kind::Nested => quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::blank()),
         }
     }
 
@@ -614,6 +626,7 @@ impl Cx {
 
     /// The per-field statements and, for fixed-width fields, the fused part.
     fn field_code(&mut self, field: &Field<'_>, id: usize, b: &Ident) -> FieldGen {
+        let krate = self.krate.clone();
         let (single, part) = self.field_code_mut(field, id, b);
         let path = &field.path;
         let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
@@ -630,13 +643,12 @@ impl Cx {
             }
             Kind::Vec { max_len, elem } => {
                 let len = self.len_ref(max_len, id);
-                let f =
-                    quote_spanned!(span_of(elem)=> <__S as ::netproto::Stream>::write_vec::<#elem>);
+                let f = quote_spanned!(span_of(elem)=> <__S as #krate::Stream>::write_vec::<#elem>);
                 quote!(#f(stream, #b, #len) #attribute;)
             }
             Kind::Nested => {
                 let ty = field.ty;
-                let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::write);
+                let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::write);
                 quote!(#f(#b, stream) #attribute;)
             }
         };
@@ -654,6 +666,7 @@ impl Cx {
         id: usize,
         b: &Ident,
     ) -> (TokenStream, Option<Part>) {
+        let krate = self.krate.clone();
         let path = &field.path;
         let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
         match &field.kind {
@@ -675,11 +688,11 @@ impl Cx {
                         width: *bits,
                         path: path.clone(),
                         write: quote!({
-                            stream.check(#q.contains(*#b), ::netproto::ErrorKind::OutOfRange) #attribute;
+                            stream.check(#q.contains(*#b), #krate::ErrorKind::OutOfRange) #attribute;
                             <u64 as ::core::convert::From<u32>>::from(#q.quantize(*#b))
                         }),
                         read: quote! {
-                            stream.check(__raw <= <u64 as ::core::convert::From<u32>>::from(#q.max_int()), ::netproto::ErrorKind::OutOfRange) #attribute;
+                            stream.check(__raw <= <u64 as ::core::convert::From<u32>>::from(#q.max_int()), #krate::ErrorKind::OutOfRange) #attribute;
                             *#b = #q.dequantize(__raw as u32);
                         },
                     }),
@@ -696,13 +709,13 @@ impl Cx {
                 // The path spanned on the element type: a missing `NetMessage` impl points
                 // there. Only the path: locals (`stream`, the binding) must keep the
                 // derive's own hygiene, or a derive inside a `macro_rules!` cannot see them.
-                let f = quote_spanned!(span_of(elem)=> <__S as ::netproto::Stream>::serialize_vec::<#elem>);
+                let f =
+                    quote_spanned!(span_of(elem)=> <__S as #krate::Stream>::serialize_vec::<#elem>);
                 (quote!(#f(stream, #b, #len) #attribute;), None)
             }
             Kind::Prim(prim) => {
                 let ty = prim_type(*prim);
-                let single =
-                    quote!(<#ty as ::netproto::NetMessage>::serialize(#b, stream) #attribute;);
+                let single = quote!(<#ty as #krate::NetMessage>::serialize(#b, stream) #attribute;);
                 let (write, read) = match prim {
                     Prim::Bool => (
                         quote!(<u64 as ::core::convert::From<bool>>::from(*#b)),
@@ -716,8 +729,8 @@ impl Cx {
                     Prim::Int(int) => {
                         let t = int.ident();
                         (
-                            quote!(<#t as ::netproto::RangedInt>::offset_from(*#b, #t::MIN)),
-                            quote!(*#b = <#t as ::netproto::RangedInt>::from_offset(#t::MIN, __raw);),
+                            quote!(<#t as #krate::RangedInt>::offset_from(*#b, #t::MIN)),
+                            quote!(*#b = <#t as #krate::RangedInt>::from_offset(#t::MIN, __raw);),
                         )
                     }
                 };
@@ -731,7 +744,7 @@ impl Cx {
             }
             Kind::Nested => {
                 let ty = field.ty;
-                let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::serialize);
+                let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::serialize);
                 (quote!(#f(#b, stream) #attribute;), None)
             }
         }
@@ -746,6 +759,7 @@ impl Cx {
         id: usize,
         b: &Ident,
     ) -> (TokenStream, Option<Part>) {
+        let krate = self.krate.clone();
         let path = &field.path;
         let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
         let t = int.ident();
@@ -768,25 +782,25 @@ impl Cx {
         let write_check = if full {
             TokenStream::new()
         } else {
-            quote!(stream.check(__o <= #span_lit, ::netproto::ErrorKind::OutOfRange) #attribute;)
+            quote!(stream.check(__o <= #span_lit, #krate::ErrorKind::OutOfRange) #attribute;)
         };
         let fits_mask = width == 64 || span == (1u64 << width) - 1;
         let read_check = if fits_mask {
             TokenStream::new()
         } else {
-            quote!(stream.check(__raw <= #span_lit, ::netproto::ErrorKind::OutOfRange) #attribute;)
+            quote!(stream.check(__raw <= #span_lit, #krate::ErrorKind::OutOfRange) #attribute;)
         };
         let part = Part {
             width,
             path: path.clone(),
             write: quote!({
-                let __o: u64 = <#t as ::netproto::RangedInt>::offset_from(*#b, #min);
+                let __o: u64 = <#t as #krate::RangedInt>::offset_from(*#b, #min);
                 #write_check
                 __o
             }),
             read: quote! {
                 #read_check
-                *#b = <#t as ::netproto::RangedInt>::from_offset(#min, __raw);
+                *#b = <#t as #krate::RangedInt>::from_offset(#min, __raw);
             },
         };
         (single, Some(part))
@@ -810,6 +824,7 @@ impl Cx {
 /// into the packer `__p`; a nested type packs itself into it; anything else (strings,
 /// sequences, options, ...) flushes the packer and writes as usual.
 fn pack_code(
+    krate: &syn::Path,
     field: &Field<'_>,
     b: &Ident,
     part: Option<&Part>,
@@ -829,7 +844,7 @@ fn pack_code(
     if let Kind::Nested = field.kind {
         let ty = field.ty;
         let path = &field.path;
-        let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::pack);
+        let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::pack);
         return quote!(#f(#b, stream, __p).map_err(|e| __S::in_field(e, #path))?;);
     }
     quote! {

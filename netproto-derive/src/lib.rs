@@ -50,6 +50,20 @@ use syn::{DeriveInput, parse_macro_input};
 /// are checked by the macro, constants by `const` assertions, both at compile time. A
 /// bound cannot mention `Self`.
 ///
+/// # Type attributes
+///
+/// | attribute | on | effect |
+/// |---|---|---|
+/// | `#[net(crate = "path")]` | any derived type | generated code reaches netproto at `path` instead of `::netproto` |
+/// | `#[net(message_set)]`, `max_bits = N` | an enum | see [Message sets](#message-sets) |
+///
+/// `crate` is for a crate that re-exports netproto (like serde's `#[serde(crate =
+/// "...")]`): its users derive through the re-export, without depending on netproto
+/// themselves. The path is any path that resolves where the type is declared: an alias
+/// (`use netproto as np;` and `crate = "np"`), a module of the crate
+/// (`crate = "crate::net::netproto"`), or another crate (`crate = "my_engine::netproto"`).
+/// It must be a string holding a path; anything else is a compile error at the value.
+///
 /// # Errors
 ///
 /// Writing a value outside its declared range fails (it is never sent as some other
@@ -122,15 +136,67 @@ use syn::{DeriveInput, parse_macro_input};
 #[proc_macro_derive(NetMessage, attributes(net))]
 pub fn derive_net_message(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    match ast::Input::from_syn(&input) {
-        Ok(model) => codegen::expand(&model).into(),
+    expand(&input).into()
+}
+
+/// The derive on a parsed input: the impls, or every error beside stub impls.
+fn expand(input: &DeriveInput) -> proc_macro2::TokenStream {
+    match ast::Input::from_syn(input) {
+        Ok(model) => codegen::expand(&model),
         Err(errors) => {
             // The type's attributes again, for the stubs: their errors are among `errors`.
             let attrs = attr::type_attrs(&input.attrs, &mut crate::errors::Errors::default());
             let mut out = errors.to_compile_error();
-            out.extend(codegen::stub(&input));
-            out.extend(set::stub(&input, &attrs));
-            out.into()
+            out.extend(codegen::stub(input, &attrs.crate_path()));
+            out.extend(set::stub(input, &attrs));
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    /// Every generated path goes through `#[net(crate = "...")]`: with one given, the
+    /// output never names `::netproto` (impls, schema, message sets, stubs).
+    #[test]
+    fn every_path_goes_through_the_crate_path() {
+        let inputs: [syn::DeriveInput; 4] = [
+            parse_quote! {
+                #[net(crate = "np")]
+                struct All<T> {
+                    #[net(range = 0..=100)] a: u8,
+                    #[net(range = 0..=LIMIT)] b: u16,
+                    #[net(bits = 3)] c: u8,
+                    #[net(bits = BITS)] d: u32,
+                    #[net(quantize(min = -1.0, max = 1.0, res = 0.01))] e: f32,
+                    #[net(quantize(min = -HALF, max = HALF, res = 0.5))] f: f32,
+                    #[net(max_len = 4)] g: String,
+                    #[net(max_len = LEN)] h: Vec<T>,
+                    i: bool, j: u64, k: f64, l: Option<T>, m: Nested,
+                    #[net(skip)] n: u8,
+                }
+            },
+            parse_quote! {
+                #[net(message_set, max_bits = 100, crate = "np")]
+                enum Set { A(A), B(B) }
+            },
+            // Errors: the stubs.
+            parse_quote! {
+                #[net(crate = "np")]
+                struct Broken { #[net(range = 5..=1)] a: u8 }
+            },
+            parse_quote! {
+                #[net(crate = "np", message_set)]
+                enum BrokenSet { A(A), B }
+            },
+        ];
+        for (i, input) in inputs.iter().enumerate() {
+            let out = super::expand(input).to_string();
+            assert!(out.contains("np :: NetMessage"), "{out}");
+            assert_eq!(out.contains("np :: MessageSet"), i % 2 == 1, "{out}");
+            assert!(!out.contains(":: netproto"), "{out}");
         }
     }
 }

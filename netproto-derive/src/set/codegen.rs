@@ -15,6 +15,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
         return TokenStream::new();
     };
     let ident = input.ident;
+    let krate = &input.krate;
     let name = ident.to_string();
     let payloads: Vec<(&Ident, &Type)> = variants
         .iter()
@@ -32,17 +33,17 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
         for param in params {
             where_clause
                 .predicates
-                .push(syn::parse_quote!(#param: ::netproto::NetMessage));
+                .push(syn::parse_quote!(#param: #krate::NetMessage));
         }
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
 
     let max_terms = payloads
         .iter()
-        .map(|(_, ty)| quote!(<#ty as ::netproto::NetMessage>::MAX_BITS));
+        .map(|(_, ty)| quote!(<#ty as #krate::NetMessage>::MAX_BITS));
     let max_payload = max_terms.fold(
         quote!(0),
-        |acc, term| quote!(::netproto::__private::max_usize(#acc, #term)),
+        |acc, term| quote!(#krate::__private::max_usize(#acc, #term)),
     );
     let id_arms = payloads.iter().enumerate().map(|(i, (v, _))| {
         let i = Literal::u32_unsuffixed(i as u32);
@@ -51,7 +52,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let blank_arms = payloads.iter().enumerate().map(|(i, (v, ty))| {
         let i = Literal::u32_unsuffixed(i as u32);
         quote! {
-            #i => ::core::option::Option::Some(Self::#v(<#ty as ::netproto::NetMessage>::blank())),
+            #i => ::core::option::Option::Some(Self::#v(<#ty as #krate::NetMessage>::blank())),
         }
     });
 
@@ -96,7 +97,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
             let span = ty.span();
             let check = quote_spanned! {span=>
                 ::core::assert!(
-                    #type_bits_lit as usize + <#ty as ::netproto::NetMessage>::MAX_BITS <= #max_bits,
+                    #type_bits_lit as usize + <#ty as #krate::NetMessage>::MAX_BITS <= #max_bits,
                     #message
                 )
             };
@@ -106,7 +107,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
 
     quote! {
         #[automatically_derived]
-        impl #impl_generics ::netproto::MessageSet for #ident #ty_generics #where_clause {
+        impl #impl_generics #krate::MessageSet for #ident #ty_generics #where_clause {
             const COUNT: u32 = #count_lit;
             const TYPE_BITS: u32 = #type_bits_lit;
             const MAX_PAYLOAD_BITS: usize = #max_payload;
@@ -149,12 +150,13 @@ pub(crate) fn stub(input: &DeriveInput, attrs: &TypeAttrs) -> TokenStream {
     if attrs.message_set.is_none() || !matches!(input.data, Data::Enum(_)) {
         return TokenStream::new();
     }
+    let krate = attrs.crate_path();
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::netproto::MessageSet for #ident #ty_generics #where_clause {
+            impl #impl_generics #krate::MessageSet for #ident #ty_generics #where_clause {
                 const COUNT: u32 = 0;
                 const TYPE_BITS: u32 = 0;
                 const MAX_PAYLOAD_BITS: usize = 0;

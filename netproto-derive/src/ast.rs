@@ -1,6 +1,6 @@
 //! The typed model of a message: its fields in wire order, each with a resolved [`Kind`]
-//! (encoding, bounds, bit cost). Codegen reads only this model; a schema description can
-//! be generated from it too.
+//! (encoding, bounds, bit cost). Codegen, the schema (whose bounds are the impl's
+//! `MAX_BITS` / `MIN_BITS`) and the message-set code are generated from this model only.
 
 use proc_macro2::{Span, TokenStream};
 use syn::{Data, DeriveInput, Generics, Ident, Member, Type};

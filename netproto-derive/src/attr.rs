@@ -1,7 +1,8 @@
 //! `#[net(...)]` parsed into a typed form that keeps the span of every key and value.
 //!
 //! This module checks syntax only (known keys, no duplicates, well-formed values). Whether
-//! a key suits the field's type, and whether two keys conflict, is `check`'s job.
+//! a key suits the field's type, and whether two keys conflict, is `check`'s job; whether
+//! the type-level keys suit the type is `set::check`'s.
 
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, Expr, Ident, Path, Token};

@@ -16,6 +16,7 @@ pub(crate) use codegen::{expand, stub};
 
 /// A checked `#[net(message_set, max_bits = N)]`.
 pub(crate) struct SetDecl {
-    /// `max_bits`, as a `usize` expression, with the span of its value.
+    /// `max_bits`, as a `usize` expression, and its value as written (for the message of
+    /// the assertion that checks each payload against it).
     pub(crate) max_bits: Option<(TokenStream, String)>,
 }

@@ -24,7 +24,7 @@ use crate::ast::{
     Body, Bound, ConstExpr, Field, Fields, Input, Kind, Prim, Quant, Spans, Style, bits_required,
 };
 use crate::fused::{self, Part, Step};
-use crate::value::IntTy;
+use crate::value::{self, IntTy};
 
 /// The impl for a well-formed input.
 pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
@@ -488,9 +488,9 @@ impl Cx {
                         bits,
                     } => {
                         let (lo, hi, step) = (
-                            Literal::f32_suffixed(*min),
-                            Literal::f32_suffixed(*max),
-                            Literal::f32_suffixed(*res),
+                            value::f32_expr(*min),
+                            value::f32_expr(*max),
+                            value::f32_expr(*res),
                         );
                         let bits_lit = Literal::u32_unsuffixed(*bits);
                         self.items.extend(quote! {

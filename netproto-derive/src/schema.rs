@@ -15,7 +15,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::ast::{Body, Bound, Fields, Input, Kind, Prim, Quant};
-use crate::value::IntTy;
+use crate::value::{self, IntTy};
 
 /// `&'static Schema` of the input, as an expression for the impl's `const SCHEMA`.
 pub(crate) fn expr(input: &Input<'_>) -> TokenStream {
@@ -101,9 +101,9 @@ fn field_schema(kind: &Kind<'_>, ty: &syn::Type, krate: &syn::Path) -> Option<To
         }
         Kind::Quantized(Quant::Known { min, max, res, .. }) => {
             let (min, max, res) = (
-                Literal::f32_suffixed(*min),
-                Literal::f32_suffixed(*max),
-                Literal::f32_suffixed(*res),
+                value::f32_expr(*min),
+                value::f32_expr(*max),
+                value::f32_expr(*res),
             );
             quote!(&#schema::quantized(#min, #max, #res))
         }

@@ -4,7 +4,7 @@
 
 // Reached through `crate::engine::netproto`, as a crate re-exporting netproto would be.
 mod engine {
-    pub(crate) use netproto;
+    pub(crate) use ::netproto;
 }
 
 // Reached through an alias in scope where the derive is used.

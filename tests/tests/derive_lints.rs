@@ -43,7 +43,7 @@ struct Fixed {
     full: i64,
     #[net(bits = 12)]
     tick: u16,
-    #[net(quantize(min = -3.0, max = 3.0, res = 0.001))]
+    #[net(quantize(min = -3.1416, max = 3.1416, res = 0.001))]
     yaw: f32,
     raw: f32,
     precise: f64,

@@ -1,6 +1,6 @@
 //! The typed model of a message: its fields in wire order, each with a resolved [`Kind`]
-//! (encoding, bounds, bit cost). Codegen reads only this model; a schema description can
-//! be generated from it too.
+//! (encoding, bounds, bit cost). Codegen, the schema (whose bounds are the impl's
+//! `MAX_BITS` / `MIN_BITS`) and the message-set code are generated from this model only.
 
 use proc_macro2::{Span, TokenStream};
 use syn::{Data, DeriveInput, Generics, Ident, Member, Type};
@@ -16,6 +16,9 @@ pub(crate) struct Input<'a> {
     pub(crate) body: Body<'a>,
     /// `#[net(message_set)]`: the enum is a message set (see `set`).
     pub(crate) set: Option<crate::set::SetDecl>,
+    /// The path of the netproto crate that every generated path starts with:
+    /// `#[net(crate = "...")]`, or `::netproto`.
+    pub(crate) krate: syn::Path,
 }
 
 pub(crate) enum Body<'a> {
@@ -226,6 +229,7 @@ impl<'a> Input<'a> {
             generics: &input.generics,
             body,
             set,
+            krate: type_attrs.crate_path(),
         })
     }
 }

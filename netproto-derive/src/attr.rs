@@ -1,10 +1,11 @@
 //! `#[net(...)]` parsed into a typed form that keeps the span of every key and value.
 //!
 //! This module checks syntax only (known keys, no duplicates, well-formed values). Whether
-//! a key suits the field's type, and whether two keys conflict, is `check`'s job.
+//! a key suits the field's type, and whether two keys conflict, is `check`'s job; whether
+//! the type-level keys suit the type is `set::check`'s.
 
 use syn::meta::ParseNestedMeta;
-use syn::{Attribute, Expr, Ident, Token};
+use syn::{Attribute, Expr, Ident, Path, Token};
 
 use crate::errors::Errors;
 
@@ -117,7 +118,7 @@ pub(crate) fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> FieldAttr
 }
 
 /// The keys the type itself may carry, for the "unknown key" message.
-const TYPE_KEYS: &str = "message_set, max_bits";
+const TYPE_KEYS: &str = "crate, message_set, max_bits";
 
 /// Everything `#[net(...)]` says about the type itself.
 #[derive(Default)]
@@ -126,6 +127,17 @@ pub(crate) struct TypeAttrs {
     pub(crate) message_set: Option<Ident>,
     /// `max_bits = N`: the largest message of the set, type id included.
     pub(crate) max_bits: Option<Keyed<Expr>>,
+    /// `crate = "path"`: where the generated code finds netproto (a re-export).
+    pub(crate) krate: Option<Keyed<Path>>,
+}
+
+impl TypeAttrs {
+    /// The path of the netproto crate in generated code: `crate = "..."`, or `::netproto`.
+    pub(crate) fn crate_path(&self) -> Path {
+        self.krate
+            .as_ref()
+            .map_or_else(|| syn::parse_quote!(::netproto), |k| k.value.clone())
+    }
 }
 
 /// Parses every `#[net(...)]` on the type itself, recording errors and going on past them.
@@ -156,12 +168,18 @@ pub(crate) fn type_attrs(attrs: &[Attribute], errors: &mut Errors) -> TypeAttrs 
                     let value = meta.value()?.parse::<Expr>()?;
                     set(&mut out.max_bits, key, value, errors);
                 }
+                Some("crate") => {
+                    let Some(key) = key else { return Ok(()) };
+                    if let Some(path) = crate_path(&meta, &key, errors)? {
+                        set(&mut out.krate, key, path, errors);
+                    }
+                }
                 Some(field_key) if FIELD_KEYS.split(", ").any(|k| k == field_key) => {
                     errors.spanned(
                         &meta.path,
                         format_args!(
                             "`{field_key}` is a field attribute: put it on a field; on the type \
-                             itself #[net(...)] takes {TYPE_KEYS} (on an enum)"
+                             itself #[net(...)] takes {TYPE_KEYS} (the last two on an enum)"
                         ),
                     );
                     return skip_value(&meta);
@@ -193,6 +211,51 @@ pub(crate) fn reject(attrs: &[Attribute], place: &str, errors: &mut Errors) {
             attr,
             format_args!("#[net(...)] has no keys {place}; put it on a field ({FIELD_KEYS})"),
         );
+    }
+}
+
+/// `crate = "path"`: the path, or `None` (reported) when the value is not a string
+/// holding one.
+fn crate_path(
+    meta: &ParseNestedMeta<'_>,
+    key: &Ident,
+    errors: &mut Errors,
+) -> syn::Result<Option<Path>> {
+    const EXAMPLE: &str = "e.g. `#[net(crate = \"my_engine::netproto\")]`";
+    if !meta.input.peek(Token![=]) {
+        errors.spanned(
+            key,
+            format_args!(
+                "`crate` takes the path netproto is re-exported at, as a string: {EXAMPLE}"
+            ),
+        );
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let value = meta.value()?.parse::<Expr>()?;
+    let Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Str(lit),
+        ..
+    }) = &value
+    else {
+        errors.spanned(
+            &value,
+            format_args!("expected the path as a string literal: {EXAMPLE}"),
+        );
+        return Ok(None);
+    };
+    match lit.parse::<Path>() {
+        Ok(path) => Ok(Some(path)),
+        Err(_) => {
+            errors.spanned(
+                lit,
+                format_args!(
+                    "`{}` is not a path: write the path netproto is re-exported at, {EXAMPLE}",
+                    lit.value()
+                ),
+            );
+            Ok(None)
+        }
     }
 }
 

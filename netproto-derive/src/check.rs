@@ -5,7 +5,7 @@
 //! become [`Bound::Const`] / [`Quant::Const`], checked by `const` assertions in codegen.
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, quote};
+use quote::quote;
 use syn::{Expr, ExprRange, Ident, RangeLimits, Type};
 
 use crate::ast::{Bound, ConstExpr, Kind, Prim, Quant, Spans};
@@ -449,7 +449,7 @@ fn quantized<'a>(
         }));
     }
     let as_f32 = |param: &Keyed<Expr>, known: Option<f32>| match known {
-        Some(v) => proc_macro2::Literal::f32_suffixed(v).into_token_stream(),
+        Some(v) => value::f32_expr(v),
         None => {
             let expr = &param.value;
             quote!(((#expr) as f32))

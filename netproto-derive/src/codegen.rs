@@ -1,10 +1,20 @@
 //! Generates the `NetMessage` impl from the model, in one traversal of the fields.
 //!
-//! The output is wrapped in `const _: () = { ... };` and uses absolute paths only. Per
+//! The output is wrapped in `const _: () = { ... };` and uses absolute paths only
+//! (`::core::...`, and trait functions as `<T as ::core::convert::From<U>>::from`): it
+//! compiles where the prelude is not in scope (`tests/tests/derive_hygiene.rs`). It
+//! carries no `#[allow(...)]`: it is written to be lint-clean, which
+//! `tests/tests/derive_lints.rs` checks with rustc's and clippy's pedantic lints denied
+//! (a single-variant enum, for one, is filled through an irrefutable `let`, not an
+//! `if let`). Per
 //! field it produces: block-level `const` items (typed bounds, quantizations, and the
-//! assertions that check bounds the macro could not evaluate), a blank value, `MAX_BITS`
-//! / `MIN_BITS` terms, the per-field serialize statement (the tracing path), and, for
-//! fixed-width fields, a [`Part`] of the fused fast path.
+//! assertions that check bounds the macro could not evaluate), a blank value, the
+//! per-field serialize statement (the tracing path), and, for fixed-width fields, a
+//! [`Part`] of the fused fast path.
+//!
+//! `MAX_BITS` / `MIN_BITS` are not summed here: they are the bounds of `SCHEMA` (see
+//! `schema`), whose `const fn` constructors sum the fields' bounds, so the two cannot
+//! disagree. Both are associated constants, evaluated by the compiler.
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -14,16 +24,18 @@ use crate::ast::{
     Body, Bound, ConstExpr, Field, Fields, Input, Kind, Prim, Quant, Spans, Style, bits_required,
 };
 use crate::fused::{self, Part, Step};
-use crate::value::IntTy;
+use crate::value::{self, IntTy};
 
 /// The impl for a well-formed input.
 pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
+    let krate = &input.krate;
     let mut cx = Cx {
         items: TokenStream::new(),
         next_id: 0,
+        krate: krate.clone(),
     };
     let type_name = input.ident.to_string();
-    let (blank, serialize, write, pack, max_bits, min_bits) = match &input.body {
+    let (blank, serialize, write, pack) = match &input.body {
         Body::Struct(fields) => {
             let fg = cx.fields(fields);
             let pattern = fg.pattern(quote!(Self));
@@ -50,14 +62,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 #(#packs)*
                 ::core::result::Result::Ok(())
             };
-            (
-                fg.blank(quote!(Self)),
-                serialize,
-                write,
-                pack,
-                fg.max_bits.expr(),
-                fg.min_bits.expr(),
-            )
+            (fg.blank(quote!(Self)), serialize, write, pack)
         }
         Body::Enum(variants) => {
             let count = variants.len();
@@ -88,7 +93,12 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     let fill = if fg.bound {
                         let pattern = fg.pattern(quote!(Self::#ident));
                         let body = fg.body(None, false);
-                        quote!(if let #pattern = self { #body })
+                        if count == 1 {
+                            // The only variant: its pattern is irrefutable.
+                            quote!(let #pattern = self; #body)
+                        } else {
+                            quote!(if let #pattern = self { #body })
+                        }
                     } else {
                         TokenStream::new()
                     };
@@ -99,6 +109,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
             let attribute = quote!(.map_err(|e| __S::in_field(e, #type_name))?);
             let arms = fgs.iter().enumerate().map(|(i, (ident, fg))| {
                 let pattern = fg.pattern(quote!(Self::#ident));
+                let tag_bits = Literal::u64_suffixed(i as u64);
                 let i = Literal::u32_unsuffixed(i as u32);
                 let single = quote! {{
                     let mut __index: u32 = #i;
@@ -107,7 +118,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 let tag = Part {
                     width: index_bits,
                     path: type_name.clone(),
-                    write: quote!(#i as u64),
+                    write: quote!(#tag_bits),
                     // Never run: the write path does not read.
                     read: TokenStream::new(),
                 };
@@ -145,9 +156,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 .first()
                 .cloned()
                 .unwrap_or_else(|| quote!(::core::unreachable!()));
-            let max = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.max_bits), true);
-            let min = Sum::fold(index_bits, fgs.iter().map(|(_, g)| &g.min_bits), false);
-            (first_blank, serialize, write, pack, max, min)
+            (first_blank, serialize, write, pack)
         }
     };
 
@@ -159,7 +168,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
         for param in bounded {
             where_clause
                 .predicates
-                .push(syn::parse_quote!(#param: ::netproto::NetMessage));
+                .push(syn::parse_quote!(#param: #krate::NetMessage));
         }
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
@@ -167,15 +176,16 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let schema = crate::schema::expr(input);
     let set = crate::set::expand(input);
     quote! {
-        #[allow(irrefutable_let_patterns, clippy::all)]
         const _: () = {
             #items
 
             #[automatically_derived]
-            impl #impl_generics ::netproto::NetMessage for #ident #ty_generics #where_clause {
-                const MAX_BITS: usize = #max_bits;
-                const MIN_BITS: usize = #min_bits;
-                const SCHEMA: &'static ::netproto::schema::Schema = #schema;
+            impl #impl_generics #krate::NetMessage for #ident #ty_generics #where_clause {
+                // The bounds of the schema, whose constructors sum the fields' bounds (and
+                // take the widest and narrowest variant): one computation, at compile time.
+                const MAX_BITS: usize = <Self as #krate::NetMessage>::SCHEMA.max_bits;
+                const MIN_BITS: usize = <Self as #krate::NetMessage>::SCHEMA.min_bits;
+                const SCHEMA: &'static #krate::schema::Schema = #schema;
 
                 fn blank() -> Self {
                     #blank
@@ -184,20 +194,20 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 // Always: the stream's state then stays in registers across a whole
                 // message (and the caller's loop) instead of going through memory per field.
                 #[inline(always)]
-                fn serialize<__S: ::netproto::Stream>(
+                fn serialize<__S: #krate::Stream>(
                     &mut self,
                     stream: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
                     // Writing and measuring never change the message: one path for them,
                     // from a shared reference.
                     if !__S::IS_READING {
-                        return <Self as ::netproto::NetMessage>::write(self, stream);
+                        return <Self as #krate::NetMessage>::write(self, stream);
                     }
                     #serialize
                 }
 
                 #[inline(always)]
-                fn write<__S: ::netproto::Stream>(
+                fn write<__S: #krate::Stream>(
                     &self,
                     stream: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
@@ -206,20 +216,20 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                     // per-run path below names the field that does not fit.
                     if __S::IS_WRITING
                         && !__S::TRACING
-                        && stream.bits_remaining() >= <Self as ::netproto::NetMessage>::MAX_BITS
+                        && stream.bits_remaining() >= <Self as #krate::NetMessage>::MAX_BITS
                     {
-                        let mut __p = ::netproto::stream::Packer::new();
-                        <Self as ::netproto::NetMessage>::pack(self, stream, &mut __p)?;
+                        let mut __p = #krate::stream::Packer::new();
+                        <Self as #krate::NetMessage>::pack(self, stream, &mut __p)?;
                         return __p.flush(stream);
                     }
                     #write
                 }
 
                 #[inline(always)]
-                fn pack<__S: ::netproto::Stream>(
+                fn pack<__S: #krate::Stream>(
                     &self,
                     stream: &mut __S,
-                    __p: &mut ::netproto::stream::Packer,
+                    __p: &mut #krate::stream::Packer,
                 ) -> ::core::result::Result<(), __S::Error> {
                     #pack
                 }
@@ -232,25 +242,27 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
 
 /// An impl that compiles whatever the input, emitted beside `compile_error!` so that the
 /// user sees the real error and not a cascade of "NetMessage is not implemented".
-pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
+///
+/// `krate` is the path of the netproto crate, as for a well-formed input.
+pub(crate) fn stub(input: &syn::DeriveInput, krate: &syn::Path) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::netproto::NetMessage for #ident #ty_generics #where_clause {
+            impl #impl_generics #krate::NetMessage for #ident #ty_generics #where_clause {
                 const MAX_BITS: usize = 0;
                 const MIN_BITS: usize = 0;
                 fn blank() -> Self {
                     ::core::unimplemented!()
                 }
-                fn serialize<__S: ::netproto::Stream>(
+                fn serialize<__S: #krate::Stream>(
                     &mut self,
                     _: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
                     ::core::unimplemented!()
                 }
-                fn write<__S: ::netproto::Stream>(
+                fn write<__S: #krate::Stream>(
                     &self,
                     _: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
@@ -261,73 +273,12 @@ pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
     }
 }
 
-/// A sum of bit counts: the part the macro knows, plus terms the compiler evaluates.
-#[derive(Clone, Default)]
-struct Sum {
-    known: usize,
-    terms: Vec<TokenStream>,
-}
-
-impl Sum {
-    fn add(&mut self, other: Sum) {
-        self.known += other.known;
-        self.terms.extend(other.terms);
-    }
-
-    fn known(n: usize) -> Self {
-        Sum {
-            known: n,
-            terms: Vec::new(),
-        }
-    }
-
-    fn term(t: TokenStream) -> Self {
-        Sum {
-            known: 0,
-            terms: vec![t],
-        }
-    }
-
-    fn expr(&self) -> TokenStream {
-        let known = Literal::usize_unsuffixed(self.known);
-        let terms = &self.terms;
-        if terms.is_empty() {
-            quote!(#known)
-        } else {
-            quote!(#known #(+ #terms)*)
-        }
-    }
-
-    /// `index_bits` plus the max (or min) of the variants' sums.
-    fn fold<'s>(
-        index_bits: u32,
-        variants: impl Iterator<Item = &'s Sum>,
-        max: bool,
-    ) -> TokenStream {
-        let variants: Vec<&Sum> = variants.collect();
-        let index = Literal::usize_unsuffixed(index_bits as usize);
-        if variants.iter().all(|v| v.terms.is_empty()) {
-            let known = variants.iter().map(|v| v.known);
-            let best = if max { known.max() } else { known.min() }.unwrap_or(0);
-            let total = Literal::usize_unsuffixed(index_bits as usize + best);
-            return quote!(#total);
-        }
-        let pick = if max {
-            quote!(::netproto::__private::max_usize)
-        } else {
-            quote!(::netproto::__private::min_usize)
-        };
-        let mut exprs = variants.iter().map(|v| v.expr());
-        let first = exprs.next().unwrap_or_else(|| quote!(0));
-        let folded = exprs.fold(first, |acc, e| quote!(#pick(#acc, #e)));
-        quote!(#index + #folded)
-    }
-}
-
 struct Cx {
     /// Block-level items: typed bounds, quantizations, `const` assertions.
     items: TokenStream,
     next_id: usize,
+    /// The path of the netproto crate (`::netproto` unless `#[net(crate = "...")]`).
+    krate: syn::Path,
 }
 
 /// The generated pieces of a struct's or variant's fields.
@@ -346,8 +297,6 @@ struct FieldsGen {
     write_items: Vec<(Option<Part>, TokenStream)>,
     /// Per-field statements of the write fast path through a `Packer` (`__p`).
     packs: Vec<TokenStream>,
-    max_bits: Sum,
-    min_bits: Sum,
     /// Whether any field is bound (a pattern is needed).
     bound: bool,
 }
@@ -439,8 +388,6 @@ impl Cx {
             write_traced: Vec::new(),
             write_items: Vec::new(),
             packs: Vec::new(),
-            max_bits: Sum::default(),
-            min_bits: Sum::default(),
             bound: false,
         };
         let mut traced = Vec::new();
@@ -450,10 +397,8 @@ impl Cx {
             self.next_id += 1;
             let member = &field.member;
             let binding = format_ident!("__f{}", id);
-            let (blank, max, min) = self.field_consts(field, id);
+            let blank = self.field_consts(field, id);
             fg.blanks.push(quote!(#member: #blank));
-            fg.max_bits.add(max);
-            fg.min_bits.add(min);
             if matches!(field.kind, Kind::Skip) {
                 continue;
             }
@@ -465,8 +410,13 @@ impl Cx {
                 part,
             } = self.field_code(field, id, &binding);
             debug_assert_eq!(part.as_ref().map(|p| p.width), field.kind.fixed_width());
-            fg.packs
-                .push(pack_code(field, &binding, part.as_ref(), &write_single));
+            fg.packs.push(pack_code(
+                &self.krate,
+                field,
+                &binding,
+                part.as_ref(),
+                &write_single,
+            ));
             let name = &field.name;
             for (traced, single) in [
                 (&mut traced, &single),
@@ -486,16 +436,17 @@ impl Cx {
         fg
     }
 
-    /// Emits the field's block-level items; returns its blank value and bit bounds.
-    fn field_consts(&mut self, field: &Field<'_>, id: usize) -> (TokenStream, Sum, Sum) {
+    /// Emits the field's block-level items (typed bounds, quantizations, assertions);
+    /// returns its blank value. Its bit bounds are not computed here: they come from the
+    /// field's schema (see `schema`), which `MAX_BITS` / `MIN_BITS` read.
+    fn field_consts(&mut self, field: &Field<'_>, id: usize) -> TokenStream {
+        let krate = self.krate.clone();
         let ty = field.ty;
         match &field.kind {
-            Kind::Skip => (
-                // Spanned on the type: a missing `Default` impl points at the field.
-                quote_spanned!(span_of(ty)=> <#ty as ::core::default::Default>::default()),
-                Sum::known(0),
-                Sum::known(0),
-            ),
+            // Spanned on the type: a missing `Default` impl points at the field.
+            Kind::Skip => {
+                quote_spanned!(span_of(ty)=> <#ty as ::core::default::Default>::default())
+            }
             Kind::Ranged {
                 int,
                 min,
@@ -537,20 +488,18 @@ impl Cx {
                         bits,
                     } => {
                         let (lo, hi, step) = (
-                            Literal::f32_suffixed(*min),
-                            Literal::f32_suffixed(*max),
-                            Literal::f32_suffixed(*res),
+                            value::f32_expr(*min),
+                            value::f32_expr(*max),
+                            value::f32_expr(*res),
                         );
                         let bits_lit = Literal::u32_unsuffixed(*bits);
                         self.items.extend(quote! {
-                            const #q: ::netproto::Quantization = ::netproto::Quantization::new(#lo, #hi, #step);
+                            const #q: #krate::Quantization = #krate::Quantization::new(#lo, #hi, #step);
                             const _: () = ::core::assert!(
                                 #q.bits() == #bits_lit,
                                 "netproto-derive: quantization width disagrees with the runtime"
                             );
                         });
-                        let w = *bits as usize;
-                        (quote!(#q.min()), Sum::known(w), Sum::known(w))
                     }
                     Quant::Const {
                         min,
@@ -562,74 +511,30 @@ impl Cx {
                         let panic =
                             spanned_macro(*spans, quote!(::core::panic), quote!("{}", problem));
                         self.items.extend(quote! {
-                            const #q: ::netproto::Quantization = ::netproto::Quantization::new(#min, #max, #res);
+                            const #q: #krate::Quantization = #krate::Quantization::new(#min, #max, #res);
                             const _: () = if let ::core::option::Option::Some(problem) =
-                                ::netproto::Quantization::check(#min, #max, #res)
+                                #krate::Quantization::check(#min, #max, #res)
                             {
                                 #panic
                             };
                         });
-                        let bits = quote!((#q.bits() as usize));
-                        (quote!(#q.min()), Sum::term(bits.clone()), Sum::term(bits))
                     }
                 }
+                quote!(#q.min())
             }
             Kind::String { max_len } => {
-                let len = self.len_const(max_len, id);
-                let blank = quote!(::netproto::__private::String::new());
-                match max_len {
-                    Bound::Known(n) => {
-                        let n = *n as usize;
-                        let lb = bits_required(0, n as i128) as usize;
-                        (blank, Sum::known(lb + 7 + 8 * n), Sum::known(lb))
-                    }
-                    Bound::Const(_) => {
-                        let lb = quote!((::netproto::bits_required(0, #len as u64) as usize));
-                        (blank, Sum::term(quote!(#lb + 7 + 8 * #len)), Sum::term(lb))
-                    }
-                }
+                self.len_const(max_len, id);
+                quote!(#krate::__private::String::new())
             }
-            Kind::Vec { elem, max_len } => {
-                let len = self.len_const(max_len, id);
-                let blank = quote!(::netproto::__private::Vec::new());
-                let elem_max =
-                    quote_spanned! {span_of(elem)=> <#elem as ::netproto::NetMessage>::MAX_BITS };
-                match max_len {
-                    Bound::Known(n) => {
-                        let lb = bits_required(0, *n) as usize;
-                        let mut max = Sum::known(lb);
-                        if *n > 0 {
-                            max.terms.push(quote!(#len * #elem_max));
-                        }
-                        (blank, max, Sum::known(lb))
-                    }
-                    Bound::Const(_) => {
-                        let lb = quote!((::netproto::bits_required(0, #len as u64) as usize));
-                        (
-                            blank,
-                            Sum::term(quote!(#lb + #len * #elem_max)),
-                            Sum::term(lb),
-                        )
-                    }
-                }
+            Kind::Vec { max_len, .. } => {
+                self.len_const(max_len, id);
+                quote!(#krate::__private::Vec::new())
             }
             Kind::Prim(prim) => {
-                let w = prim_width(*prim) as usize;
                 let ty = prim_type(*prim);
-                (
-                    quote!(<#ty as ::netproto::NetMessage>::blank()),
-                    Sum::known(w),
-                    Sum::known(w),
-                )
+                quote!(<#ty as #krate::NetMessage>::blank())
             }
-            Kind::Nested => {
-                let span = span_of(ty);
-                (
-                    quote_spanned!(span=> <#ty as ::netproto::NetMessage>::blank()),
-                    Sum::term(quote_spanned!(span=> <#ty as ::netproto::NetMessage>::MAX_BITS)),
-                    Sum::term(quote_spanned!(span=> <#ty as ::netproto::NetMessage>::MIN_BITS)),
-                )
-            }
+            Kind::Nested => quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::blank()),
         }
     }
 
@@ -643,10 +548,9 @@ impl Cx {
         id: usize,
         bits_check: Option<&ConstExpr>,
         spans: Spans,
-    ) -> (TokenStream, Sum, Sum) {
-        if let (Bound::Known(lo), Bound::Known(hi)) = (min, max) {
-            let w = bits_required(*lo, *hi) as usize;
-            return (int_lit(int, *lo), Sum::known(w), Sum::known(w));
+    ) -> TokenStream {
+        if let (Bound::Known(lo), Bound::Known(_)) = (min, max) {
+            return int_lit(int, *lo);
         }
         let t = int.ident();
         let (tmin, tmax) = (int.min(), int.max());
@@ -698,17 +602,14 @@ impl Cx {
             const #cmin: #t = #lo as #t;
             const #cmax: #t = #hi as #t;
         });
-        let bits = quote!((::netproto::bits_required(0, (#cmax as u64).wrapping_sub(#cmin as u64)) as usize));
-        (quote!(#cmin), Sum::term(bits.clone()), Sum::term(bits))
+        quote!(#cmin)
     }
 
-    /// The `max_len` as a `usize` expression, behind an assertion when not a literal.
-    fn len_const(&mut self, max_len: &Bound, id: usize) -> TokenStream {
+    /// A `max_len` that is not a literal: the `usize` constant `len_ref` names, behind an
+    /// assertion.
+    fn len_const(&mut self, max_len: &Bound, id: usize) {
         match max_len {
-            Bound::Known(n) => {
-                let n = Literal::usize_unsuffixed(*n as usize);
-                quote!(#n)
-            }
+            Bound::Known(_) => {}
             Bound::Const(c) => {
                 let name = format_ident!("__NET_{}_LEN", id);
                 let v = &c.value;
@@ -719,13 +620,13 @@ impl Cx {
                     &message,
                 ));
                 self.items.extend(quote!(const #name: usize = #v as usize;));
-                quote!(#name)
             }
         }
     }
 
     /// The per-field statements and, for fixed-width fields, the fused part.
     fn field_code(&mut self, field: &Field<'_>, id: usize, b: &Ident) -> FieldGen {
+        let krate = self.krate.clone();
         let (single, part) = self.field_code_mut(field, id, b);
         let path = &field.path;
         let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
@@ -742,13 +643,12 @@ impl Cx {
             }
             Kind::Vec { max_len, elem } => {
                 let len = self.len_ref(max_len, id);
-                let f =
-                    quote_spanned!(span_of(elem)=> <__S as ::netproto::Stream>::write_vec::<#elem>);
+                let f = quote_spanned!(span_of(elem)=> <__S as #krate::Stream>::write_vec::<#elem>);
                 quote!(#f(stream, #b, #len) #attribute;)
             }
             Kind::Nested => {
                 let ty = field.ty;
-                let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::write);
+                let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::write);
                 quote!(#f(#b, stream) #attribute;)
             }
         };
@@ -766,6 +666,7 @@ impl Cx {
         id: usize,
         b: &Ident,
     ) -> (TokenStream, Option<Part>) {
+        let krate = self.krate.clone();
         let path = &field.path;
         let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
         match &field.kind {
@@ -787,11 +688,11 @@ impl Cx {
                         width: *bits,
                         path: path.clone(),
                         write: quote!({
-                            stream.check(#q.contains(*#b), ::netproto::ErrorKind::OutOfRange) #attribute;
-                            u64::from(#q.quantize(*#b))
+                            stream.check(#q.contains(*#b), #krate::ErrorKind::OutOfRange) #attribute;
+                            <u64 as ::core::convert::From<u32>>::from(#q.quantize(*#b))
                         }),
                         read: quote! {
-                            stream.check(__raw <= u64::from(#q.max_int()), ::netproto::ErrorKind::OutOfRange) #attribute;
+                            stream.check(__raw <= <u64 as ::core::convert::From<u32>>::from(#q.max_int()), #krate::ErrorKind::OutOfRange) #attribute;
                             *#b = #q.dequantize(__raw as u32);
                         },
                     }),
@@ -808,25 +709,28 @@ impl Cx {
                 // The path spanned on the element type: a missing `NetMessage` impl points
                 // there. Only the path: locals (`stream`, the binding) must keep the
                 // derive's own hygiene, or a derive inside a `macro_rules!` cannot see them.
-                let f = quote_spanned!(span_of(elem)=> <__S as ::netproto::Stream>::serialize_vec::<#elem>);
+                let f =
+                    quote_spanned!(span_of(elem)=> <__S as #krate::Stream>::serialize_vec::<#elem>);
                 (quote!(#f(stream, #b, #len) #attribute;), None)
             }
             Kind::Prim(prim) => {
                 let ty = prim_type(*prim);
-                let single =
-                    quote!(<#ty as ::netproto::NetMessage>::serialize(#b, stream) #attribute;);
+                let single = quote!(<#ty as #krate::NetMessage>::serialize(#b, stream) #attribute;);
                 let (write, read) = match prim {
-                    Prim::Bool => (quote!(u64::from(*#b)), quote!(*#b = __raw != 0;)),
+                    Prim::Bool => (
+                        quote!(<u64 as ::core::convert::From<bool>>::from(*#b)),
+                        quote!(*#b = __raw != 0;),
+                    ),
                     Prim::F32 => (
-                        quote!(u64::from(#b.to_bits())),
+                        quote!(<u64 as ::core::convert::From<u32>>::from(#b.to_bits())),
                         quote!(*#b = f32::from_bits(__raw as u32);),
                     ),
                     Prim::F64 => (quote!(#b.to_bits()), quote!(*#b = f64::from_bits(__raw);)),
                     Prim::Int(int) => {
                         let t = int.ident();
                         (
-                            quote!(<#t as ::netproto::RangedInt>::offset_from(*#b, #t::MIN)),
-                            quote!(*#b = <#t as ::netproto::RangedInt>::from_offset(#t::MIN, __raw);),
+                            quote!(<#t as #krate::RangedInt>::offset_from(*#b, #t::MIN)),
+                            quote!(*#b = <#t as #krate::RangedInt>::from_offset(#t::MIN, __raw);),
                         )
                     }
                 };
@@ -840,7 +744,7 @@ impl Cx {
             }
             Kind::Nested => {
                 let ty = field.ty;
-                let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::serialize);
+                let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::serialize);
                 (quote!(#f(#b, stream) #attribute;), None)
             }
         }
@@ -855,6 +759,7 @@ impl Cx {
         id: usize,
         b: &Ident,
     ) -> (TokenStream, Option<Part>) {
+        let krate = self.krate.clone();
         let path = &field.path;
         let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
         let t = int.ident();
@@ -877,25 +782,25 @@ impl Cx {
         let write_check = if full {
             TokenStream::new()
         } else {
-            quote!(stream.check(__o <= #span_lit, ::netproto::ErrorKind::OutOfRange) #attribute;)
+            quote!(stream.check(__o <= #span_lit, #krate::ErrorKind::OutOfRange) #attribute;)
         };
         let fits_mask = width == 64 || span == (1u64 << width) - 1;
         let read_check = if fits_mask {
             TokenStream::new()
         } else {
-            quote!(stream.check(__raw <= #span_lit, ::netproto::ErrorKind::OutOfRange) #attribute;)
+            quote!(stream.check(__raw <= #span_lit, #krate::ErrorKind::OutOfRange) #attribute;)
         };
         let part = Part {
             width,
             path: path.clone(),
             write: quote!({
-                let __o: u64 = <#t as ::netproto::RangedInt>::offset_from(*#b, #min);
+                let __o: u64 = <#t as #krate::RangedInt>::offset_from(*#b, #min);
                 #write_check
                 __o
             }),
             read: quote! {
                 #read_check
-                *#b = <#t as ::netproto::RangedInt>::from_offset(#min, __raw);
+                *#b = <#t as #krate::RangedInt>::from_offset(#min, __raw);
             },
         };
         (single, Some(part))
@@ -919,6 +824,7 @@ impl Cx {
 /// into the packer `__p`; a nested type packs itself into it; anything else (strings,
 /// sequences, options, ...) flushes the packer and writes as usual.
 fn pack_code(
+    krate: &syn::Path,
     field: &Field<'_>,
     b: &Ident,
     part: Option<&Part>,
@@ -938,7 +844,7 @@ fn pack_code(
     if let Kind::Nested = field.kind {
         let ty = field.ty;
         let path = &field.path;
-        let f = quote_spanned!(span_of(ty)=> <#ty as ::netproto::NetMessage>::pack);
+        let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::pack);
         return quote!(#f(#b, stream, __p).map_err(|e| __S::in_field(e, #path))?;);
     }
     quote! {
@@ -986,8 +892,8 @@ fn dummy_const() -> ConstExpr {
 fn bound_i128(bound: &Bound) -> TokenStream {
     match bound {
         Bound::Known(v) => {
-            let v = Literal::i128_unsuffixed(*v);
-            quote!((#v as i128))
+            let v = Literal::i128_suffixed(*v);
+            quote!(#v)
         }
         Bound::Const(c) => c.value.clone(),
     }

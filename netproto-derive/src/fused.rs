@@ -132,6 +132,13 @@ pub(crate) fn run_code(parts: &[&Part], singles: &[&TokenStream], read: bool) ->
     } else {
         TokenStream::new()
     };
+    // Writing: on the read path only for a writer; the write path has no other stream
+    // left here (a measurer took the first branch).
+    let write_branch = if read {
+        quote!(else if __S::IS_WRITING)
+    } else {
+        quote!(else)
+    };
     quote! {
         if !__S::IS_WRITING && !__S::IS_READING {
             stream.serialize_bits(&mut 0u64, #total_lit) #attribute;
@@ -139,7 +146,7 @@ pub(crate) fn run_code(parts: &[&Part], singles: &[&TokenStream], read: bool) ->
             // The run does not fit: go field by field, so that the error names the field
             // that runs out, exactly as the per-field path does.
             #(#singles)*
-        } else if __S::IS_WRITING || !#read {
+        } #write_branch {
             #(#values)*
             let mut __word: u64 = #(#word)|*;
             stream.serialize_bits(&mut __word, #total_lit) #attribute;

@@ -3,7 +3,11 @@
 //! Pipeline (serde_derive's shape): `attr` parses `#[net(...)]` into a typed form that
 //! keeps spans, `ast` builds the model of the type and `check` resolves and checks
 //! each field against its type, collecting every error; `codegen` (with `fused` for
-//! the fast path) generates the impl from the model.
+//! the fast path) generates the impl from the model, and `schema` its `SCHEMA`, whose
+//! bounds are the impl's `MAX_BITS` / `MIN_BITS`. Message sets have the same split:
+//! `set::check` validates `#[net(message_set, ...)]` against the enum, `set::codegen`
+//! generates the `MessageSet` impl. On error, `codegen::stub` and `set::stub` emit
+//! impls that compile beside the errors, so that only the real ones are shown.
 
 mod ast;
 mod attr;
@@ -19,8 +23,9 @@ use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
 /// Derives `netproto::NetMessage`: one `serialize` function, generic over the stream, that
-/// writes, reads and measures the type; `MAX_BITS` / `MIN_BITS` computed at compile time;
-/// and `blank()`, the value a reader fills in.
+/// writes, reads and measures the type; `SCHEMA`, its wire format; `MAX_BITS` /
+/// `MIN_BITS`, the bit bounds of that schema (computed once, at compile time, from the
+/// fields' bounds); and `blank()`, the value a reader fills in.
 ///
 /// Works on structs (named, tuple, unit) and enums (unit, tuple and struct variants; the
 /// variant index goes first, in `bits_required(0, variants - 1)` bits, in declaration
@@ -44,6 +49,20 @@ use syn::{DeriveInput, parse_macro_input};
 /// Bounds may be literals or constant expressions (`range = 0..=MAX_PLAYERS`): literals
 /// are checked by the macro, constants by `const` assertions, both at compile time. A
 /// bound cannot mention `Self`.
+///
+/// # Type attributes
+///
+/// | attribute | on | effect |
+/// |---|---|---|
+/// | `#[net(crate = "path")]` | any derived type | generated code reaches netproto at `path` instead of `::netproto` |
+/// | `#[net(message_set)]`, `max_bits = N` | an enum | see [Message sets](#message-sets) |
+///
+/// `crate` is for a crate that re-exports netproto (like serde's `#[serde(crate =
+/// "...")]`): its users derive through the re-export, without depending on netproto
+/// themselves. The path is any path that resolves where the type is declared: an alias
+/// (`use netproto as np;` and `crate = "np"`), a module of the crate
+/// (`crate = "crate::net::netproto"`), or another crate (`crate = "my_engine::netproto"`).
+/// It must be a string holding a path; anything else is a compile error at the value.
 ///
 /// # Errors
 ///
@@ -117,13 +136,67 @@ use syn::{DeriveInput, parse_macro_input};
 #[proc_macro_derive(NetMessage, attributes(net))]
 pub fn derive_net_message(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    match ast::Input::from_syn(&input) {
-        Ok(model) => codegen::expand(&model).into(),
+    expand(&input).into()
+}
+
+/// The derive on a parsed input: the impls, or every error beside stub impls.
+fn expand(input: &DeriveInput) -> proc_macro2::TokenStream {
+    match ast::Input::from_syn(input) {
+        Ok(model) => codegen::expand(&model),
         Err(errors) => {
+            // The type's attributes again, for the stubs: their errors are among `errors`.
+            let attrs = attr::type_attrs(&input.attrs, &mut crate::errors::Errors::default());
             let mut out = errors.to_compile_error();
-            out.extend(codegen::stub(&input));
-            out.extend(set::stub(&input));
-            out.into()
+            out.extend(codegen::stub(input, &attrs.crate_path()));
+            out.extend(set::stub(input, &attrs));
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    /// Every generated path goes through `#[net(crate = "...")]`: with one given, the
+    /// output never names `::netproto` (impls, schema, message sets, stubs).
+    #[test]
+    fn every_path_goes_through_the_crate_path() {
+        let inputs: [syn::DeriveInput; 4] = [
+            parse_quote! {
+                #[net(crate = "np")]
+                struct All<T> {
+                    #[net(range = 0..=100)] a: u8,
+                    #[net(range = 0..=LIMIT)] b: u16,
+                    #[net(bits = 3)] c: u8,
+                    #[net(bits = BITS)] d: u32,
+                    #[net(quantize(min = -1.0, max = 1.0, res = 0.01))] e: f32,
+                    #[net(quantize(min = -HALF, max = HALF, res = 0.5))] f: f32,
+                    #[net(max_len = 4)] g: String,
+                    #[net(max_len = LEN)] h: Vec<T>,
+                    i: bool, j: u64, k: f64, l: Option<T>, m: Nested,
+                    #[net(skip)] n: u8,
+                }
+            },
+            parse_quote! {
+                #[net(message_set, max_bits = 100, crate = "np")]
+                enum Set { A(A), B(B) }
+            },
+            // Errors: the stubs.
+            parse_quote! {
+                #[net(crate = "np")]
+                struct Broken { #[net(range = 5..=1)] a: u8 }
+            },
+            parse_quote! {
+                #[net(crate = "np", message_set)]
+                enum BrokenSet { A(A), B }
+            },
+        ];
+        for (i, input) in inputs.iter().enumerate() {
+            let out = super::expand(input).to_string();
+            assert!(out.contains("np :: NetMessage"), "{out}");
+            assert_eq!(out.contains("np :: MessageSet"), i % 2 == 1, "{out}");
+            assert!(!out.contains(":: netproto"), "{out}");
         }
     }
 }

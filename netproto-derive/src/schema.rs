@@ -4,43 +4,50 @@
 //! Skipped fields are left out (they are not on the wire). An unannotated field, a
 //! sequence's element and a nested type use `<T as NetMessage>::SCHEMA`, so the schema of
 //! a type contains the schemas of the types it is made of.
+//!
+//! The schema is also where the bit bounds are computed: the generated `MAX_BITS` /
+//! `MIN_BITS` are `SCHEMA.max_bits` / `SCHEMA.min_bits`, which the runtime's `const fn`
+//! constructors sum from the fields (the widest and narrowest variant of an enum, plus
+//! its index).
 
 use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::ast::{Body, Bound, Fields, Input, Kind, Prim, Quant};
-use crate::value::IntTy;
+use crate::value::{self, IntTy};
 
 /// `&'static Schema` of the input, as an expression for the impl's `const SCHEMA`.
 pub(crate) fn expr(input: &Input<'_>) -> TokenStream {
+    let krate = &input.krate;
     let name = input.ident.to_string();
     match &input.body {
         Body::Struct(fields) => {
-            let fields = fields_expr(fields);
-            quote!(&::netproto::schema::Schema::structure(#name, #fields))
+            let fields = fields_expr(fields, krate);
+            quote!(&#krate::schema::Schema::structure(#name, #fields))
         }
         Body::Enum(variants) => {
             let variants = variants.iter().map(|variant| {
                 let vname = variant.ident.to_string();
-                let fields = fields_expr(&variant.fields);
-                quote!(::netproto::schema::Variant::new(#vname, #fields))
+                let fields = fields_expr(&variant.fields, krate);
+                quote!(#krate::schema::Variant::new(#vname, #fields))
             });
-            quote!(&::netproto::schema::Schema::enumeration(#name, &[#(#variants),*]))
+            quote!(&#krate::schema::Schema::enumeration(#name, &[#(#variants),*]))
         }
     }
 }
 
 /// `&[Field::new("name", schema), ..]` for the sent fields.
-fn fields_expr(fields: &Fields<'_>) -> TokenStream {
+fn fields_expr(fields: &Fields<'_>, krate: &syn::Path) -> TokenStream {
     let list = fields.list.iter().filter_map(|field| {
-        let schema = field_schema(&field.kind, field.ty)?;
+        let schema = field_schema(&field.kind, field.ty, krate)?;
         let name = &field.name;
-        Some(quote!(::netproto::schema::Field::new(#name, #schema)))
+        Some(quote!(#krate::schema::Field::new(#name, #schema)))
     });
     quote!(&[#(#list),*])
 }
 
-fn int_type(int: IntTy) -> TokenStream {
+fn int_type(int: IntTy, krate: &syn::Path) -> TokenStream {
     let variant = match int {
         IntTy::U8 => quote!(U8),
         IntTy::U16 => quote!(U16),
@@ -51,7 +58,7 @@ fn int_type(int: IntTy) -> TokenStream {
         IntTy::I32 => quote!(I32),
         IntTy::I64 => quote!(I64),
     };
-    quote!(::netproto::schema::IntType::#variant)
+    quote!(#krate::schema::IntType::#variant)
 }
 
 /// A bound as an `i128` expression.
@@ -80,23 +87,23 @@ fn u32_expr(bound: &Bound) -> TokenStream {
 }
 
 /// The `&'static Schema` of one field, `None` for a skipped one.
-fn field_schema(kind: &Kind<'_>, ty: &syn::Type) -> Option<TokenStream> {
-    let schema = quote!(::netproto::schema::Schema);
+fn field_schema(kind: &Kind<'_>, ty: &syn::Type, krate: &syn::Path) -> Option<TokenStream> {
+    let schema = quote!(#krate::schema::Schema);
     Some(match kind {
         Kind::Skip => return None,
         Kind::Ranged { int, min, max, .. } => {
-            let (t, min, max) = (int_type(*int), i128_expr(min), i128_expr(max));
+            let (t, min, max) = (int_type(*int, krate), i128_expr(min), i128_expr(max));
             quote!(&#schema::int(#t, #min, #max))
         }
         Kind::Bits { int, bits } => {
-            let (t, bits) = (int_type(*int), u32_expr(bits));
+            let (t, bits) = (int_type(*int, krate), u32_expr(bits));
             quote!(&#schema::bits(#t, #bits))
         }
         Kind::Quantized(Quant::Known { min, max, res, .. }) => {
             let (min, max, res) = (
-                Literal::f32_suffixed(*min),
-                Literal::f32_suffixed(*max),
-                Literal::f32_suffixed(*res),
+                value::f32_expr(*min),
+                value::f32_expr(*max),
+                value::f32_expr(*res),
             );
             quote!(&#schema::quantized(#min, #max, #res))
         }
@@ -109,7 +116,10 @@ fn field_schema(kind: &Kind<'_>, ty: &syn::Type) -> Option<TokenStream> {
         }
         Kind::Vec { elem, max_len } => {
             let len = u32_expr(max_len);
-            quote!(&#schema::sequence(#len, <#elem as ::netproto::NetMessage>::SCHEMA))
+            // Spanned on the type, like the other uses of a field's impl: a missing one
+            // is reported at the field.
+            let element = quote_spanned!(elem.span()=> <#elem as #krate::NetMessage>::SCHEMA);
+            quote!(&#schema::sequence(#len, #element))
         }
         Kind::Prim(prim) => {
             let t = match prim {
@@ -121,8 +131,8 @@ fn field_schema(kind: &Kind<'_>, ty: &syn::Type) -> Option<TokenStream> {
                 Prim::F32 => quote!(f32),
                 Prim::F64 => quote!(f64),
             };
-            quote!(<#t as ::netproto::NetMessage>::SCHEMA)
+            quote!(<#t as #krate::NetMessage>::SCHEMA)
         }
-        Kind::Nested => quote!(<#ty as ::netproto::NetMessage>::SCHEMA),
+        Kind::Nested => quote_spanned!(ty.span()=> <#ty as #krate::NetMessage>::SCHEMA),
     })
 }

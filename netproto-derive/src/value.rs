@@ -365,3 +365,12 @@ pub(crate) fn render(expr: &Expr) -> String {
         .replace("( ", "(")
         .replace(" )", ")")
 }
+
+/// An `f32` the macro knows, as a constant expression of its exact bits
+/// (`f32::from_bits(0x4049_0ff9)`). A literal would do, but a declared bound that happens
+/// to be close to a constant (`3.1416`) is then flagged by clippy's `approx_constant` in
+/// the user's crate, where it is no approximation of anything.
+pub(crate) fn f32_expr(value: f32) -> proc_macro2::TokenStream {
+    let bits = proc_macro2::Literal::u32_suffixed(value.to_bits());
+    quote::quote!(f32::from_bits(#bits))
+}

@@ -2,8 +2,9 @@
 
 /// Bits needed to send any value in `[min, max]` as an offset from `min`.
 ///
-/// Zero for a degenerate range (`min == max`), else `32 - leading_zeros(max - min)`,
-/// exactly as the reference `serialize` library computes it.
+/// Zero for a degenerate range (`min == max`), else `64 - leading_zeros(max - min)`: the
+/// reference `serialize` library's `32 - leading_zeros` on 32-bit values, widened to 64
+/// (equal wherever both apply).
 ///
 /// ```
 /// assert_eq!(netproto::bits_required(0, 100), 7);

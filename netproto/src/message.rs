@@ -6,8 +6,9 @@ use crate::stream::Stream;
 /// A type with a wire format: one serialize function that writes, reads and measures.
 ///
 /// Derive it with `#[derive(NetMessage)]`; the derive generates [`NetMessage::serialize`]
-/// from the field annotations, [`NetMessage::MAX_BITS`] and [`NetMessage::MIN_BITS`] at
-/// compile time, and [`NetMessage::blank`] (the value a reader fills in).
+/// and [`NetMessage::write`] from the field annotations, [`NetMessage::SCHEMA`] at compile
+/// time with [`NetMessage::MAX_BITS`] and [`NetMessage::MIN_BITS`] read from it, and
+/// [`NetMessage::blank`] (the value a reader fills in).
 ///
 /// Implemented here for `bool`, every fixed-width integer (full width), `f32`, `f64`
 /// (raw IEEE bits), `()`, `Option<T>` (1 bit + value), `[T; N]` and tuples of up to
@@ -42,7 +43,9 @@ pub trait NetMessage: Sized {
     /// [fingerprint](Schema::fingerprint) computed.
     ///
     /// The derive generates it. A hand-written impl gets [`Kind::Opaque`](crate::schema::Kind::Opaque)
-    /// with its bit bounds unless it describes itself with the `Schema` constructors.
+    /// with its bit bounds unless it describes itself with the `Schema` constructors; one
+    /// that does must give the schema its own `MIN_BITS` / `MAX_BITS`: a derived type
+    /// containing it reads its bounds from the schemas of its fields.
     const SCHEMA: &'static Schema = &Schema::opaque("opaque", Self::MIN_BITS, Self::MAX_BITS);
 
     /// The value a reader starts from before it fills the fields in.

@@ -1161,3 +1161,59 @@ fn derives_inside_a_macro_rules() {
         message
     );
 }
+
+/// A generic wrapper, for bounds computed per instantiation.
+#[derive(NetMessage, Debug, PartialEq)]
+struct Wrapped<T> {
+    inner: T,
+    flag: bool,
+}
+
+/// A const bound: the bit bounds then come from the compiler, not the macro.
+const SLOTS: u32 = 5;
+
+#[derive(NetMessage, Debug, PartialEq)]
+enum Slotted {
+    None,
+    One(#[net(range = 0..=SLOTS)] u32),
+    Two(
+        #[net(range = 0..SLOTS)] u32,
+        #[net(max_len = SLOTS)] Vec<u8>,
+    ),
+}
+
+/// `MAX_BITS` / `MIN_BITS` are the schema's bounds, and constants: they size arrays and
+/// feed other constants, generic instantiations included.
+#[test]
+fn bit_bounds_are_constants_read_from_the_schema() {
+    const BYTES: usize = PlayerInput::MAX_BITS.div_ceil(8);
+    let buf = [0u8; BYTES];
+    assert_eq!(buf.len(), 3);
+    const WRAPPED: usize = <Wrapped<PlayerInput>>::MAX_BITS;
+    assert_eq!(WRAPPED, 7 + 13 + 1 + 1);
+    assert_eq!(<Wrapped<u16>>::MIN_BITS, 17);
+    // Index (2 bits), then the widest variant: 3 + 3 + 5 * 8 bits; the narrowest is None.
+    const SLOTTED: (usize, usize) = (Slotted::MIN_BITS, Slotted::MAX_BITS);
+    assert_eq!(SLOTTED, (2, 2 + 3 + 3 + 5 * 8));
+    for (min, max, schema) in [
+        (
+            PlayerInput::MIN_BITS,
+            PlayerInput::MAX_BITS,
+            PlayerInput::SCHEMA,
+        ),
+        (Slotted::MIN_BITS, Slotted::MAX_BITS, Slotted::SCHEMA),
+        (Tuple::MIN_BITS, Tuple::MAX_BITS, Tuple::SCHEMA),
+    ] {
+        assert_eq!(
+            (min, max),
+            (schema.min_bits, schema.max_bits),
+            "{}",
+            schema.name
+        );
+    }
+    roundtrip(Slotted::Two(4, vec![1, 2, 3, 4, 5]));
+    roundtrip(Wrapped {
+        inner: 7u16,
+        flag: true,
+    });
+}

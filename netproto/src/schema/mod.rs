@@ -54,8 +54,8 @@ use crate::bits::bits_for_count;
 /// Built by `#[derive(NetMessage)]` and by the `const fn` constructors; its fields are
 /// public to read. `min_bits` / `max_bits` are the same bounds as
 /// [`NetMessage::MIN_BITS`](crate::NetMessage::MIN_BITS) /
-/// [`NetMessage::MAX_BITS`](crate::NetMessage::MAX_BITS): an align counts 0 bits in the
-/// minimum and 7 in the maximum.
+/// [`NetMessage::MAX_BITS`](crate::NetMessage::MAX_BITS) (a derived type's are read from
+/// its schema): an align counts 0 bits in the minimum and 7 in the maximum.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Schema {

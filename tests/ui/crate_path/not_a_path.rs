@@ -1,0 +1,9 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage)]
+#[net(crate = "my engine::netproto")]
+struct Player {
+    alive: bool,
+}
+
+fn main() {}

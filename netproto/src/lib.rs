@@ -212,6 +212,10 @@ pub mod channel;
 mod codec;
 pub mod connection;
 mod error;
+/// The wire codecs below the public API, for netproto's own tests (`internals` feature).
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
 mod message;
 mod message_set;
 pub mod netcode;

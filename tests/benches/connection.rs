@@ -15,7 +15,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use netproto::connection::{Client, ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server};
-use netproto::netcode::{ConnectToken, PacketType};
+use netproto::internals::netcode::PacketType;
+use netproto::netcode::ConnectToken;
 use netproto::packet::{Endpoint, Incoming};
 use netproto::sim::NodeId;
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};

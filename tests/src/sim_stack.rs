@@ -13,7 +13,8 @@ use netproto::connection::{
     Client, ClientEvent, ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig,
     ServerEvent,
 };
-use netproto::netcode::{ConnectToken, Key, PacketType, TokenParams, generate_connect_token_with};
+use netproto::internals::netcode::PacketType;
+use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token_with};
 use netproto::sim::{Network, NodeId, Rng};
 use netproto::transport::{ClientStack, ConnectionStats, SendError, ServerStack, StackCounters};
 

@@ -22,7 +22,8 @@ use cap::Cap;
 use netproto::connection::{
     Client, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerCounters, ServerEvent,
 };
-use netproto::netcode::{CONNECTION_REQUEST_BYTES, Key, VERSION_INFO, write_packet};
+use netproto::internals::netcode::{CONNECTION_REQUEST_BYTES, write_packet};
+use netproto::netcode::{Key, VERSION_INFO};
 use netproto::sim::{NodeId, Rng};
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
 

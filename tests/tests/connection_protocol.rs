@@ -25,10 +25,8 @@ use netproto::connection::{
     Client, ClientEvent, ClientId, ClientState, ConfigError, ConnectionConfig, DenyReason,
     DisconnectReason, MAX_DATAGRAM_BYTES, Mode, Server, ServerConfig, ServerCounters, ServerEvent,
 };
-use netproto::netcode::{
-    CONNECTION_REQUEST_BYTES, ConnectToken, Key, PacketType, TokenParams,
-    generate_connect_token_with,
-};
+use netproto::internals::netcode::{CONNECTION_REQUEST_BYTES, PacketType};
+use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token_with};
 use netproto::packet::Sequence;
 use netproto::sim::{LinkConfig, Network, NodeId, Rng};
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend, sim_address};

@@ -66,7 +66,7 @@ const SETTLE: f64 = 3.0;
 const UNRELIABLE: usize = 1;
 /// Bytes a netcode payload packet adds around the packet-endpoint datagram, at most:
 /// the prefix byte, up to 8 sequence bytes and the 16-byte tag.
-const SESSION_PREFIX: usize = 1 + 8 + netproto::netcode::MAC_BYTES;
+const SESSION_PREFIX: usize = 1 + 8 + netproto::internals::netcode::MAC_BYTES;
 
 /// A client's input in the burst: its origin and index, so that order can be checked.
 #[derive(NetMessage, Debug, Clone, PartialEq)]

@@ -22,7 +22,8 @@ use netproto::channel::{BlockConfig, ChannelConfig, LayerConfig, MessageStack};
 use netproto::connection::{
     ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
 };
-use netproto::netcode::{ChallengeToken, ConnectToken, Key, Packet, write_packet};
+use netproto::internals::netcode::{ChallengeToken, Packet, write_packet};
+use netproto::netcode::{ConnectToken, Key};
 use netproto::sim::Rng;
 use netproto::transport::ServerStack;
 use netproto::{NetMessage, Stream, WriteStream};

@@ -6,10 +6,11 @@
 
 use std::net::SocketAddr;
 
-use netproto::netcode::{
-    AllowedPackets, ChallengeToken, ConnectToken, ConnectTokenPrivate, Key, Packet, PacketType,
-    ReplayProtection, TokenParams, generate_connect_token_with, read_packet, write_packet,
+use netproto::internals::netcode::{
+    AllowedPackets, ChallengeToken, ConnectTokenPrivate, Packet, PacketType, ReplayProtection,
+    read_packet, write_packet,
 };
+use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token_with};
 use netproto_tests::fixtures::{hex, load as fixture, to_hex};
 use serde_json::Value;
 

@@ -17,9 +17,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use netproto::channel::LayerConfig;
 use netproto::connection::ServerConfig;
 use netproto::connection::{ClientId, ClientState, ConfigError, DenyReason, DisconnectReason};
-use netproto::netcode::{
-    CONNECTION_REQUEST_BYTES, ConnectToken, Key, TokenParams, generate_connect_token,
-};
+use netproto::internals::netcode::CONNECTION_REQUEST_BYTES;
+use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token};
 use netproto::sim::Rng;
 use netproto::transport::{
     MAX_DATAGRAMS_PER_UPDATE, TransportError, UdpClient, UdpClientEvent, UdpServer, UdpServerEvent,

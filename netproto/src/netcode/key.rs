@@ -32,7 +32,7 @@ impl Key {
     ///
     /// # Panics
     ///
-    /// Only if the OS random number generator fails (see [`random_bytes`]).
+    /// Only if the OS random number generator fails (see `random_bytes`).
     pub fn random() -> Self {
         Self(random_bytes())
     }
@@ -62,7 +62,7 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
 ///
 /// # Panics
 ///
-/// Only if the OS random number generator fails (see [`random_bytes`]).
+/// Only if the OS random number generator fails (see `random_bytes`).
 pub fn random_u64() -> u64 {
     u64::from_le_bytes(random_bytes())
 }

@@ -26,7 +26,8 @@
 //! bytes little-endian, then the body sealed with ChaCha20-Poly1305 (nonce: 4 zero
 //! bytes then the sequence as u64 little-endian; associated data: [`VERSION_INFO`],
 //! the protocol id as u64 little-endian and the prefix byte) and its 16-byte tag. See
-//! [`write_packet`] and [`read_packet`].
+//! `write_packet` and `read_packet` (crate-private: the client and server are their only
+//! callers).
 //!
 //! # Connect tokens
 //!
@@ -38,7 +39,7 @@
 //! part sealed with XChaCha20-Poly1305 under the private key, which only the servers
 //! can open: client id, the servers' internal addresses, the same two keys and 256
 //! bytes of user data. The client sends the sealed private part in its connection
-//! request; the server opens it with [`ConnectTokenPrivate::open`].
+//! request; the server opens it with the private key.
 //!
 //! ```
 //! use netproto::netcode::{generate_connect_token, ConnectToken, Key, TokenParams};
@@ -73,62 +74,48 @@
 //! * Rotate it like any other server secret; tokens live seconds, so a rotation only
 //!   needs servers to accept the old key for one token lifetime.
 //! * Session keys and nonces come from the OS random number generator ([`Key::random`],
-//!   [`random_bytes`]); never reuse a (key, nonce) pair.
+//!   `random_bytes`); never reuse a (key, nonce) pair.
 //! * Serve tokens over HTTPS only: a token lets its holder connect as that client until
 //!   it expires, and it contains the session keys.
 
-mod address;
-mod challenge;
+// The modules below hold `pub` items that only `crate::internals` re-exports (for the
+// conformance tests and fuzz targets): without that feature they are crate-private.
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod address;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod challenge;
 mod crypto;
-mod error;
-mod key;
-mod packet;
-mod replay;
-mod token;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod error;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod key;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod packet;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod replay;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod sizes;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod token;
 mod wire;
 
-pub use address::{MAX_ADDRESS_BYTES, read_address, write_address};
-pub use challenge::ChallengeToken;
-pub use error::{ReadError, TokenError, WriteError};
-pub use key::{Key, random_bytes, random_u64};
-pub use packet::{AllowedPackets, Packet, PacketType, read_packet, write_packet};
-pub use replay::{REPLAY_PROTECTION_BUFFER_SIZE, ReplayProtection};
-pub use token::{
-    ConnectToken, ConnectTokenPrivate, TokenParams, generate_connect_token,
-    generate_connect_token_with,
+// What a game's backend and servers use: keys and connect tokens. The packet codec
+// below them is the client's and server's business.
+pub use error::TokenError;
+pub use key::Key;
+pub use sizes::{
+    CONNECT_TOKEN_BYTES, KEY_BYTES, MAX_PAYLOAD_BYTES, MAX_SERVERS_PER_CONNECT, USER_DATA_BYTES,
+    VERSION_INFO,
 };
+pub use token::{ConnectToken, TokenParams, generate_connect_token, generate_connect_token_with};
 
-/// The version string at the start of every connect token and connection request, and
-/// in the associated data of every sealed body: `"NETCODE 1.02"` and a NUL.
-pub const VERSION_INFO: [u8; 13] = *b"NETCODE 1.02\0";
-/// Bytes of every key (private key, session keys, challenge key).
-pub const KEY_BYTES: usize = 32;
-/// Bytes of the Poly1305 authentication tag appended to everything sealed.
-pub const MAC_BYTES: usize = 16;
-/// Bytes of a connect token's nonce (XChaCha20-Poly1305).
-pub const NONCE_BYTES: usize = 24;
-/// Bytes of a whole connect token as a backend hands it to a client.
-pub const CONNECT_TOKEN_BYTES: usize = 2048;
-/// Bytes of the private part of a connect token, sealed (the tag is its last 16 bytes).
-pub const CONNECT_TOKEN_PRIVATE_BYTES: usize = 1024;
-/// Bytes of a sealed challenge token (the tag is its last 16 bytes).
-pub const CHALLENGE_TOKEN_BYTES: usize = 300;
-/// Bytes of the user data carried in a connect token's private part and a challenge token.
-pub const USER_DATA_BYTES: usize = 256;
-/// Most server addresses a connect token may carry (at least one is required).
-pub const MAX_SERVERS_PER_CONNECT: usize = 32;
-/// Bytes of a connection request: prefix, version, protocol id, expire timestamp, nonce
-/// and the sealed private part.
-pub const CONNECTION_REQUEST_BYTES: usize =
-    1 + VERSION_INFO.len() + 8 + 8 + NONCE_BYTES + CONNECT_TOKEN_PRIVATE_BYTES;
-/// Largest payload packet body.
-pub const MAX_PAYLOAD_BYTES: usize = 1200;
-/// Largest datagram this module writes besides the [`CONNECTION_REQUEST_BYTES`] request:
-/// a payload packet with 8 sequence bytes.
-pub const MAX_PACKET_BYTES: usize = 1 + 8 + MAX_PAYLOAD_BYTES + MAC_BYTES;
-/// The reference reader's minimum for an encrypted packet (types 1 to 6): prefix, one
-/// sequence byte and the tag.
-pub const MIN_ENCRYPTED_PACKET_BYTES: usize = 1 + 1 + MAC_BYTES;
+pub(crate) use challenge::ChallengeToken;
+pub(crate) use error::{ReadError, WriteError};
+pub(crate) use key::{random_bytes, random_u64};
+pub(crate) use packet::{AllowedPackets, Packet, PacketType, read_packet, write_packet};
+pub(crate) use replay::ReplayProtection;
+pub(crate) use sizes::*;
+pub(crate) use token::ConnectTokenPrivate;
 
 #[cfg(test)]
 mod tests;

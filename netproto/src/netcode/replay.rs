@@ -74,6 +74,10 @@ impl ReplayProtection {
     }
 
     /// The highest sequence recorded (or given to [`with_most_recent`](Self::with_most_recent)).
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "for the conformance tests, through `internals`")
+    )]
     pub fn most_recent(&self) -> u64 {
         self.most_recent
     }

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use super::address::{MAX_ADDRESS_BYTES, read_address, write_address};
 use super::crypto::{seal, sequence_nonce};
 use super::*;
 use crate::sim::Rng;

@@ -179,7 +179,7 @@ pub struct ConnectToken {
     pub expire_timestamp: u64,
     /// The XChaCha20-Poly1305 nonce the private part is sealed with.
     pub nonce: [u8; NONCE_BYTES],
-    /// The sealed private part ([`ConnectTokenPrivate::seal`]).
+    /// The sealed private part (sealed with the private key).
     pub private_data: [u8; CONNECT_TOKEN_PRIVATE_BYTES],
     /// Seconds without packets before a connection times out; -1 = never.
     pub timeout_seconds: i32,
@@ -248,7 +248,7 @@ impl ConnectToken {
     }
 
     /// The connection request a client sends to connect with this token (write it
-    /// with [`write_packet`](super::write_packet)).
+    /// with the packet codec).
     pub fn request_packet(&self) -> Packet<'_> {
         Packet::Request {
             protocol_id: self.protocol_id,
@@ -311,7 +311,7 @@ impl TokenParams {
 ///
 /// # Panics
 ///
-/// Only if the OS random number generator fails (see [`random_bytes`]).
+/// Only if the OS random number generator fails (see `random_bytes`).
 pub fn generate_connect_token(
     params: &TokenParams,
     private_key: &Key,

@@ -8,12 +8,12 @@
 use super::{Field, Kind, Schema};
 
 /// The FNV-1a 64-bit offset basis.
-pub const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+pub(crate) const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 /// The FNV-1a 64-bit prime.
-pub const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+pub(crate) const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
-/// 64-bit FNV-1a of `bytes`: start from [`FNV_OFFSET_BASIS`]; for each byte, xor it into
-/// the state, then multiply by [`FNV_PRIME`] (wrapping).
+/// 64-bit FNV-1a of `bytes`: start from the offset basis `0xcbf29ce484222325`; for each
+/// byte, xor it into the state, then multiply by the prime `0x100000001b3` (wrapping).
 ///
 /// ```
 /// use netproto::schema::fnv1a_64;

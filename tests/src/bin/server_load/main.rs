@@ -277,7 +277,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 warmup: run.warmup,
                 seconds: run.seconds,
                 drain: run.drain,
-                key: netproto::netcode::random_bytes(),
+                key: netproto::internals::netcode::random_bytes(),
                 servers: Vec::new(),
                 rate: run.rate,
             };

@@ -16,10 +16,11 @@ use netproto::connection::{
     ClientEvent, ClientId, DisconnectReason, MAX_DATAGRAM_BYTES, Server, ServerConfig,
     ServerCounters, ServerEvent,
 };
-use netproto::netcode::{
-    AllowedPackets, ChallengeToken, ConnectToken, ConnectTokenPrivate, Key, Packet, PacketType,
-    read_packet, write_packet,
+use netproto::internals::netcode::{
+    AllowedPackets, ChallengeToken, ConnectTokenPrivate, Packet, PacketType, read_packet,
+    write_packet,
 };
+use netproto::netcode::{ConnectToken, Key};
 use netproto::sim::Rng;
 use netproto::transport::{ClientStack, ServerStack};
 

@@ -18,3 +18,16 @@ pub mod netcode {
     pub use crate::netcode::sizes::*;
     pub use crate::netcode::token::ConnectTokenPrivate;
 }
+
+/// The packet layer's codecs: the `reliable` packet header, the fragment header and
+/// parser, and the sequence buffer behind the ack and reassembly windows.
+pub mod packet {
+    pub use crate::packet::fragment::{
+        FRAGMENT_HEADER_BYTES, FRAGMENT_PREFIX, Fragment, FragmentHeader, FragmentLimits,
+        parse_fragment,
+    };
+    pub use crate::packet::header::{
+        HeaderBytes, MAX_HEADER_BYTES, MIN_HEADER_BYTES, PacketHeader,
+    };
+    pub use crate::packet::sequence_buffer::{SequenceBuffer, StaleSequence};
+}

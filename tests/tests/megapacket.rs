@@ -45,7 +45,7 @@ use netproto::channel::{ChannelConfig, LayerConfig};
 use netproto::connection::{
     ClientEvent, ClientId, CongestionConfig, ConnectionConfig, Mode, ServerEvent,
 };
-use netproto::packet::MAX_HEADER_BYTES;
+use netproto::internals::packet::MAX_HEADER_BYTES;
 use netproto::sim::{GilbertElliott, LinkConfig, Network, NodeId, Rng};
 use netproto_examples::game::{EntityUpdate, GameMessage, MatchPhase, PlayerInput, workload};
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, WireCounters, deliver};

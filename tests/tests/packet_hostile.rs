@@ -2,9 +2,10 @@
 //! counted in the right counter, never panics, and memory stays bounded by the
 //! configuration. Ends with 120,000 seeded mutated datagrams and 102,400 random ones.
 
+use netproto::internals::packet::{FragmentHeader, PacketHeader};
 use netproto::packet::{
-    Counters, Endpoint, EndpointConfig, FragmentError, FragmentHeader, HeaderError, PacketHeader,
-    ReceiveError, Received, Sequence,
+    Counters, Endpoint, EndpointConfig, FragmentError, HeaderError, ReceiveError, Received,
+    Sequence,
 };
 use netproto::sim::Rng;
 use netproto_tests::endpoint::receive_with;

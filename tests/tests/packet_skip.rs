@@ -10,8 +10,9 @@
 //! (The reference trace vectors run with the default, no skipping:
 //! `packet_vectors.rs`.)
 
+use netproto::internals::packet::PacketHeader;
 use netproto::packet::{
-    ConfigError, Endpoint, EndpointConfig, Incoming, PacketHeader, ReceiveError, Received, Sequence,
+    ConfigError, Endpoint, EndpointConfig, Incoming, ReceiveError, Received, Sequence,
 };
 use netproto::sim::{LinkConfig, Network, NodeId};
 

@@ -5,9 +5,8 @@
 //! too-large packets without consuming a sequence; and a 300-step two-endpoint session
 //! with 30% loss reproduces the reference header bytes and acks, in order.
 
-use netproto::packet::{
-    Endpoint, EndpointConfig, HeaderError, PacketHeader, Received, SendError, Sequence,
-};
+use netproto::internals::packet::PacketHeader;
+use netproto::packet::{Endpoint, EndpointConfig, HeaderError, Received, SendError, Sequence};
 use netproto_tests::endpoint::receive_with;
 use netproto_tests::fixtures::{hex, load as fixture, to_hex};
 use serde_json::Value;

@@ -40,7 +40,7 @@ pub(crate) fn encode_address(addr: &SocketAddr) -> ([u8; MAX_ADDRESS_BYTES], usi
 /// IPv6).
 ///
 /// ```
-/// use netproto::netcode::{read_address, write_address};
+/// use netproto::internals::netcode::{read_address, write_address};
 ///
 /// let addr = "[2001:db8::1]:40000".parse().unwrap();
 /// let mut buf = [0u8; 19];

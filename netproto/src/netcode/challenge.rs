@@ -15,7 +15,8 @@ const CHALLENGE_MAC_START: usize = CHALLENGE_TOKEN_BYTES - MAC_BYTES;
 /// The contents of a challenge token.
 ///
 /// ```
-/// use netproto::netcode::{ChallengeToken, Key};
+/// use netproto::netcode::Key;
+/// use netproto::internals::netcode::ChallengeToken;
 ///
 /// let key = Key::random(); // the server's challenge key, fresh each run
 /// let token = ChallengeToken { client_id: 7, user_data: [3; 256] };

@@ -66,7 +66,7 @@ impl PacketType {
 /// disconnect, ...).
 ///
 /// ```
-/// use netproto::netcode::{AllowedPackets, PacketType};
+/// use netproto::internals::netcode::{AllowedPackets, PacketType};
 ///
 /// let allowed = AllowedPackets::NONE.with(PacketType::Denied).with(PacketType::Challenge);
 /// assert!(allowed.contains(PacketType::Challenge));
@@ -195,10 +195,11 @@ fn packet_associated_data(protocol_id: u64, prefix: u8) -> [u8; 22] {
 /// [`MAX_PACKET_BYTES`](super::MAX_PACKET_BYTES). No allocation.
 ///
 /// ```
-/// use netproto::netcode::{read_packet, write_packet, AllowedPackets, Key, Packet};
+/// use netproto::netcode::Key;
+/// use netproto::internals::netcode::{read_packet, write_packet, AllowedPackets, Packet};
 ///
 /// let key = Key::from_bytes([9; 32]);
-/// let mut buf = [0u8; netproto::netcode::MAX_PACKET_BYTES];
+/// let mut buf = [0u8; netproto::internals::netcode::MAX_PACKET_BYTES];
 /// let n = write_packet(&Packet::Payload(b"hello"), 1000, &key, 77, &mut buf).unwrap();
 /// assert_eq!(n, 1 + 2 + 5 + 16);
 /// let (sequence, packet) =

@@ -20,7 +20,7 @@ const SIZE: u64 = REPLAY_PROTECTION_BUFFER_SIZE as u64;
 /// never gets there.
 ///
 /// ```
-/// use netproto::netcode::ReplayProtection;
+/// use netproto::internals::netcode::ReplayProtection;
 ///
 /// let mut window = ReplayProtection::new();
 /// assert!(!window.already_received(5));

@@ -16,7 +16,8 @@ pub const FRAGMENT_PREFIX: u8 = 1;
 /// The header at the front of a fragment datagram.
 ///
 /// ```
-/// use netproto::packet::{FragmentHeader, Sequence};
+/// use netproto::packet::Sequence;
+/// use netproto::internals::packet::FragmentHeader;
 ///
 /// let header = FragmentHeader { sequence: Sequence(0x1234), fragment_id: 2, fragment_count: 3 };
 /// assert_eq!(header.encode(), [0x01, 0x34, 0x12, 2, 2]);
@@ -122,7 +123,7 @@ pub enum FragmentError {
     /// sender fragments only packets above `fragment_above` bytes. (With
     /// `fragment_size <= fragment_above` no one-fragment packet exists at all.)
     /// Returned by [`Endpoint::receive`](super::Endpoint::receive), which knows
-    /// `fragment_above`; [`parse_fragment`] does not check it.
+    /// `fragment_above`; the fragment parser does not check it.
     #[error("a one-fragment packet of {len} bytes is not above fragment_above ({fragment_above})")]
     NeedlessFragment {
         /// Payload bytes of the packet.
@@ -157,7 +158,8 @@ pub struct Fragment<'a> {
 /// refused up front.
 ///
 /// ```
-/// use netproto::packet::{parse_fragment, FragmentError, FragmentLimits, Sequence};
+/// use netproto::packet::{FragmentError, Sequence};
+/// use netproto::internals::packet::{parse_fragment, FragmentLimits};
 ///
 /// let limits = FragmentLimits { max_fragments: 16, fragment_size: 4, max_packet_size: 64 };
 /// // Fragment 1 (last) of 2 of packet 7, carrying 3 bytes.

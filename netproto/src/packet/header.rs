@@ -8,6 +8,10 @@ use core::ops::Deref;
 pub const MAX_HEADER_BYTES: usize = 9;
 
 /// The smallest encoded packet header: prefix, sequence, one-byte ack difference.
+#[cfg_attr(
+    not(feature = "internals"),
+    allow(dead_code, reason = "for the conformance tests, through `internals`")
+)]
 pub const MIN_HEADER_BYTES: usize = 4;
 
 /// Prefix bit 5: the ack is sent as the one-byte difference `sequence - ack`.
@@ -29,7 +33,7 @@ pub enum HeaderError {
     #[error("prefix byte {0:#04x} is not a regular packet")]
     NotRegular(u8),
     /// The header decodes, but is not the unique canonical encoding of its fields
-    /// (only checked by [`PacketHeader::decode_canonical`]).
+    /// (only checked by the canonical decoder the conformance tests use).
     #[error("packet header is not in canonical form")]
     NonCanonical,
 }
@@ -47,7 +51,8 @@ pub enum HeaderError {
 /// 0xFF, low byte first.
 ///
 /// ```
-/// use netproto::packet::{PacketHeader, Sequence};
+/// use netproto::packet::Sequence;
+/// use netproto::internals::packet::PacketHeader;
 ///
 /// // A fresh endpoint's first packet: ack 65535, nothing received.
 /// let header = PacketHeader { sequence: Sequence(0), ack: Sequence(65535), ack_bits: 0 };
@@ -171,7 +176,8 @@ impl PacketHeader {
     /// the exact encoding matters.
     ///
     /// ```
-    /// use netproto::packet::{HeaderError, PacketHeader};
+    /// use netproto::packet::HeaderError;
+    /// use netproto::internals::packet::PacketHeader;
     ///
     /// let bytes = [0x3e, 0x00, 0x00, 0x01, 0, 0, 0, 0];
     /// assert!(PacketHeader::decode(&bytes).is_ok());
@@ -219,7 +225,8 @@ impl PacketHeader {
     /// fragment 0: the reassembled packet is re-encoded canonically).
     ///
     /// ```
-    /// use netproto::packet::{HeaderError, PacketHeader};
+    /// use netproto::packet::HeaderError;
+    /// use netproto::internals::packet::PacketHeader;
     ///
     /// // Sequence 5, ack 4 sent as a 16-bit ack instead of a one-byte difference.
     /// let lenient = [0x00, 0x05, 0x00, 0x04, 0x00];

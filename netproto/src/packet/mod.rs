@@ -9,9 +9,10 @@
 //! (`reliable_write_packet_header`, fragment datagrams), checked against vectors the
 //! reference produced, so a C endpoint and an [`Endpoint`] can ack each other.
 //!
-//! * [`Sequence`], [`SequenceBuffer`]: wrap-aware sequence numbers and the ring
-//!   buffer every window is made of.
-//! * [`PacketHeader`], [`FragmentHeader`], [`parse_fragment`]: the wire format.
+//! * [`Sequence`]: wrap-aware sequence numbers (and, inside, the ring buffer every
+//!   window is made of).
+//! * The wire format, inside: the packet header (`header.rs`) and the fragment
+//!   header and parser (`fragment.rs`).
 //! * [`Endpoint`], [`EndpointConfig`]: the sans-IO state machine. Receiving is in
 //!   two phases: [`Endpoint::receive`] validates a datagram and hands out a whole
 //!   packet as a [`PendingPacket`]; the layer above reads its payload and
@@ -54,22 +55,27 @@ mod ack_delay;
 mod ack_state;
 mod config;
 mod endpoint;
-mod fragment;
-mod header;
+// The modules below hold `pub` items that only `crate::internals` re-exports (the header
+// and fragment codecs, the sequence buffer, for the conformance tests and fuzz targets):
+// without that feature they are crate-private.
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod fragment;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod header;
 mod outcome;
 mod reassembly;
 mod sequence;
-mod sequence_buffer;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod sequence_buffer;
 mod stats;
 
 pub use config::{ConfigError, EndpointConfig, MAX_PACKET_HEADER_SIZE, MAX_PACKET_SIZE_LIMIT};
 pub use endpoint::{Endpoint, Incoming, PendingPacket};
-pub use fragment::{
-    FRAGMENT_HEADER_BYTES, FRAGMENT_PREFIX, Fragment, FragmentError, FragmentHeader,
-    FragmentLimits, MAX_FRAGMENTS, parse_fragment,
-};
-pub use header::{HeaderBytes, HeaderError, MAX_HEADER_BYTES, MIN_HEADER_BYTES, PacketHeader};
+pub use fragment::{FragmentError, MAX_FRAGMENTS};
+pub use header::HeaderError;
 pub use outcome::{Acks, MAX_ACKS_PER_PACKET, ReceiveError, Received, SendError, Sent};
 pub use sequence::Sequence;
-pub use sequence_buffer::{MAX_SEQUENCE_BUFFER_SIZE, SequenceBuffer, StaleSequence};
+pub use sequence_buffer::MAX_SEQUENCE_BUFFER_SIZE;
 pub use stats::{Counters, Stats};
+
+pub(crate) use sequence_buffer::SequenceBuffer;

@@ -38,7 +38,8 @@ pub struct StaleSequence {
 /// (reassembly buffers) can be reused without allocating.
 ///
 /// ```
-/// use netproto::packet::{Sequence, SequenceBuffer};
+/// use netproto::packet::Sequence;
+/// use netproto::internals::packet::SequenceBuffer;
 ///
 /// let mut buf: SequenceBuffer<u32> = SequenceBuffer::new(4);
 /// buf.insert(Sequence(10), 100).unwrap();
@@ -78,6 +79,10 @@ impl<T: Default> SequenceBuffer<T> {
     }
 
     /// Removes `sequence` and returns its value, leaving `T::default()` in the slot.
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "for the conformance tests, through `internals`")
+    )]
     pub fn remove(&mut self, sequence: Sequence) -> Option<T> {
         let index = self.index(sequence);
         if self.stored[index] == u32::from(sequence.0) {
@@ -187,6 +192,10 @@ impl<T> SequenceBuffer<T> {
     }
 
     /// `true` when the slot `sequence` maps to holds no entry at all.
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "for the conformance tests, through `internals`")
+    )]
     pub fn is_slot_free(&self, sequence: Sequence) -> bool {
         self.stored[self.index(sequence)] == EMPTY
     }
@@ -244,6 +253,10 @@ impl<T> SequenceBuffer<T> {
     }
 
     /// Empties every slot and restarts the window as if fresh (newest = 65535).
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "for the conformance tests, through `internals`")
+    )]
     pub fn reset(&mut self) {
         self.next = Sequence(0);
         self.stored.fill(EMPTY);
@@ -254,7 +267,8 @@ impl<T> SequenceBuffer<T> {
     /// present (bit 0 is `ack` itself). A fresh buffer gives `(65535, 0)`.
     ///
     /// ```
-    /// use netproto::packet::{Sequence, SequenceBuffer};
+    /// use netproto::packet::Sequence;
+    /// use netproto::internals::packet::SequenceBuffer;
     ///
     /// let mut received: SequenceBuffer<()> = SequenceBuffer::new(256);
     /// assert_eq!(received.ack_bits(), (Sequence(65535), 0));

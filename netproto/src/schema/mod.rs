@@ -44,8 +44,8 @@
 mod fingerprint;
 mod layout;
 
-pub use fingerprint::fnv1a_64;
 pub(crate) use fingerprint::FNV_OFFSET_BASIS;
+pub use fingerprint::fnv1a_64;
 pub use layout::{Diagram, Layout, LayoutRow, Offset, SetLayout};
 
 use crate::bits::bits_for_count;

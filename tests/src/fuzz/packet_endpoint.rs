@@ -1,9 +1,7 @@
 //! Target: the packet endpoint's receive path (headers, fragments, acks).
 
-use netproto::packet::{
-    Endpoint, FRAGMENT_HEADER_BYTES, Incoming, PacketHeader, ReceiveError, Received, Sequence,
-    parse_fragment,
-};
+use netproto::internals::packet::{FRAGMENT_HEADER_BYTES, PacketHeader, parse_fragment};
+use netproto::packet::{Endpoint, Incoming, ReceiveError, Received, Sequence};
 use netproto::sim::Rng;
 
 use super::{Script, Seed, endpoint_config, push_blob};
@@ -34,7 +32,7 @@ fn run_endpoint(data: &[u8]) -> Vec<EndpointStep> {
     let max_memory =
         config.fragment_reassembly_buffer_size * config.max_fragments * config.fragment_size;
     let mut endpoint = Endpoint::new(config.clone(), 0.0).expect("valid endpoint configuration");
-    let limits = netproto::packet::FragmentLimits {
+    let limits = netproto::internals::packet::FragmentLimits {
         max_fragments: config.max_fragments,
         fragment_size: config.fragment_size,
         max_packet_size: config.max_packet_size,
@@ -101,7 +99,7 @@ fn run_endpoint(data: &[u8]) -> Vec<EndpointStep> {
 /// Header and fragment codecs of one datagram: a header that decodes re-encodes (in
 /// canonical form) to bytes that decode to the same header; a fragment that parses
 /// has a header that re-encodes to its first bytes.
-fn check_datagram_codecs(datagram: &[u8], limits: &netproto::packet::FragmentLimits) {
+fn check_datagram_codecs(datagram: &[u8], limits: &netproto::internals::packet::FragmentLimits) {
     if let Ok((header, len)) = PacketHeader::decode(datagram) {
         assert!(len <= datagram.len());
         let canonical = header.encode();

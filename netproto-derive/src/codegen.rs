@@ -218,7 +218,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                         && !__S::TRACING
                         && stream.bits_remaining() >= <Self as #krate::NetMessage>::MAX_BITS
                     {
-                        let mut __p = #krate::stream::Packer::new();
+                        let mut __p = #krate::__private::Packer::new();
                         <Self as #krate::NetMessage>::pack(self, stream, &mut __p)?;
                         return __p.flush(stream);
                     }
@@ -229,7 +229,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 fn pack<__S: #krate::Stream>(
                     &self,
                     stream: &mut __S,
-                    __p: &mut #krate::stream::Packer,
+                    __p: &mut #krate::__private::Packer,
                 ) -> ::core::result::Result<(), __S::Error> {
                     #pack
                 }

@@ -224,7 +224,7 @@ mod protocol_id;
 mod quantize;
 pub mod schema;
 pub mod sim;
-pub mod stream;
+mod stream;
 mod text_table;
 mod trace;
 pub mod transport;
@@ -249,6 +249,7 @@ pub use wire_view::{WireField, WireView};
 /// Support for derived code. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::stream::Packer;
     pub use core::result::Result::{Err, Ok};
     pub use std::string::String;
     pub use std::vec::Vec;

@@ -1,12 +1,5 @@
-//! Bit streams: the [`Stream`] trait and its writer, reader and measurer.
-//!
-//! One serialize function, generic over [`Stream`], describes a message's wire format;
-//! running it with a [`WriteStream`] writes bits, with a [`ReadStream`] reads (and
-//! validates) them, with a [`MeasureStream`] counts them. The wire rules are those of
-//! the reference C++ `serialize` library: bits are packed least-significant first into
-//! little-endian bytes, ranged integers are sent as `value - min` in
-//! [`bits_required(min, max)`](crate::bits_required) bits, and the reader rejects,
-//! never clamps, anything outside its range.
+//! Bit streams: the [`Stream`] trait and its writer, reader and measurer (re-exported at
+//! the crate root).
 
 mod int;
 mod measure;
@@ -36,6 +29,14 @@ const RELATIVE_TIERS: [(u32, u32); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377)
 /// the wire format by construction.
 ///
 /// Values are passed as `&mut`: the writer and measurer read them, the reader fills them.
+///
+/// One serialize function, generic over [`Stream`], describes a message's wire format;
+/// running it with a [`WriteStream`] writes bits, with a [`ReadStream`] reads (and
+/// validates) them, with a [`MeasureStream`] counts them. The wire rules are those of
+/// the reference C++ `serialize` library: bits are packed least-significant first into
+/// little-endian bytes, ranged integers are sent as `value - min` in
+/// [`bits_required(min, max)`](crate::bits_required) bits, and the reader rejects,
+/// never clamps, anything outside its range.
 ///
 /// # Rules for implementations
 ///

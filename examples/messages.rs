@@ -6,6 +6,7 @@
 //!
 //! Run with `cargo run --release --example messages`.
 
+use netproto::Time;
 use netproto::channel::{ChannelConfig, LayerConfig, MessageStack};
 use netproto::packet::EndpointConfig;
 use netproto::schema::{Layout, SetLayout};
@@ -15,6 +16,7 @@ use netproto_examples::game::{
     ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, GameMessage, MatchPhase,
     NaiveSize, PlayerInput, Position, buttons,
 };
+use std::time::Duration;
 
 fn show<T: NetMessage + NaiveSize>(mut message: T) -> (usize, usize) {
     let naive = message.naive_size();
@@ -126,13 +128,17 @@ fn download() {
         ChannelConfig::bulk(),
     ]);
     let stack = || {
-        MessageStack::<Demo>::new(EndpointConfig::default(), layer.clone(), 0.0)
+        MessageStack::<Demo>::new(EndpointConfig::default(), layer.clone(), Time::ZERO)
             .expect("valid configuration")
     };
     let (mut server, mut client) = (stack(), stack());
     let (s, c) = (NodeId(0), NodeId(1));
     let mut net = Network::new(16);
-    net.set_default_link(LinkConfig::default().with_latency(0.05).with_loss(0.01));
+    net.set_default_link(
+        LinkConfig::default()
+            .with_latency(Duration::from_millis(50))
+            .with_loss(0.01),
+    );
     let map = Demo::Map(Map {
         bytes: (0..100 * 1024).map(|i| (i % 251) as u8).collect(),
     });
@@ -142,7 +148,7 @@ fn download() {
     let mut snapshots = 0;
     let mut last_bar = usize::MAX;
     for tick in 0..600u32 {
-        let now = f64::from(tick) / 60.0;
+        let now = Time::from_secs_f64(f64::from(tick) / 60.0);
         while let Some(d) = net.poll(now) {
             let to = if d.to == s { &mut server } else { &mut client };
             // A datagram the endpoint drops (stale, duplicate) changes nothing.
@@ -153,7 +159,7 @@ fn download() {
         }
         if let Some(Demo::Map(map)) = client.receive(1) {
             println!(
-                "[{}] {} bytes in {now:.2} s, {snapshots} snapshots meanwhile",
+                "[{}] {} bytes in {now:.2}, {snapshots} snapshots meanwhile",
                 "#".repeat(40),
                 map.bytes.len()
             );
@@ -164,7 +170,7 @@ fn download() {
             // A line per tenth.
             if bar / 4 != last_bar / 4 {
                 println!(
-                    "[{}{}] {:>6} / {} bytes at {now:.2} s",
+                    "[{}{}] {:>6} / {} bytes at {now:.2}",
                     "#".repeat(bar),
                     ".".repeat(40 - bar),
                     progress.bytes,

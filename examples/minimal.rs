@@ -102,7 +102,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         std::thread::sleep(FRAME.saturating_sub(tick.elapsed()));
     }
-    let rtt = client.stats().map_or(0.0, |s| s.link.rtt_ms);
+    let rtt = client
+        .stats()
+        .map_or(0.0, |s| s.link.rtt.as_secs_f64() * 1000.0);
     println!(
         "server got {inputs} inputs in {:.1} s; client RTT {rtt:.2} ms",
         start.elapsed().as_secs_f64()

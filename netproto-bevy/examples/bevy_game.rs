@@ -251,7 +251,9 @@ fn client_print(clock: Res<Clock>, view: Res<View>, client: Res<NetClient<GameMe
             format!("{mark}{}@({},{})", d.client, d.x, d.y)
         })
         .collect();
-    let rtt = client.stats().map_or(0.0, |s| s.link.rtt_ms);
+    let rtt = client
+        .stats()
+        .map_or(0.0, |s| s.link.rtt.as_secs_f64() * 1000.0);
     println!(
         "player {}: {} snapshots, rtt {rtt:.1} ms, dots {}",
         me.0,

@@ -222,6 +222,7 @@ pub mod schema;
 pub mod sim;
 pub mod stream;
 mod text_table;
+mod time;
 mod trace;
 pub mod transport;
 mod wire_view;
@@ -240,6 +241,7 @@ pub use netproto_derive::NetMessage;
 pub use protocol_id::{layer_fingerprint, protocol_id};
 pub use quantize::Quantization;
 pub use stream::{MeasureStream, RangedInt, ReadStream, Stream, WriteStream};
+pub use time::Time;
 pub use wire_view::{WireField, WireView};
 
 /// Support for derived code. Not public API: may change in any release.

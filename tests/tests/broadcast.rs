@@ -3,6 +3,7 @@
 //! on the simulator receive the broadcast.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use netproto::channel::LayerConfig;
 use netproto::connection::{ClientEvent, ConnectionConfig};
@@ -79,7 +80,11 @@ fn a_broadcast_is_encoded_once_and_delivered_to_every_client() {
         })
         .collect();
     let mut net = Network::new(2);
-    net.set_default_link(LinkConfig::default().with_latency(0.02).with_loss(0.05));
+    net.set_default_link(
+        LinkConfig::default()
+            .with_latency(Duration::from_millis(20))
+            .with_loss(0.05),
+    );
     let mut connected = 0;
     let mut broadcast_at = None;
     let mut received = [[false; 2]; CLIENTS];

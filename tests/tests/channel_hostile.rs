@@ -2,6 +2,7 @@
 //! counted, nothing of a rejected payload is delivered, nothing panics, and memory
 //! stays within the configuration.
 
+use netproto::Time;
 use netproto::channel::{
     BlockConfig, ChannelConfig, LayerConfig, MessageLayer, ReadError, SendError,
 };
@@ -337,7 +338,7 @@ fn valid_payloads() -> (Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>) {
     let mut sequence = Sequence(0);
     let mut write = |sender: &mut MessageLayer<GameMessage>, now: f64| {
         let mut p = Vec::new();
-        sender.write_packet(now, sequence, &mut p);
+        sender.write_packet(Time::from_secs_f64(now), sequence, &mut p);
         sender.on_packet_acked(sequence);
         sequence = sequence.next();
         payloads.push(p);

@@ -2,6 +2,7 @@
 //! and how channels share packets: delivery semantics through lossy, reordering exchanges,
 //! hostile payloads on the new kinds, and sharing by priority and weight.
 
+use netproto::Time;
 use netproto::channel::{
     BlockConfig, ChannelConfig, ConfigError, LayerConfig, MessageLayer, ReadError, SendError,
 };
@@ -86,7 +87,11 @@ impl Link {
         for _ in 0..4 {
             before(a);
             let mut payload = Vec::new();
-            a.write_packet(self.now, Sequence(self.sequence), &mut payload);
+            a.write_packet(
+                Time::from_secs_f64(self.now),
+                Sequence(self.sequence),
+                &mut payload,
+            );
             batch.push((Sequence(self.sequence), payload));
             self.sequence = self.sequence.wrapping_add(1);
             self.now += 0.05;
@@ -162,7 +167,7 @@ fn sequenced_ids_are_consecutive_and_cost_one_bit() {
         a.send(SEQUENCED, num(n)).expect("room");
     }
     let mut payload = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut payload);
+    a.write_packet(Time::ZERO, Sequence(0), &mut payload);
     // Entry count (2 bits), channel (2), count (4), flag (1), first id (16), then per
     // message: type id (1) + 17 bits, and 1 bit of relative id after the first.
     let bits = 2 + 2 + 4 + 1 + 16 + 8 * 18 + 7;
@@ -282,7 +287,11 @@ fn random_and_mutated_payloads_on_every_kind_never_panic() {
             );
         }
         let mut payload = Vec::new();
-        peer.write_packet(f64::from(i), Sequence(i as u16), &mut payload);
+        peer.write_packet(
+            Time::from_secs_f64(f64::from(i)),
+            Sequence(i as u16),
+            &mut payload,
+        );
         peer.on_packet_acked(Sequence(i as u16));
         valid.push(payload);
     }
@@ -355,7 +364,7 @@ fn a_download_does_not_starve_snapshots_and_snapshots_do_not_starve_a_download()
                 );
             }
             let mut payload = Vec::new();
-            a.write_packet(f64::from(p), Sequence(p), &mut payload);
+            a.write_packet(Time::from_secs_f64(f64::from(p)), Sequence(p), &mut payload);
             b.read_packet(&payload).expect("valid");
             a.on_packet_acked(Sequence(p));
             while b.receive(snap).is_some() {
@@ -401,7 +410,7 @@ fn weights_share_packets_in_proportion() {
             }
         }
         let mut payload = Vec::new();
-        a.write_packet(0.0, Sequence(p), &mut payload);
+        a.write_packet(Time::ZERO, Sequence(p), &mut payload);
         b.read_packet(&payload).expect("valid");
         for (c, n) in got.iter_mut().enumerate() {
             while b.receive(c).is_some() {
@@ -456,7 +465,7 @@ fn progress_follows_a_block_on_both_sides() {
     let mut last = (0, 0);
     for p in 0..10u16 {
         let mut payload = Vec::new();
-        a.write_packet(0.0, Sequence(p), &mut payload);
+        a.write_packet(Time::ZERO, Sequence(p), &mut payload);
         b.read_packet(&payload).expect("valid");
         if let Some(r) = b.receive_progress(BULK) {
             assert_eq!(r.total, total);

@@ -3,11 +3,13 @@
 //! blocks, configuration errors.
 
 use netproto::NetMessage;
+use netproto::Time;
 use netproto::channel::{
     BlockConfig, ChannelConfig, ConfigError, LayerConfig, MessageLayer, SendError,
 };
 use netproto::packet::Sequence;
 use netproto_examples::game::{ChatMessage, GameMessage, PlayerInput, workload};
+use std::time::Duration;
 
 fn game(i: u64) -> GameMessage {
     workload(1, i).remove(0)
@@ -27,7 +29,7 @@ fn hop<M: NetMessage>(
     channel: usize,
 ) -> (usize, usize) {
     let mut p = Vec::new();
-    let len = from.write_packet(now, Sequence(seq), &mut p);
+    let len = from.write_packet(Time::from_secs_f64(now), Sequence(seq), &mut p);
     to.read_packet(&p).expect("valid payload");
     let mut n = 0;
     while to.receive(channel).is_some() {
@@ -80,7 +82,7 @@ fn send_refusals_are_immediate_and_distinct() {
         })
     );
     let mut p = Vec::new();
-    l.write_packet(0.0, Sequence(0), &mut p);
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
     l.on_packet_acked(Sequence(0));
     assert!(l.can_send(0));
     assert_eq!(l.send_queue_len(0), 0);
@@ -98,18 +100,18 @@ fn never_an_id_at_or_beyond_oldest_unacked_plus_the_receive_queue() {
     }
     let mut got = Vec::new();
     let mut p = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut p);
+    a.write_packet(Time::ZERO, Sequence(0), &mut p);
     b.read_packet(&p).expect("valid");
     while let Some(m) = b.receive(0) {
         got.push(m);
     }
     assert_eq!(got.len(), 8, "ids 0..8 only");
     // Unacked, the window does not move: nothing new, nothing due before 0.1 s.
-    a.write_packet(0.05, Sequence(1), &mut p);
+    a.write_packet(Time::from_secs_f64(0.05), Sequence(1), &mut p);
     assert_eq!(p, [0], "no entries");
     // Acked: the window moves to 8..16.
     a.on_packet_acked(Sequence(0));
-    a.write_packet(0.06, Sequence(2), &mut p);
+    a.write_packet(Time::from_secs_f64(0.06), Sequence(2), &mut p);
     b.read_packet(&p).expect("valid");
     while let Some(m) = b.receive(0) {
         got.push(m);
@@ -121,7 +123,7 @@ fn never_an_id_at_or_beyond_oldest_unacked_plus_the_receive_queue() {
         ChannelConfig::reliable().with_queues(64, 8),
     ]))
     .expect("config");
-    a.write_packet(0.17, Sequence(4), &mut p);
+    a.write_packet(Time::from_secs_f64(0.17), Sequence(4), &mut p);
     assert!(p.len() > 1, "8..16 resent after 0.1 s");
     assert!(
         c.read_packet(&p).is_err(),
@@ -172,13 +174,13 @@ fn unreliable_messages_go_out_once_and_full_queues_have_a_policy() {
         Err(SendError::QueueFull { .. })
     ));
     let mut p = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut p);
+    a.write_packet(Time::ZERO, Sequence(0), &mut p);
     b.read_packet(&p).expect("valid");
     // The receive queue holds 2: the other 2 are dropped and counted.
     assert_eq!(b.receive_queue_len(0), 2);
     assert_eq!(b.counters().receive_queue_overflow, 2);
     // Sent once: the next packet is empty, even after the resend interval.
-    a.write_packet(1.0, Sequence(1), &mut p);
+    a.write_packet(Time::from_secs_f64(1.0), Sequence(1), &mut p);
     assert_eq!(p.len(), 1);
 }
 
@@ -220,7 +222,7 @@ fn blocks_are_fragmented_delivered_in_order_and_bounded() {
     let mut p = Vec::new();
     let mut seq = 0u16;
     while got.len() < 3 {
-        let len = a.write_packet(f64::from(seq), Sequence(seq), &mut p);
+        let len = a.write_packet(Time::from_secs_f64(f64::from(seq)), Sequence(seq), &mut p);
         // 4 fragments of 128 bytes and two small messages at most.
         assert!(len <= 4 * 130 + 16, "{len}");
         b.read_packet(&p).expect("valid");
@@ -270,7 +272,7 @@ fn a_resend_overtaken_by_later_packets_is_a_duplicate_not_an_error() {
     }
     let mut late = Vec::new();
     assert_eq!(hop(&mut a, &mut b, 0.0, 0, 0).0, 8);
-    a.write_packet(0.1, Sequence(1), &mut late);
+    a.write_packet(Time::from_secs_f64(0.1), Sequence(1), &mut late);
     a.on_packet_acked(Sequence(0));
     assert_eq!(hop(&mut a, &mut b, 0.11, 2, 0).0, 8);
     a.on_packet_acked(Sequence(2));
@@ -288,16 +290,16 @@ fn resend_interval_can_follow_the_round_trip() {
     let mut a = MessageLayer::<GameMessage>::new(config).expect("config");
     a.send(0, game(0)).expect("room");
     let mut p = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut p);
+    a.write_packet(Time::ZERO, Sequence(0), &mut p);
     assert!(p.len() > 1);
     // No estimate yet: the fixed 0.1 s.
-    a.write_packet(0.1, Sequence(1), &mut p);
+    a.write_packet(Time::from_secs_f64(0.1), Sequence(1), &mut p);
     assert!(p.len() > 1);
     // A 1 s round trip: not again before 1.25 s after the last send (0.1 s).
-    a.set_rtt(1.0);
-    a.write_packet(1.3, Sequence(2), &mut p);
+    a.set_rtt(Duration::from_secs(1));
+    a.write_packet(Time::from_secs_f64(1.3), Sequence(2), &mut p);
     assert_eq!(p.len(), 1);
-    a.write_packet(1.4, Sequence(3), &mut p);
+    a.write_packet(Time::from_secs_f64(1.4), Sequence(3), &mut p);
     assert!(p.len() > 1);
 }
 
@@ -307,16 +309,16 @@ fn resend_interval_can_follow_the_round_trip() {
 #[test]
 fn default_resend_interval_follows_the_round_trip() {
     let mut a = MessageLayer::<GameMessage>::new(LayerConfig::default()).expect("config");
-    a.set_rtt(0.13);
+    a.set_rtt(Duration::from_millis(130));
     a.send(0, game(0)).expect("room");
     let mut p = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut p);
+    a.write_packet(Time::ZERO, Sequence(0), &mut p);
     assert!(p.len() > 1);
-    a.write_packet(0.1, Sequence(1), &mut p);
+    a.write_packet(Time::from_secs_f64(0.1), Sequence(1), &mut p);
     assert_eq!(p.len(), 1, "resent at 0.1 s");
-    a.write_packet(0.16, Sequence(2), &mut p);
+    a.write_packet(Time::from_secs_f64(0.16), Sequence(2), &mut p);
     assert_eq!(p.len(), 1, "resent before 1.25 round trips");
-    a.write_packet(0.17, Sequence(3), &mut p);
+    a.write_packet(Time::from_secs_f64(0.17), Sequence(3), &mut p);
     assert!(p.len() > 1, "not resent after 1.25 round trips");
 }
 

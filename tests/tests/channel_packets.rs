@@ -6,6 +6,7 @@
 //! snapshots check the documentation as much as the code. A layout change fails here
 //! until the new snapshot is reviewed (`cargo insta review`).
 
+use netproto::Time;
 use std::fmt::Write as _;
 
 use netproto::channel::{BlockConfig, ChannelConfig, ChannelKind, LayerConfig, MessageLayer};
@@ -121,7 +122,7 @@ fn empty_payload_carries_only_the_entry_count() {
     let config = LayerConfig::default();
     let mut l = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
     let mut p = Vec::new();
-    l.write_packet(0.0, Sequence(0), &mut p);
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
     insta::assert_snapshot!(dissect::<GameMessage>(&config, &p));
 }
 
@@ -135,7 +136,7 @@ fn reliable_and_unreliable_entries() {
     l.send(1, game(3)).expect("send");
     l.send(1, game(4)).expect("send");
     let mut p = Vec::new();
-    l.write_packet(0.0, Sequence(0), &mut p);
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
     insta::assert_snapshot!(dissect::<GameMessage>(&config, &p));
 }
 
@@ -148,9 +149,9 @@ fn resend_with_a_gap_in_the_ids() {
     let mut p = Vec::new();
     l.send(0, game(0)).expect("send");
     l.send(0, game(1)).expect("send");
-    l.write_packet(0.0, Sequence(0), &mut p);
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
     l.send(0, game(2)).expect("send");
-    l.write_packet(0.05, Sequence(1), &mut p);
+    l.write_packet(Time::from_secs_f64(0.05), Sequence(1), &mut p);
     l.on_packet_acked(Sequence(1));
     l.send(
         0,
@@ -160,7 +161,7 @@ fn resend_with_a_gap_in_the_ids() {
         }),
     )
     .expect("send");
-    l.write_packet(0.2, Sequence(2), &mut p);
+    l.write_packet(Time::from_secs_f64(0.2), Sequence(2), &mut p);
     insta::assert_snapshot!(dissect::<GameMessage>(&config, &p));
 }
 
@@ -182,9 +183,9 @@ fn block_fragments_beside_a_message() {
     l.send(0, Snap::Blob(Blob { data })).expect("send");
     l.send(0, Snap::Game(game(1))).expect("send");
     let mut p = Vec::new();
-    l.write_packet(0.0, Sequence(0), &mut p);
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
     let first = dissect::<Snap>(&config, &p);
-    l.write_packet(0.02, Sequence(1), &mut p);
+    l.write_packet(Time::from_secs_f64(0.02), Sequence(1), &mut p);
     let second = dissect::<Snap>(&config, &p);
     insta::assert_snapshot!(format!("packet 0\n{first}\npacket 1\n{second}"));
 }

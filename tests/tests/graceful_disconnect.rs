@@ -11,6 +11,7 @@ use netproto::connection::{
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto::transport::SendError;
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
+use std::time::Duration;
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 struct Line {
@@ -50,7 +51,11 @@ fn setup(seed: u64) -> (SimServer<Msg>, SimClient<Msg>, Network) {
     let layer = LayerConfig::default();
     let mut net = Network::new(seed);
     net.set_oracle_enabled(false);
-    net.set_default_link(LinkConfig::default().with_latency(0.05).with_loss(0.1));
+    net.set_default_link(
+        LinkConfig::default()
+            .with_latency(Duration::from_millis(50))
+            .with_loss(0.1),
+    );
     let protocol_id = netproto::protocol_id::<Msg>(&layer);
     let mut backend = SimBackend::new(protocol_id, 3);
     let server_node = NodeId(0);
@@ -72,7 +77,9 @@ fn setup(seed: u64) -> (SimServer<Msg>, SimClient<Msg>, Network) {
 /// connection with `end`; `deaf` stops everything the client sends from then on (the
 /// acks never come back).
 fn run(end: End, deaf: bool) -> Outcome {
-    let link = LinkConfig::default().with_latency(0.05).with_loss(0.1);
+    let link = LinkConfig::default()
+        .with_latency(Duration::from_millis(50))
+        .with_loss(0.1);
     let (mut server, mut client, mut net) = setup(5);
     let server_node = NodeId(0);
     let mut peer: Option<ClientId> = None;

@@ -15,6 +15,7 @@ use netproto::connection::{ClientEvent, ClientId, ConnectionConfig, ServerEvent}
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto_examples::game::{EntityId, EntityState, EntityUpdate, Position};
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
+use std::time::Duration;
 
 const TICK: f64 = 1.0 / 60.0;
 const MAP_BYTES: usize = 100 * 1024;
@@ -106,7 +107,11 @@ fn run(
 ) -> Figures {
     let mut net = Network::new(seed);
     net.set_oracle_enabled(false);
-    net.set_default_link(LinkConfig::default().with_latency(0.05).with_loss(0.01));
+    net.set_default_link(
+        LinkConfig::default()
+            .with_latency(Duration::from_millis(50))
+            .with_loss(0.01),
+    );
     let protocol_id = netproto::protocol_id::<Msg>(&layer);
     let mut backend = SimBackend::new(protocol_id, 7);
     let server_node = NodeId(0);

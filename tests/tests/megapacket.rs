@@ -38,7 +38,9 @@
 //!   first, so the relays take what the events leave): events are
 //!   not delayed at all.
 
+use netproto_tests::Millis;
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use netproto::NetMessage;
 use netproto::channel::{ChannelConfig, LayerConfig};
@@ -263,8 +265,8 @@ fn resent_ratio(counters: &[(u64, u64, u64, u64)]) -> f64 {
 /// The scenario's network: 50 ms each way, 5 ms of jitter, 5% i.i.d. loss.
 fn standard_link() -> LinkConfig {
     LinkConfig::default()
-        .with_latency(ONE_WAY)
-        .with_jitter(JITTER)
+        .with_latency(Duration::from_secs_f64(ONE_WAY))
+        .with_jitter(Duration::from_secs_f64(JITTER))
         .with_loss(LOSS)
 }
 
@@ -474,7 +476,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
             }
             let stats = server.connection().stats(id).expect("connected");
             if baseline_from.is_some() {
-                rtt_max_ms = rtt_max_ms.max(stats.rtt_ms);
+                rtt_max_ms = rtt_max_ms.max(stats.rtt.ms());
                 if server.connection().congestion(id).map(|c| c.mode()) != Some(Mode::Good) {
                     bad_mode_ticks += 1;
                 }
@@ -866,8 +868,8 @@ fn fixed_resend_interval_sends_a_burst_twice() {
 #[test]
 fn ten_percent_burst_with_bursty_loss() {
     let link = LinkConfig::default()
-        .with_latency(ONE_WAY)
-        .with_jitter(JITTER)
+        .with_latency(Duration::from_secs_f64(ONE_WAY))
+        .with_jitter(Duration::from_secs_f64(JITTER))
         .with_burst_loss(GilbertElliott::bursts(0.013, 0.25));
     let f = run(CLIENTS / 10, Setup::game(), link, 3);
     f.print();

@@ -6,6 +6,7 @@
 //!
 //! One test in this binary: the allocator is process-global.
 
+use netproto::Time;
 use std::alloc::System;
 
 use cap::Cap;
@@ -79,7 +80,11 @@ fn new_kinds_stay_within_the_layer_bound() {
             peer.send(2, Msg::Big(Big { bytes })).expect("room");
         }
         let mut payload = Vec::new();
-        peer.write_packet(f64::from(round), Sequence(round as u16), &mut payload);
+        peer.write_packet(
+            Time::from_secs_f64(f64::from(round)),
+            Sequence(round as u16),
+            &mut payload,
+        );
         // Every other packet acked: blocks stay half sent, ids move on.
         if round % 2 == 0 {
             peer.on_packet_acked(Sequence(round as u16));
@@ -120,7 +125,7 @@ fn new_kinds_stay_within_the_layer_bound() {
             }
         }
         let mut out = Vec::new();
-        layer.write_packet(i as f64, Sequence(i as u16), &mut out);
+        layer.write_packet(Time::from_secs_f64(i as f64), Sequence(i as u16), &mut out);
         drop(out);
         peak = peak.max(ALLOC.allocated() - before);
         // The application never takes the reliable-unordered or sequenced messages.

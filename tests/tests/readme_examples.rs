@@ -1,6 +1,7 @@
 //! The README's code, compiled and run: keep the two in sync.
 
 use netproto::NetMessage;
+use netproto::Time;
 
 #[derive(NetMessage, Debug, PartialEq)]
 struct PlayerInput {
@@ -37,13 +38,15 @@ fn readme() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!((back.tick, back.health, back.fire), (9, 97, true));
     assert!((back.yaw - 1.25).abs() <= 0.0005);
     use netproto::packet::{Endpoint, EndpointConfig, Incoming};
-    let mut a = Endpoint::new(EndpointConfig::default(), 0.0)?;
-    let mut b = Endpoint::new(EndpointConfig::default(), 0.0)?;
+    let mut a = Endpoint::new(EndpointConfig::default(), Time::ZERO)?;
+    let mut b = Endpoint::new(EndpointConfig::default(), Time::ZERO)?;
     let mut wire = Vec::new();
     let mut delivered = 0;
-    a.send(0.0, b"hello", |datagram| wire.push(datagram.to_vec()))?;
+    a.send(Time::ZERO, b"hello", |datagram| {
+        wire.push(datagram.to_vec())
+    })?;
     for datagram in &wire {
-        if let Incoming::Packet(packet) = b.receive(0.05, datagram)? {
+        if let Incoming::Packet(packet) = b.receive(Time::from_secs_f64(0.05), datagram)? {
             if packet.payload() == b"hello" {
                 let _acks = packet.accept();
                 delivered += 1;

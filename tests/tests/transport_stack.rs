@@ -2,6 +2,7 @@
 //! time over a perfect in-memory network: deterministic.
 
 use netproto::NetMessage;
+use netproto::Time;
 use netproto::channel::LayerConfig;
 use netproto::connection::{
     Client, ClientEvent, ConnectionConfig, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, ServerEvent,
@@ -38,14 +39,14 @@ fn pair_with(layer: LayerConfig) -> (ServerStack<u32, Msg>, ClientStack<u32, Msg
     let mut backend = SimBackend::new(protocol_id, 99);
     let server_config = backend.server_config(NodeId(SERVER));
     let token = backend.token(1, NodeId(SERVER));
-    let server = ServerStack::new(server_config, layer.clone(), 0.0, SIM_UNIX_TIME)
+    let server = ServerStack::new(server_config, layer.clone(), Time::ZERO, SIM_UNIX_TIME)
         .expect("valid configuration");
     let client = ClientStack::new(
         ConnectionConfig::new(protocol_id),
         &token,
         SERVER,
         layer,
-        0.0,
+        Time::ZERO,
     )
     .expect("valid configuration");
     (server, client)
@@ -58,18 +59,18 @@ fn tick(
     server: &mut ServerStack<u32, Msg>,
     client: &mut ClientStack<u32, Msg>,
 ) -> (u32, u32) {
-    client.update(now);
-    server.update(now);
+    client.update(Time::from_secs_f64(now));
+    server.update(Time::from_secs_f64(now));
     let (mut up, mut down) = (0, 0);
     let mut buf = [0u8; MAX_DATAGRAM_BYTES];
     while let Some((_, len)) = client.poll_transmit(&mut buf) {
         up += 1;
-        server.handle_datagram(now, CLIENT, &buf[..len]);
+        server.handle_datagram(Time::from_secs_f64(now), CLIENT, &buf[..len]);
     }
     while let Some((to, len)) = server.poll_transmit(&mut buf) {
         down += 1;
         assert_eq!(to, CLIENT);
-        client.handle_datagram(now, SERVER, &buf[..len]);
+        client.handle_datagram(Time::from_secs_f64(now), SERVER, &buf[..len]);
     }
     (up, down)
 }
@@ -140,29 +141,38 @@ fn raw_client_against_stack(payload: &[u8]) -> (Vec<ServerEvent<u32>>, Vec<Clien
     let mut server: ServerStack<u32, Msg> = ServerStack::new(
         backend.server_config(NodeId(SERVER)),
         layer,
-        0.0,
+        Time::ZERO,
         SIM_UNIX_TIME,
     )
     .expect("valid configuration");
     let token = backend.token(1, NodeId(SERVER));
-    let mut client =
-        Client::new(ConnectionConfig::new(protocol_id), &token, SERVER, 0.0).expect("valid");
+    let mut client = Client::new(
+        ConnectionConfig::new(protocol_id),
+        &token,
+        SERVER,
+        Time::ZERO,
+    )
+    .expect("valid");
     let mut buf = [0u8; MAX_DATAGRAM_BYTES];
     let (mut server_events, mut client_events) = (Vec::new(), Vec::new());
     let mut sent = 0;
     for step in 1..=200 {
         let now = f64::from(step) * 0.01;
-        if client.is_connected() && sent == 0 && client.ready_to_send(now) {
-            client.send(now, payload).expect("connected");
+        if client.is_connected() && sent == 0 && client.ready_to_send(Time::from_secs_f64(now)) {
+            client
+                .send(Time::from_secs_f64(now), payload)
+                .expect("connected");
             sent += 1;
         }
-        client.update(now);
-        server.update(now);
+        client.update(Time::from_secs_f64(now));
+        server.update(Time::from_secs_f64(now));
         while let Some((_, len)) = client.poll_transmit(&mut buf) {
-            server.handle_datagram(now, CLIENT, &buf[..len]);
+            server.handle_datagram(Time::from_secs_f64(now), CLIENT, &buf[..len]);
         }
         while let Some((_, len)) = server.poll_transmit(&mut buf) {
-            if let Some(delivery) = client.handle_datagram(now, SERVER, &buf[..len]) {
+            if let Some(delivery) =
+                client.handle_datagram(Time::from_secs_f64(now), SERVER, &buf[..len])
+            {
                 delivery.accept();
             }
         }

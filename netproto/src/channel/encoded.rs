@@ -19,6 +19,7 @@ use crate::stream::{Stream, WriteStream};
 /// [`ServerStack::broadcast`](crate::transport::ServerStack::broadcast) does).
 ///
 /// ```
+/// use netproto::Time;
 /// use netproto::NetMessage;
 /// use netproto::channel::{Encoded, LayerConfig, MessageLayer};
 /// use netproto::packet::Sequence;
@@ -39,7 +40,7 @@ use crate::stream::{Stream, WriteStream};
 ///     layer.send_encoded(0, &encoded)?;
 /// }
 /// let mut payload = Vec::new();
-/// layers[2].write_packet(0.0, Sequence(0), &mut payload);
+/// layers[2].write_packet(Time::ZERO, Sequence(0), &mut payload);
 /// let mut peer = MessageLayer::<Msg>::new(LayerConfig::default())?;
 /// peer.read_packet(&payload)?;
 /// assert_eq!(peer.receive(0), Some(Msg::Score(Score(42))));

@@ -133,6 +133,7 @@
 //! message encoded by itself (type id, body, zero padding).
 //!
 //! ```
+//! use netproto::Time;
 //! use netproto::NetMessage;
 //! use netproto::channel::{LayerConfig, MessageLayer};
 //! use netproto::packet::Sequence;
@@ -150,7 +151,7 @@
 //! a.send(0, Msg::Bye)?;
 //!
 //! let mut payload = Vec::new();
-//! a.write_packet(0.0, Sequence(0), &mut payload);
+//! a.write_packet(Time::ZERO, Sequence(0), &mut payload);
 //! b.read_packet(&payload)?;
 //! assert_eq!(b.receive(0), Some(Msg::Hello(42)));
 //! assert_eq!(b.receive(0), Some(Msg::Bye));
@@ -178,10 +179,13 @@ pub use config::{
 };
 pub use encoded::Encoded;
 pub use error::{LayerCounters, ReadError, SendError};
+pub(crate) use stack::deliver;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
-pub(crate) use stack::{ack_time, deliver};
 pub use stats::MessageStats;
 
+use std::time::Duration;
+
+use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::{Sequence, SequenceBuffer};
 use crate::stream::WriteStream;
@@ -354,10 +358,16 @@ impl<M: NetMessage> MessageLayer<M> {
         &self.counters
     }
 
-    /// Sets the round-trip time estimate (seconds) that channels with a
+    /// Sets the round-trip time estimate that channels with a
     /// [`resend_rtt_factor`](ChannelConfig::resend_rtt_factor) scale their resend
-    /// interval by. Ignored unless finite and positive.
-    pub fn set_rtt(&mut self, seconds: f64) {
+    /// interval by. Ignored unless positive.
+    pub fn set_rtt(&mut self, rtt: Duration) {
+        self.set_rtt_secs(rtt.as_secs_f64());
+    }
+
+    /// [`set_rtt`](Self::set_rtt) in `f64` seconds, as the estimators compute it.
+    /// Ignored unless finite and positive.
+    pub(crate) fn set_rtt_secs(&mut self, seconds: f64) {
         if seconds.is_finite() && seconds > 0.0 {
             self.rtt = seconds;
         }
@@ -501,7 +511,7 @@ impl<M: NetMessage> MessageLayer<M> {
                     _ => Outgoing::Message {
                         message,
                         bits,
-                        last_sent: f64::NEG_INFINITY,
+                        last_sent: Time::NEVER,
                     },
                 };
                 send.push(item);

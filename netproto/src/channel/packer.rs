@@ -1,6 +1,7 @@
 //! The packet packer: writing channel entries up to a bit budget, and reading them
 //! back all-or-nothing. The layout is documented on the [module](super).
 
+use crate::Time;
 use core::ops::Range;
 
 use super::block::{PartialBlock, fragment_range};
@@ -106,8 +107,8 @@ fn malformed(e: Error) -> ReadError {
 /// interval. A send time after `now` means the clock went back: the message is due
 /// at once (and is stamped with the new time), rather than held until the clock
 /// catches up.
-fn waiting(last_sent: f64, interval: f64, now: f64) -> bool {
-    last_sent <= now && last_sent + interval > now
+fn waiting(last_sent: Time, interval: f64, now: Time) -> bool {
+    last_sent <= now && last_sent.plus_secs(interval) > now
 }
 
 /// Picks the reliable messages and fragments of one channel for this packet.
@@ -116,13 +117,13 @@ fn select_reliable<M: NetMessage>(
     send: &mut ReliableSender<M>,
     config: &ChannelConfig,
     channel: usize,
-    now: f64,
+    now: Time,
     rtt: f64,
     budget: usize,
     header: usize,
     scratch: &mut Scratch,
 ) -> Option<(EntrySel, usize)> {
-    let interval = config.resend_interval.max(config.resend_rtt_factor * rtt);
+    let interval = (config.resend_interval.as_secs_f64()).max(config.resend_rtt_factor * rtt);
     let max_messages = config.max_messages_per_packet;
     let mut used = header;
     let ids_start = scratch.ids.len();
@@ -164,7 +165,7 @@ fn select_reliable<M: NetMessage>(
                     continue;
                 }
                 used += cost;
-                scratch.resends += u64::from(*last_sent != f64::NEG_INFINITY);
+                scratch.resends += u64::from(*last_sent != Time::NEVER);
                 *last_sent = now;
                 previous = Some(value);
                 scratch.ids.push(id);
@@ -200,7 +201,7 @@ fn select_reliable<M: NetMessage>(
                         continue;
                     }
                     used += cost;
-                    scratch.resends += u64::from(b.last_sent[f] != f64::NEG_INFINITY);
+                    scratch.resends += u64::from(b.last_sent[f] != Time::NEVER);
                     b.last_sent[f] = now;
                     scratch.frags.push(f as u32);
                 }
@@ -273,7 +274,7 @@ impl<M: NetMessage> MessageLayer<M> {
     /// releases them when [`on_packet_acked`](Self::on_packet_acked) names it. With
     /// nothing to send the payload is one byte (no entries): send it anyway, it
     /// carries the packet header's acks.
-    pub fn write_packet(&mut self, now: f64, sequence: Sequence, out: &mut Vec<u8>) -> usize {
+    pub fn write_packet(&mut self, now: Time, sequence: Sequence, out: &mut Vec<u8>) -> usize {
         let n = self.channels.len();
         let rtt = self.rtt;
         let Self {
@@ -799,6 +800,13 @@ mod tests {
 
     #[test]
     fn a_send_time_in_the_future_is_due() {
+        let waiting = |last_sent: f64, interval, now: f64| {
+            waiting(
+                Time::from_secs_f64(last_sent),
+                interval,
+                Time::from_secs_f64(now),
+            )
+        };
         assert!(!waiting(f64::NEG_INFINITY, 0.1, 0.0));
         assert!(waiting(1.0, 0.1, 1.05));
         assert!(!waiting(1.0, 0.1, 1.1));

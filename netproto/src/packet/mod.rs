@@ -43,7 +43,7 @@
 //! * With [`EndpointConfig::report_ack_delay`] set (off by default; the
 //!   [connections](crate::connection) set it), every packet's payload starts with
 //!   one byte: how long the packets it acks for the first time were held before it
-//!   left, so that [`Stats::rtt_ms`] is the round trip on the network. The header is
+//!   left, so that [`Stats::rtt`] is the round trip on the network. The header is
 //!   the reference's; both ends must agree.
 //! * With [`EndpointConfig::skip_sequence_seed`] set (off by default), the
 //!   skipped-sequence trap: now and then a sequence number is skipped (never sent),
@@ -72,4 +72,5 @@ pub use header::{HeaderBytes, HeaderError, MAX_HEADER_BYTES, MIN_HEADER_BYTES, P
 pub use outcome::{Acks, MAX_ACKS_PER_PACKET, ReceiveError, Received, SendError, Sent};
 pub use sequence::Sequence;
 pub use sequence_buffer::{MAX_SEQUENCE_BUFFER_SIZE, SequenceBuffer, StaleSequence};
+pub(crate) use stats::Estimates;
 pub use stats::{Counters, Stats};

@@ -8,10 +8,12 @@ use super::{
     TransportError, recv, resolve,
 };
 use crate::MessageSet;
+use crate::Time;
 use crate::channel::{LayerConfig, MessageLayer};
 use crate::connection::{Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES};
 use crate::netcode::ConnectToken;
 use crate::trace::{self, DropLog};
+use std::time::Duration;
 
 /// An event of a [`UdpClient`], from [`poll_event`](UdpClient::poll_event): connected,
 /// denied, or disconnected (with why).
@@ -129,7 +131,7 @@ impl<M: MessageSet> UdpClient<M> {
             // Arm the skipped-sequence trap with a seed the server cannot predict.
             config.endpoint.skip_sequence_seed = Some(crate::netcode::random_u64());
         }
-        let stack = ClientStack::new(config, token, server, layer, 0.0)?;
+        let stack = ClientStack::new(config, token, server, layer, Time::ZERO)?;
         let socket = UdpSocket::bind(resolve(local)?)?;
         socket.set_nonblocking(true)?;
         Ok(Self {
@@ -139,7 +141,7 @@ impl<M: MessageSet> UdpClient<M> {
             recv_buf: vec![0; RECV_BUFFER_SIZE],
             send_buf: vec![0; MAX_DATAGRAM_BYTES],
             counters: TransportCounters::default(),
-            drop_log: DropLog::new(0.0),
+            drop_log: DropLog::new(Time::ZERO),
         })
     }
 
@@ -178,7 +180,7 @@ impl<M: MessageSet> UdpClient<M> {
         self.stack.connection().is_connected()
     }
 
-    fn now(&self) -> f64 {
+    fn now(&self) -> Time {
         self.clock.now()
     }
 
@@ -267,10 +269,10 @@ impl<M: MessageSet> UdpClient<M> {
     }
 
     /// A graceful disconnect: the queues are flushed (every reliable message acked)
-    /// for `timeout` seconds at most by the next updates, then the client
+    /// for `timeout` at most by the next updates, then the client
     /// disconnects; see [`ClientStack::disconnect_after_flush`]. Keep calling
     /// `update` until the disconnection event.
-    pub fn disconnect_after_flush(&mut self, timeout: f64) {
+    pub fn disconnect_after_flush(&mut self, timeout: Duration) {
         let now = self.now();
         self.stack.disconnect_after_flush(now, timeout);
     }

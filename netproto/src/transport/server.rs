@@ -11,12 +11,14 @@ use super::{
     is_transient, resolve,
 };
 use crate::MessageSet;
+use crate::Time;
 use crate::channel::{LayerConfig, MessageLayer};
 use crate::connection::{
     ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
 };
 use crate::netcode::Key;
 use crate::trace::{self, DropLog};
+use std::time::Duration;
 
 /// An event of a [`UdpServer`], from [`poll_event`](UdpServer::poll_event): a client
 /// connected or disconnected. A client that broke the message protocol is
@@ -170,7 +172,7 @@ impl<M: MessageSet> UdpServer<M> {
         config: ServerConfig,
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
-        let stack = ServerStack::new(config, layer, 0.0, super::clock::unix_time())?;
+        let stack = ServerStack::new(config, layer, Time::ZERO, super::clock::unix_time())?;
         socket.set_nonblocking(true)?;
         let state = UdpSocketState::new((&socket).into())?;
         // Best effort: a system that refuses keeps its default sizes.
@@ -185,7 +187,7 @@ impl<M: MessageSet> UdpServer<M> {
             meta: [RecvMeta::default(); BATCH_SIZE],
             send_buf: vec![0; SEND_BUFFER_DATAGRAMS * MAX_DATAGRAM_BYTES].into_boxed_slice(),
             counters: TransportCounters::default(),
-            drop_log: DropLog::new(0.0),
+            drop_log: DropLog::new(Time::ZERO),
         })
     }
 
@@ -222,7 +224,7 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// Seconds since the server started: the time the connection layer runs on.
-    fn now(&self) -> f64 {
+    fn now(&self) -> Time {
         self.clock.now()
     }
 
@@ -403,10 +405,10 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// A graceful disconnect of `client`: its queues are flushed (every reliable
-    /// message acked) for `timeout` seconds at most by the next updates, then it is
+    /// message acked) for `timeout` at most by the next updates, then it is
     /// disconnected; see [`ServerStack::disconnect_after_flush`]. `false` if it was
     /// not connected.
-    pub fn disconnect_after_flush(&mut self, client: ClientId, timeout: f64) -> bool {
+    pub fn disconnect_after_flush(&mut self, client: ClientId, timeout: Duration) -> bool {
         let now = self.now();
         self.stack.disconnect_after_flush(now, client, timeout)
     }

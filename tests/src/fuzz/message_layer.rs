@@ -1,5 +1,6 @@
 //! Target: the message layer's payload decoding, with sends and acks between reads.
 
+use netproto::Time;
 use netproto::channel::{MessageLayer, ReadError, SendError as LayerSendError};
 use netproto::packet::Sequence;
 use netproto::sim::Rng;
@@ -43,7 +44,7 @@ fn run_layer(data: &[u8]) -> Vec<LayerStep> {
                 let message = seeded_message(u16::from(script.byte().unwrap_or(0)));
                 let result = layer.send(channel, message);
                 let mut payload = Vec::new();
-                layer.write_packet(0.0, sequence, &mut payload);
+                layer.write_packet(Time::ZERO, sequence, &mut payload);
                 assert!(
                     payload.len() * 8 <= config.max_packet_bits + 7,
                     "oversized payload"
@@ -105,7 +106,7 @@ pub(super) mod seeds {
                         let _ = peer.send(channel, seeded_message(rng.next_u64() as u16));
                     }
                     let mut payload = Vec::new();
-                    peer.write_packet(0.0, sequence, &mut payload);
+                    peer.write_packet(Time::ZERO, sequence, &mut payload);
                     peer.on_packet_acked(sequence);
                     sequence = sequence.next();
                     script.push(0);

@@ -2,6 +2,7 @@
 //! both connected targets drive.
 
 use super::*;
+use netproto::Time;
 
 /// Where a datagram in flight came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,10 +106,16 @@ impl Duo {
         let mut backend = Backend::new(private_key.clone(), rng.next_u64());
         let token = backend.token(rng.next_u64());
         let config = server_config(private_key, challenge_key);
-        let server =
-            ServerStack::new(config, layer_config(), 0.0, UNIX_TIME).expect("valid server stack");
-        let client = ClientStack::new(connection_config(), &token, SERVER, layer_config(), 0.0)
-            .expect("valid client stack");
+        let server = ServerStack::new(config, layer_config(), Time::ZERO, UNIX_TIME)
+            .expect("valid server stack");
+        let client = ClientStack::new(
+            connection_config(),
+            &token,
+            SERVER,
+            layer_config(),
+            Time::ZERO,
+        )
+        .expect("valid client stack");
         let mut duo = Self {
             server,
             client,
@@ -154,8 +161,8 @@ impl Duo {
     /// messages taken.
     pub fn tick(&mut self, dt: f64) {
         self.now += dt;
-        self.client.update(self.now);
-        self.server.update(self.now);
+        self.client.update(Time::from_secs_f64(self.now));
+        self.server.update(Time::from_secs_f64(self.now));
         self.collect();
         self.take_messages();
     }
@@ -305,9 +312,11 @@ impl Duo {
             && sequence.is_some_and(|s| self.delivered[dir].contains(&s));
         let before = (self.drop_count(d.to_server), self.snapshot(d.to_server));
         if d.to_server {
-            self.server.handle_datagram(self.now, CLIENT, &d.bytes);
+            self.server
+                .handle_datagram(Time::from_secs_f64(self.now), CLIENT, &d.bytes);
         } else {
-            self.client.handle_datagram(self.now, SERVER, &d.bytes);
+            self.client
+                .handle_datagram(Time::from_secs_f64(self.now), SERVER, &d.bytes);
         }
         let caused = self.collect();
         let after = (self.drop_count(d.to_server), self.snapshot(d.to_server));

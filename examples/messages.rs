@@ -7,6 +7,7 @@
 //! Run with `cargo run --release --example messages`.
 
 use netproto::Time;
+use netproto::channel::ChannelId;
 use netproto::channel::{ChannelConfig, LayerConfig, MessageStack};
 use netproto::packet::EndpointConfig;
 use netproto::schema::{Layout, SetLayout};
@@ -143,7 +144,7 @@ fn download() {
         bytes: (0..100 * 1024).map(|i| (i % 251) as u8).collect(),
     });
     server
-        .send(1, map)
+        .send(ChannelId::new(1), map)
         .expect("the bulk channel takes 1 MiB blocks");
     let mut snapshots = 0;
     let mut last_bar = usize::MAX;
@@ -154,10 +155,10 @@ fn download() {
             // A datagram the endpoint drops (stale, duplicate) changes nothing.
             let _ = to.receive_datagram(now, &d.payload);
         }
-        while client.receive(0).is_some() {
+        while client.receive(ChannelId::new(0)).is_some() {
             snapshots += 1;
         }
-        if let Some(Demo::Map(map)) = client.receive(1) {
+        if let Some(Demo::Map(map)) = client.receive(ChannelId::new(1)) {
             println!(
                 "[{}] {} bytes in {now:.2}, {snapshots} snapshots meanwhile",
                 "#".repeat(40),
@@ -165,7 +166,7 @@ fn download() {
             );
             return;
         }
-        if let Some(progress) = client.layer().receive_progress(1) {
+        if let Some(progress) = client.layer().receive_progress(ChannelId::new(1)) {
             let bar = (progress.fraction() * 40.0) as usize;
             // A line per tenth.
             if bar / 4 != last_bar / 4 {
@@ -181,7 +182,7 @@ fn download() {
         }
         if tick % 3 == 0 {
             let ids = (0..64).map(EntityId).collect();
-            let _ = server.send(0, Demo::Snapshot(EntityBatch { ids }));
+            let _ = server.send(ChannelId::new(0), Demo::Snapshot(EntityBatch { ids }));
         }
         for (from, to, stack) in [(s, c, &mut server), (c, s, &mut client)] {
             for k in 0..2 {

@@ -26,6 +26,7 @@
 //! then criterion's time per message (`Throughput::Elements`).
 
 use netproto::Time;
+use netproto::channel::ChannelId;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -92,7 +93,7 @@ fn netproto_run(messages: &[GameMessage], totals: &mut Totals) {
         for d in std::mem::take(&mut wire.to_a) {
             let _ = a.receive_datagram(Time::from_secs_f64(now), &d);
         }
-        while let Some(m) = b.receive(0) {
+        while let Some(m) = b.receive(ChannelId::new(0)) {
             let e = expected.next().expect("no extra message");
             let n = netproto::encode_into(&m, &mut check).expect("encode");
             let k = netproto::encode_into(e, &mut want).expect("encode");
@@ -100,10 +101,11 @@ fn netproto_run(messages: &[GameMessage], totals: &mut Totals) {
             totals.delivered += 1;
         }
         for _ in 0..PER_TICK {
-            if next == messages.len() || !a.layer().can_send(0) {
+            if next == messages.len() || !a.layer().can_send(ChannelId::new(0)) {
                 break;
             }
-            a.send(0, messages[next].clone()).expect("fits");
+            a.send(ChannelId::new(0), messages[next].clone())
+                .expect("fits");
             next += 1;
         }
         let Wire { rng, to_a, to_b } = &mut wire;

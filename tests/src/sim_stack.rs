@@ -10,7 +10,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use netproto::MessageSet;
-use netproto::channel::{LayerConfig, MessageLayer};
+use netproto::channel::{ChannelId, LayerConfig, MessageLayer};
 use netproto::connection::{
     Client, ClientEvent, ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig,
     ServerEvent,
@@ -237,12 +237,12 @@ impl<M: MessageSet> SimServer<M> {
     }
 
     /// `true` when `client` is connected and `channel` has room for one more message.
-    pub fn can_send(&self, client: ClientId, channel: usize) -> bool {
+    pub fn can_send(&self, client: ClientId, channel: ChannelId) -> bool {
         self.layer(client).is_some_and(|l| l.can_send(channel))
     }
 
     /// The next message from `client` on `channel`.
-    pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, client: ClientId, channel: ChannelId) -> Option<M> {
         self.stack.receive(client, channel)
     }
 
@@ -346,12 +346,12 @@ impl<M: MessageSet> SimClient<M> {
     }
 
     /// Queues `message` on `channel`.
-    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
         self.stack.send(channel, message)
     }
 
     /// The next message on `channel`.
-    pub fn receive(&mut self, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.stack.receive(channel)
     }
 

@@ -2,6 +2,7 @@
 //! hand-written message set counts every time a message is written; twenty clients
 //! on the simulator receive the broadcast.
 
+use netproto::channel::ChannelId;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -99,7 +100,7 @@ fn a_broadcast_is_encoded_once_and_delivered_to_every_client() {
             }
             // Channel 0 (reliable) and 1 (unreliable).
             for (channel, seen) in received[i].iter_mut().enumerate() {
-                while let Some(m) = c.receive(channel) {
+                while let Some(m) = c.receive(ChannelId::new(channel)) {
                     assert_eq!(m, Tick(77 + channel as u32));
                     *seen = true;
                 }
@@ -110,9 +111,11 @@ fn a_broadcast_is_encoded_once_and_delivered_to_every_client() {
             for channel in 0..2 {
                 let queued = server
                     .stack_mut()
-                    .broadcast(channel, &Tick(77 + channel as u32), |id, e| {
-                        panic!("{id:?}: {e}")
-                    })
+                    .broadcast(
+                        ChannelId::new(channel),
+                        &Tick(77 + channel as u32),
+                        |id, e| panic!("{id:?}: {e}"),
+                    )
                     .expect("valid");
                 assert_eq!(queued, CLIENTS);
             }
@@ -142,7 +145,7 @@ fn a_broadcast_is_encoded_once_and_delivered_to_every_client() {
         server
             .layer_mut(id)
             .expect("connected")
-            .send(1, Tick(1))
+            .send(ChannelId::new(1), Tick(1))
             .expect("room");
     }
     server.update(11.0, &mut net);

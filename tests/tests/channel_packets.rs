@@ -7,6 +7,7 @@
 //! until the new snapshot is reviewed (`cargo insta review`).
 
 use netproto::Time;
+use netproto::channel::ChannelId;
 use std::fmt::Write as _;
 
 use netproto::channel::{BlockConfig, ChannelConfig, ChannelKind, LayerConfig, MessageLayer};
@@ -131,10 +132,10 @@ fn reliable_and_unreliable_entries() {
     let config = LayerConfig::default();
     let mut l = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
     for i in 0..3 {
-        l.send(0, game(i)).expect("send");
+        l.send(ChannelId::new(0), game(i)).expect("send");
     }
-    l.send(1, game(3)).expect("send");
-    l.send(1, game(4)).expect("send");
+    l.send(ChannelId::new(1), game(3)).expect("send");
+    l.send(ChannelId::new(1), game(4)).expect("send");
     let mut p = Vec::new();
     l.write_packet(Time::ZERO, Sequence(0), &mut p);
     insta::assert_snapshot!(dissect::<GameMessage>(&config, &p));
@@ -147,14 +148,14 @@ fn resend_with_a_gap_in_the_ids() {
     let config = LayerConfig::default();
     let mut l = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
     let mut p = Vec::new();
-    l.send(0, game(0)).expect("send");
-    l.send(0, game(1)).expect("send");
+    l.send(ChannelId::new(0), game(0)).expect("send");
+    l.send(ChannelId::new(0), game(1)).expect("send");
     l.write_packet(Time::ZERO, Sequence(0), &mut p);
-    l.send(0, game(2)).expect("send");
+    l.send(ChannelId::new(0), game(2)).expect("send");
     l.write_packet(Time::from_secs_f64(0.05), Sequence(1), &mut p);
     l.on_packet_acked(Sequence(1));
     l.send(
-        0,
+        ChannelId::new(0),
         GameMessage::Chat(ChatMessage {
             from: 3,
             text: "gg".into(),
@@ -178,10 +179,13 @@ fn block_fragments_beside_a_message() {
             }),
     ]);
     let mut l = MessageLayer::<Snap>::new(config.clone()).expect("config");
-    l.send(0, Snap::Game(game(0))).expect("send");
+    l.send(ChannelId::new(0), Snap::Game(game(0)))
+        .expect("send");
     let data = (0..150u8).collect();
-    l.send(0, Snap::Blob(Blob { data })).expect("send");
-    l.send(0, Snap::Game(game(1))).expect("send");
+    l.send(ChannelId::new(0), Snap::Blob(Blob { data }))
+        .expect("send");
+    l.send(ChannelId::new(0), Snap::Game(game(1)))
+        .expect("send");
     let mut p = Vec::new();
     l.write_packet(Time::ZERO, Sequence(0), &mut p);
     let first = dissect::<Snap>(&config, &p);

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use netproto::NetMessage;
 use netproto::channel::{
-    BlockConfig, ChannelConfig, LayerConfig, MessageStack, SendError, StackReceiveError,
+    BlockConfig, ChannelConfig, ChannelId, LayerConfig, MessageStack, SendError, StackReceiveError,
 };
 use netproto::packet::EndpointConfig;
 use netproto::sim::{LinkConfig, Network, NodeId, Rng};
@@ -51,8 +51,8 @@ enum SoakMessage {
     Blob(Blob),
 }
 
-const RELIABLE: usize = 0;
-const UNRELIABLE: usize = 1;
+const RELIABLE: ChannelId = ChannelId::RELIABLE;
+const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 const TICK: f64 = 1.0 / 60.0;
 const PACKET_BITS: usize = 8192;
 

@@ -11,7 +11,7 @@
 
 use netproto::NetMessage;
 use netproto::Time;
-use netproto::channel::LayerConfig;
+use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::{CongestionConfig, ConnectionConfig, LinkStats, Mode};
 use netproto::sim::{GilbertElliott, LinkConfig, Network, NodeId, OracleRecord};
 use netproto_tests::Millis;
@@ -40,8 +40,8 @@ enum Msg {
 const SERVER: NodeId = NodeId(0);
 const CLIENT: NodeId = NodeId(1);
 const TICK: f64 = 1.0 / 60.0;
-const RELIABLE: usize = 0;
-const UNRELIABLE: usize = 1;
+const RELIABLE: ChannelId = ChannelId::RELIABLE;
+const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 
 /// The congestion mode a run keeps to.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,6 +4,7 @@
 //! each way, 10% loss each way.
 
 use netproto::NetMessage;
+use netproto::channel::ChannelId;
 use netproto::channel::LayerConfig;
 use netproto::connection::{
     ClientEvent, ClientId, ConnectionConfig, DisconnectReason, ServerEvent,
@@ -100,7 +101,7 @@ fn run(end: End, deaf: bool) -> Outcome {
                 peer = Some(client);
             }
         }
-        while let Some(Msg::Line(line)) = client.receive(0) {
+        while let Some(Msg::Line(line)) = client.receive(ChannelId::new(0)) {
             assert_eq!(line.n, received, "in order, exactly once");
             received += 1;
         }
@@ -116,7 +117,7 @@ fn run(end: End, deaf: bool) -> Outcome {
         }
         if closed {
             // What arrived with the disconnect's packet is delivered too.
-            while let Some(Msg::Line(_)) = client.receive(0) {
+            while let Some(Msg::Line(_)) = client.receive(ChannelId::new(0)) {
                 received += 1;
             }
             let ended_at = ended_at.expect("ended");
@@ -131,7 +132,9 @@ fn run(end: End, deaf: bool) -> Outcome {
             {
                 let layer = server.layer_mut(id).expect("connected");
                 for n in 0..MESSAGES {
-                    layer.send(0, Msg::Line(Line { n })).expect("queued");
+                    layer
+                        .send(ChannelId::new(0), Msg::Line(Line { n }))
+                        .expect("queued");
                 }
                 match end {
                     End::Immediate => assert!(server.disconnect(now, id)),
@@ -139,7 +142,11 @@ fn run(end: End, deaf: bool) -> Outcome {
                         assert!(server.disconnect_after_flush(now, id, timeout));
                         assert!(server.stack_mut().is_closing(id));
                         assert_eq!(
-                            server.stack_mut().send(id, 0, Msg::Line(Line { n: 0 })),
+                            server.stack_mut().send(
+                                id,
+                                ChannelId::new(0),
+                                Msg::Line(Line { n: 0 })
+                            ),
                             Err(SendError::Closing)
                         );
                     }
@@ -186,7 +193,9 @@ fn disconnect_after_flush_gives_up_at_its_timeout() {
 fn a_client_flushes_too() {
     let (mut server, mut client, mut net) = setup(9);
     for n in 0..MESSAGES {
-        client.send(0, Msg::Line(Line { n })).expect("queued");
+        client
+            .send(ChannelId::new(0), Msg::Line(Line { n }))
+            .expect("queued");
     }
     client.disconnect_after_flush(0.0, 10.0);
     let (mut received, mut gone) = (0u16, false);
@@ -200,7 +209,7 @@ fn a_client_flushes_too() {
         );
         let ids: Vec<ClientId> = server.layers().map(|(id, _)| id).collect();
         for id in ids {
-            while server.receive(id, 0).is_some() {
+            while server.receive(id, ChannelId::new(0)).is_some() {
                 received += 1;
             }
         }

@@ -10,7 +10,7 @@
 //! `--nocapture` to see the figures.
 
 use netproto::NetMessage;
-use netproto::channel::{ChannelConfig, LayerConfig};
+use netproto::channel::{ChannelConfig, ChannelId, LayerConfig};
 use netproto::connection::{ClientEvent, ClientId, ConnectionConfig, ServerEvent};
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto_examples::game::{EntityId, EntityState, EntityUpdate, Position};
@@ -54,9 +54,9 @@ enum Msg {
     Map(MapPart),
 }
 
-const INPUT: usize = 0;
-const SNAPSHOT: usize = 1;
-const MAP: usize = 2;
+const INPUT: ChannelId = ChannelId::new(0);
+const SNAPSHOT: ChannelId = ChannelId::new(1);
+const MAP: ChannelId = ChannelId::new(2);
 
 /// What one run measured (printed through `Debug`).
 #[derive(Debug)]

@@ -15,6 +15,7 @@
 //! dropped by then), so the live bytes measured are the server's.
 
 use netproto::Time;
+use netproto::channel::ChannelId;
 use std::alloc::System;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -389,10 +390,10 @@ fn attacker(from: u32, seed: u64, t0: f64, protocol_error: bool) -> Vec<Datagram
         now += TICK;
         for i in 0..8 {
             let sent = tick * 8 + i;
-            let _ = stack.send(2, chat(sent));
-            let _ = stack.send(1, chat(sent));
+            let _ = stack.send(ChannelId::new(2), chat(sent));
+            let _ = stack.send(ChannelId::new(1), chat(sent));
             if sent < 62 {
-                let _ = stack.send(0, chat(sent));
+                let _ = stack.send(ChannelId::new(0), chat(sent));
             }
         }
         stack
@@ -587,10 +588,10 @@ impl Host {
     fn tick(&mut self, now: f64, relay: usize) {
         for index in 0..CLIENTS {
             if let Some(layer) = self.stack.layer_mut(ClientId(index as u16)) {
-                let _ = layer.send(0, chat(relay));
-                let _ = layer.send(0, big(relay));
-                let _ = layer.send(1, chat(relay));
-                let _ = layer.send(2, chat(relay));
+                let _ = layer.send(ChannelId::new(0), chat(relay));
+                let _ = layer.send(ChannelId::new(0), big(relay));
+                let _ = layer.send(ChannelId::new(1), chat(relay));
+                let _ = layer.send(ChannelId::new(2), chat(relay));
             }
         }
         self.stack.update(Time::from_secs_f64(now));

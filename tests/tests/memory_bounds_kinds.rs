@@ -7,6 +7,7 @@
 //! One test in this binary: the allocator is process-global.
 
 use netproto::Time;
+use netproto::channel::ChannelId;
 use std::alloc::System;
 
 use cap::Cap;
@@ -71,13 +72,15 @@ fn new_kinds_stay_within_the_layer_bound() {
         // The unordered channel fills the receiver's window once (the application
         // never takes those: more would only be refused); the sequenced one always.
         for c in 0..2 {
-            while peer.can_send(c) && (c == 1 || round == 0) {
-                peer.send(c, Msg::Num(Num { n: round })).expect("room");
+            while peer.can_send(ChannelId::new(c)) && (c == 1 || round == 0) {
+                peer.send(ChannelId::new(c), Msg::Num(Num { n: round }))
+                    .expect("room");
             }
         }
-        while peer.can_send(2) {
+        while peer.can_send(ChannelId::new(2)) {
             let bytes = vec![round as u8; 2900];
-            peer.send(2, Msg::Big(Big { bytes })).expect("room");
+            peer.send(ChannelId::new(2), Msg::Big(Big { bytes }))
+                .expect("room");
         }
         let mut payload = Vec::new();
         peer.write_packet(
@@ -107,7 +110,7 @@ fn new_kinds_stay_within_the_layer_bound() {
             loop {
                 let sent = if i % 2 == 0 {
                     layer.send(
-                        c,
+                        ChannelId::new(c),
                         Msg::Big(Big {
                             bytes: vec![1; 2900],
                         }),
@@ -117,7 +120,7 @@ fn new_kinds_stay_within_the_layer_bound() {
                     encoded = Encoded::new(&Msg::Num(Num { n: i as u32 }))
                         .expect("valid")
                         .expect("position free");
-                    layer.send_encoded(c, &encoded)
+                    layer.send_encoded(ChannelId::new(c), &encoded)
                 };
                 if sent.is_err() {
                     break;
@@ -132,7 +135,10 @@ fn new_kinds_stay_within_the_layer_bound() {
     }
     println!("accepted {accepted} payloads; peak {peak} bytes; bound {bound} bytes");
     assert!(accepted > 100);
-    assert!(layer.receive_queue_len(0) > 0 && layer.receive_queue_len(1) > 0);
+    assert!(
+        layer.receive_queue_len(ChannelId::new(0)) > 0
+            && layer.receive_queue_len(ChannelId::new(1)) > 0
+    );
     assert!(peak <= bound, "peak {peak} above the bound {bound}");
     drop(encoded);
 }

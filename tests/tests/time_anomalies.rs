@@ -8,6 +8,7 @@
 
 use netproto::NetMessage;
 use netproto::Time;
+use netproto::channel::ChannelId;
 use netproto::channel::{LayerConfig, MessageLayer};
 use netproto::connection::{
     Client, ClientEvent, Congestion, CongestionConfig, ConnectionConfig, DisconnectReason,
@@ -243,7 +244,7 @@ fn pump(a: &mut MessageLayer<Note>, b: &mut MessageLayer<Note>, times: &[f64]) -
         a.write_packet(Time::from_secs_f64(t), sequence, &mut payload);
         b.read_packet(&payload).expect("valid");
         a.on_packet_acked(sequence);
-        while let Some(Note(n)) = b.receive(0) {
+        while let Some(Note(n)) = b.receive(ChannelId::new(0)) {
             got.push(n);
         }
     }
@@ -256,7 +257,7 @@ fn reliable_messages_are_resent_when_the_clock_goes_back() {
     let mut a = MessageLayer::<Note>::new(config.clone()).expect("valid");
     let mut b = MessageLayer::<Note>::new(config).expect("valid");
     for n in 0..10 {
-        a.send(0, Note(n)).expect("queued");
+        a.send(ChannelId::new(0), Note(n)).expect("queued");
     }
     // Sent at t = 100 and lost.
     let mut lost = Vec::new();
@@ -265,7 +266,7 @@ fn reliable_messages_are_resent_when_the_clock_goes_back() {
     // The clock goes back to 0: the messages are due again now, not at t = 100.1.
     let got = pump(&mut a, &mut b, &[0.0, 0.05, 0.1]);
     assert_eq!(got, (0..10).collect::<Vec<_>>());
-    assert_eq!(a.send_queue_len(0), 0);
+    assert_eq!(a.send_queue_len(ChannelId::new(0)), 0);
 }
 
 #[test]
@@ -273,7 +274,7 @@ fn reliable_resends_wait_while_time_stands_still_and_resume() {
     let config = LayerConfig::default();
     let mut a = MessageLayer::<Note>::new(config.clone()).expect("valid");
     let mut b = MessageLayer::<Note>::new(config).expect("valid");
-    a.send(0, Note(7)).expect("queued");
+    a.send(ChannelId::new(0), Note(7)).expect("queued");
     let mut payload = Vec::new();
     a.write_packet(Time::from_secs_f64(5.0), Sequence(0), &mut payload); // lost
     let sent = a.counters().transmissions;

@@ -3,6 +3,7 @@
 
 use netproto::NetMessage;
 use netproto::Time;
+use netproto::channel::ChannelId;
 use netproto::channel::LayerConfig;
 use netproto::connection::{
     Client, ClientEvent, ConnectionConfig, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, ServerEvent,
@@ -78,7 +79,7 @@ fn tick(
 #[test]
 fn messages_go_both_ways_and_the_mode_keeps_to_its_rate() {
     let (mut server, mut client) = pair();
-    client.send(0, hello(1)).unwrap();
+    client.send(ChannelId::new(0), hello(1)).unwrap();
     let mut now = 0.0;
     while !client.connection().is_connected() {
         now += 0.001;
@@ -122,14 +123,18 @@ fn messages_go_both_ways_and_the_mode_keeps_to_its_rate() {
 
     // The queued message arrived, and an answer comes back.
     let (id, _) = server.clients().next().unwrap();
-    assert_eq!(server.receive(id, 0), Some(hello(1)));
-    server.send(id, 0, hello(2)).unwrap();
+    assert_eq!(server.receive(id, ChannelId::new(0)), Some(hello(1)));
+    server.send(id, ChannelId::new(0), hello(2)).unwrap();
     for _ in 0..200 {
         now += 0.001;
         tick(now, &mut server, &mut client);
     }
-    assert_eq!(client.receive(0), Some(hello(2)));
-    assert_eq!(server.layer(id).unwrap().send_queue_len(0), 0, "acked");
+    assert_eq!(client.receive(ChannelId::new(0)), Some(hello(2)));
+    assert_eq!(
+        server.layer(id).unwrap().send_queue_len(ChannelId::new(0)),
+        0,
+        "acked"
+    );
 }
 
 /// A raw connection client (no message layer) connected to a server stack, ticking
@@ -252,14 +257,20 @@ fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
         assert!(now < 1.0, "no handshake");
     }
     for n in 0..100 {
-        client.send(0, hello(n)).expect("queued");
+        client.send(ChannelId::new(0), hello(n)).expect("queued");
     }
     let (id, _) = server.clients().next().expect("connected");
     for _ in 0..5000 {
         now += 0.001;
         tick(now, &mut server, &mut client);
     }
-    assert_eq!(server.layer(id).expect("connected").receive_queue_len(0), 8);
+    assert_eq!(
+        server
+            .layer(id)
+            .expect("connected")
+            .receive_queue_len(ChannelId::new(0)),
+        8
+    );
     let refused = server.counters().payloads_refused;
     assert!(refused > 0, "no packet was refused");
     assert_eq!(
@@ -274,7 +285,7 @@ fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
     for _ in 0..20_000 {
         now += 0.001;
         tick(now, &mut server, &mut client);
-        got.extend(std::iter::from_fn(|| server.receive(id, 0)));
+        got.extend(std::iter::from_fn(|| server.receive(id, ChannelId::new(0))));
         if got.len() == 100 {
             break;
         }

@@ -30,6 +30,7 @@ mod report;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use netproto::channel::ChannelId;
 use netproto::sim::LinkConfig;
 
 pub use bot::{Bot, BotLive, BotStats};
@@ -38,9 +39,9 @@ pub use link::{SimLink, WireStats};
 pub use report::{BotRow, EstimateLog, Live, LiveBot, Summary};
 
 /// The reliable-ordered channel of [`LayerConfig::default`](netproto::channel::LayerConfig).
-pub const RELIABLE: usize = 0;
+pub const RELIABLE: ChannelId = ChannelId::RELIABLE;
 /// The unreliable channel of [`LayerConfig::default`](netproto::channel::LayerConfig).
-pub const UNRELIABLE: usize = 1;
+pub const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 
 /// Why the arena could not run.
 #[derive(Debug, thiserror::Error)]

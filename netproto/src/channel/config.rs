@@ -356,7 +356,8 @@ pub struct LayerConfig {
 }
 
 impl Default for LayerConfig {
-    /// One reliable-ordered channel (index 0) and one unreliable channel (index 1).
+    /// One reliable-ordered channel ([`ChannelId::RELIABLE`](super::ChannelId::RELIABLE))
+    /// and one unreliable channel ([`ChannelId::UNRELIABLE`](super::ChannelId::UNRELIABLE)).
     fn default() -> Self {
         Self {
             channels: vec![ChannelConfig::reliable(), ChannelConfig::unreliable()],
@@ -570,7 +571,22 @@ impl LayerConfig {
         sum(&[total, records, staging])
     }
 
-    /// A layer with these channels and the default budgets.
+    /// Adds `channel` after the others and returns its id: what
+    /// [`send`](super::MessageLayer::send) and [`receive`](super::MessageLayer::receive)
+    /// take. Both sides must add the same channels in the same order. A configuration
+    /// with more than [`MAX_CHANNELS`] channels is invalid ([`validate`](Self::validate)).
+    pub fn add(&mut self, channel: ChannelConfig) -> super::ChannelId {
+        self.channels.push(channel);
+        super::ChannelId::new(self.channels.len() - 1)
+    }
+
+    /// The ids of the channels, in order.
+    pub fn ids(&self) -> impl Iterator<Item = super::ChannelId> + use<> {
+        (0..self.channels.len()).map(super::ChannelId::new)
+    }
+
+    /// A layer with these channels and the default budgets: channel `i` of the list is
+    /// [`ChannelId::new(i)`](super::ChannelId::new).
     pub fn with_channels(channels: Vec<ChannelConfig>) -> Self {
         Self {
             channels,

@@ -1,6 +1,6 @@
 //! [`MessageStack`]: a message layer on top of a packet endpoint.
 
-use super::{ConfigError, LayerConfig, MessageLayer, ReadError, SendError};
+use super::{ChannelId, ConfigError, LayerConfig, MessageLayer, ReadError, SendError};
 use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::{
@@ -105,7 +105,7 @@ pub enum StackReceiveError {
 /// ```
 /// use netproto::Time;
 /// use netproto::NetMessage;
-/// use netproto::channel::{LayerConfig, MessageStack};
+/// use netproto::channel::{ChannelId, LayerConfig, MessageStack};
 /// use netproto::packet::EndpointConfig;
 ///
 /// #[derive(NetMessage, Debug, PartialEq)]
@@ -113,13 +113,13 @@ pub enum StackReceiveError {
 ///
 /// let new = || MessageStack::<Chat>::new(EndpointConfig::default(), LayerConfig::default(), Time::ZERO);
 /// let (mut a, mut b) = (new()?, new()?);
-/// a.send(0, Chat(7))?;
+/// a.send(ChannelId::RELIABLE, Chat(7))?;
 /// let mut wire = Vec::new();
 /// a.send_packet(Time::ZERO, |d| wire.push(d.to_vec()))?;
 /// for d in &wire {
 ///     b.receive_datagram(Time::from_secs_f64(0.05), d)?;
 /// }
-/// assert_eq!(b.receive(0), Some(Chat(7)));
+/// assert_eq!(b.receive(ChannelId::RELIABLE), Some(Chat(7)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -167,12 +167,12 @@ impl<M: NetMessage> MessageStack<M> {
     }
 
     /// Queues a message: see [`MessageLayer::send`].
-    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
         self.layer.send(channel, message)
     }
 
     /// The next received message of `channel`: see [`MessageLayer::receive`].
-    pub fn receive(&mut self, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.layer.receive(channel)
     }
 

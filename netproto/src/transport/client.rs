@@ -9,7 +9,7 @@ use super::{
 };
 use crate::MessageSet;
 use crate::Time;
-use crate::channel::{LayerConfig, MessageLayer};
+use crate::channel::{ChannelId, LayerConfig, MessageLayer};
 use crate::connection::{Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES};
 use crate::netcode::ConnectToken;
 use crate::trace::{self, DropLog};
@@ -28,7 +28,7 @@ pub type UdpClientEvent = ClientEvent;
 ///
 /// ```no_run
 /// use netproto::NetMessage;
-/// use netproto::channel::LayerConfig;
+/// use netproto::channel::{ChannelId, LayerConfig};
 /// use netproto::transport::{UdpClient, UdpClientEvent};
 ///
 /// #[derive(NetMessage, Debug, Clone)]
@@ -43,13 +43,11 @@ pub type UdpClientEvent = ClientEvent;
 ///     Chat(Chat),
 /// }
 ///
-/// const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable, 1 unreliable
-///
 /// // The connect token the game's backend handed us (2048 bytes, over HTTPS).
 /// # let token_bytes = [0u8; 2048];
 /// let token = netproto::netcode::ConnectToken::read(&token_bytes)?;
 /// let mut client = UdpClient::<Msg>::connect(&token, LayerConfig::default())?;
-/// client.send(RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?;
+/// client.send(ChannelId::RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?;
 /// loop {
 ///     client.update()?;
 ///     while let Some(event) = client.poll_event() {
@@ -60,7 +58,7 @@ pub type UdpClientEvent = ClientEvent;
 ///             _ => {}
 ///         }
 ///     }
-///     while let Some(Msg::Chat(chat)) = client.receive(RELIABLE) {
+///     while let Some(Msg::Chat(chat)) = client.receive(ChannelId::RELIABLE) {
 ///         println!("{}", chat.text);
 ///     }
 ///     std::thread::sleep(std::time::Duration::from_millis(16));
@@ -241,12 +239,12 @@ impl<M: MessageSet> UdpClient<M> {
     /// Queues `message` on `channel`; it goes out with the next packets (once
     /// connected, when still in the handshake). Fails with
     /// [`SendError::NotConnected`] after a denial or a disconnection.
-    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
         self.stack.send(channel, message)
     }
 
     /// The next message delivered on `channel`.
-    pub fn receive(&mut self, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.stack.receive(channel)
     }
 

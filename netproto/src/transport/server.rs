@@ -12,7 +12,7 @@ use super::{
 };
 use crate::MessageSet;
 use crate::Time;
-use crate::channel::{LayerConfig, MessageLayer};
+use crate::channel::{ChannelId, LayerConfig, MessageLayer};
 use crate::connection::{
     ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
 };
@@ -36,7 +36,7 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 ///
 /// ```no_run
 /// use netproto::NetMessage;
-/// use netproto::channel::LayerConfig;
+/// use netproto::channel::{ChannelId, LayerConfig};
 /// use netproto::transport::{UdpServer, UdpServerEvent};
 ///
 /// #[derive(NetMessage, Debug, Clone)]
@@ -51,8 +51,6 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 ///     Chat(Chat),
 /// }
 ///
-/// const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable, 1 unreliable
-///
 /// // The key the game's backend seals connect tokens with (from a secret store).
 /// let private_key = netproto::netcode::Key::from_bytes([7; 32]);
 /// let mut server = UdpServer::<Msg>::bind("127.0.0.1:40000", private_key, 16, LayerConfig::default())?;
@@ -65,9 +63,9 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 ///     }
 ///     let clients: Vec<_> = server.clients().map(|(id, _)| id).collect();
 ///     for &client in &clients {
-///         while let Some(Msg::Chat(chat)) = server.receive(client, RELIABLE) {
+///         while let Some(Msg::Chat(chat)) = server.receive(client, ChannelId::RELIABLE) {
 ///             for &to in &clients {
-///                 let _ = server.send(to, RELIABLE, Msg::Chat(chat.clone()));
+///                 let _ = server.send(to, ChannelId::RELIABLE, Msg::Chat(chat.clone()));
 ///             }
 ///         }
 ///     }
@@ -362,7 +360,12 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// Queues `message` to `client` on `channel`; it goes out with the next packets.
-    pub fn send(&mut self, client: ClientId, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(
+        &mut self,
+        client: ClientId,
+        channel: ChannelId,
+        message: M,
+    ) -> Result<(), SendError> {
         self.stack.send(client, channel, message)
     }
 
@@ -370,7 +373,7 @@ impl<M: MessageSet> UdpServer<M> {
     /// [`ServerStack::broadcast`]. Returns the clients it was queued for.
     pub fn broadcast(
         &mut self,
-        channel: usize,
+        channel: ChannelId,
         message: &M,
         on_refused: impl FnMut(ClientId, SendError),
     ) -> Result<usize, SendError>
@@ -381,7 +384,7 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// The next message delivered from `client` on `channel`.
-    pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, client: ClientId, channel: ChannelId) -> Option<M> {
         self.stack.receive(client, channel)
     }
 

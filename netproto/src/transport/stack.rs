@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{ConnectionStats, SendError, TransportError};
 use crate::MessageSet;
-use crate::channel::{LayerConfig, MessageLayer, ReadError};
+use crate::channel::{ChannelId, LayerConfig, MessageLayer, ReadError};
 use crate::connection::{
     Client, ClientEvent, ClientId, ConnectionConfig, Delivery, Server, ServerConfig, ServerEvent,
 };
@@ -326,7 +326,12 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     }
 
     /// Queues `message` to `client` on `channel`; it goes out with the next packets.
-    pub fn send(&mut self, client: ClientId, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(
+        &mut self,
+        client: ClientId,
+        channel: ChannelId,
+        message: M,
+    ) -> Result<(), SendError> {
         if self.is_closing(client) {
             return Err(SendError::Closing);
         }
@@ -344,7 +349,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// anything when a value is out of its declared range.
     pub fn broadcast(
         &mut self,
-        channel: usize,
+        channel: ChannelId,
         message: &M,
         mut on_refused: impl FnMut(ClientId, SendError),
     ) -> Result<usize, SendError>
@@ -392,7 +397,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     }
 
     /// The next message delivered from `client` on `channel`.
-    pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, client: ClientId, channel: ChannelId) -> Option<M> {
         self.layer_mut(client)?.receive(channel)
     }
 
@@ -630,7 +635,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// Queues `message` on `channel`; it goes out with the next packets (once
     /// connected, when still in the handshake). Fails with
     /// [`SendError::NotConnected`] after a denial or a disconnection.
-    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
         use crate::connection::ClientState;
         if matches!(
             self.client.state(),
@@ -645,7 +650,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     }
 
     /// The next message delivered on `channel`.
-    pub fn receive(&mut self, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.layer.receive(channel)
     }
 

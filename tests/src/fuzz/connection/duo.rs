@@ -3,6 +3,7 @@
 
 use super::*;
 use netproto::Time;
+use netproto::channel::ChannelId;
 
 /// Where a datagram in flight came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,8 +262,8 @@ impl Duo {
                 format!(
                     "{:?} {} {}",
                     l.counters(),
-                    l.receive_queue_len(0),
-                    l.receive_queue_len(1)
+                    l.receive_queue_len(ChannelId::new(0)),
+                    l.receive_queue_len(ChannelId::new(1))
                 )
             });
             (
@@ -285,8 +286,8 @@ impl Duo {
                     client.client_id(),
                     client.endpoint_counters(),
                     l.counters(),
-                    l.receive_queue_len(0),
-                    l.receive_queue_len(1)
+                    l.receive_queue_len(ChannelId::new(0)),
+                    l.receive_queue_len(ChannelId::new(1))
                 ),
             )
         }
@@ -388,7 +389,7 @@ impl Duo {
     /// Takes every delivered message on both sides (the application keeps up).
     pub fn take_messages(&mut self) {
         for channel in 0..2 {
-            while let Some(m) = self.server.receive(ClientId(0), channel) {
+            while let Some(m) = self.server.receive(ClientId(0), ChannelId::new(channel)) {
                 check_round_trip(&m);
                 let got = if channel == 0 {
                     &mut self.got_reliable
@@ -397,7 +398,7 @@ impl Duo {
                 };
                 got[0].push(m);
             }
-            while let Some(m) = self.client.receive(channel) {
+            while let Some(m) = self.client.receive(ChannelId::new(channel)) {
                 check_round_trip(&m);
                 let got = if channel == 0 {
                     &mut self.got_reliable
@@ -418,9 +419,10 @@ impl Duo {
         };
         let decoded = netproto::decode::<Msg>(&bytes).expect("an encoded message decodes");
         let sent = if side == 0 {
-            self.client.send(channel, message)
+            self.client.send(ChannelId::new(channel), message)
         } else {
-            self.server.send(ClientId(0), channel, message)
+            self.server
+                .send(ClientId(0), ChannelId::new(channel), message)
         };
         if sent.is_ok() {
             let record = if channel == 0 {
@@ -438,8 +440,8 @@ impl Duo {
         let layers = [self.server.layer(ClientId(0)), Some(self.client.layer())];
         for layer in layers.into_iter().flatten() {
             for (c, channel) in config.channels.iter().enumerate() {
-                assert!(layer.receive_queue_len(c) <= channel.receive_queue_size);
-                assert!(layer.send_queue_len(c) <= channel.send_queue_size);
+                assert!(layer.receive_queue_len(ChannelId::new(c)) <= channel.receive_queue_size);
+                assert!(layer.send_queue_len(ChannelId::new(c)) <= channel.send_queue_size);
             }
         }
         let server = self.server.connection();
@@ -485,11 +487,11 @@ impl Duo {
             self.tick(1.0 / 60.0);
             self.deliver_all();
             self.take_messages();
-            let idle = self.client.layer().send_queue_len(0) == 0
+            let idle = self.client.layer().send_queue_len(ChannelId::new(0)) == 0
                 && self
                     .server
                     .layer(ClientId(0))
-                    .is_none_or(|l| l.send_queue_len(0) == 0);
+                    .is_none_or(|l| l.send_queue_len(ChannelId::new(0)) == 0);
             if idle || !self.both_connected() {
                 break;
             }

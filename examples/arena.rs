@@ -18,6 +18,7 @@
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use netproto_examples::arena::{Arena, ArenaConfig, Live};
 
@@ -76,8 +77,12 @@ fn parse() -> Result<Options, lexopt::Error> {
             Long("bots") => config.bots = parser.value()?.parse()?,
             Long("seconds") => seconds = Some(parser.value()?.parse()?),
             Long("drain") => config.drain_limit = parser.value()?.parse()?,
-            Long("latency") => config.link.latency = ms(parser.value()?.parse()?),
-            Long("jitter") => config.link.jitter = ms(parser.value()?.parse()?),
+            Long("latency") => {
+                config.link.latency = Duration::from_secs_f64(ms(parser.value()?.parse()?))
+            }
+            Long("jitter") => {
+                config.link.jitter = Duration::from_secs_f64(ms(parser.value()?.parse()?))
+            }
             Long("loss") => config.link.loss = pct(parser.value()?.parse()?),
             Long("duplicates") => config.link.duplicate = pct(parser.value()?.parse()?),
             Long("reorder") => config.link.reorder = pct(parser.value()?.parse()?),

@@ -6,6 +6,8 @@
 //!
 //! Run with `cargo run --release --example messages`.
 
+use netproto::Time;
+use netproto::channel::ChannelId;
 use netproto::channel::{ChannelConfig, LayerConfig, MessageStack};
 use netproto::packet::EndpointConfig;
 use netproto::schema::{Layout, SetLayout};
@@ -15,6 +17,7 @@ use netproto_examples::game::{
     ChatMessage, EntityBatch, EntityId, EntityState, EntityUpdate, GameMessage, MatchPhase,
     NaiveSize, PlayerInput, Position, buttons,
 };
+use std::time::Duration;
 
 fn show<T: NetMessage + NaiveSize>(mut message: T) -> (usize, usize) {
     let naive = message.naive_size();
@@ -126,45 +129,49 @@ fn download() {
         ChannelConfig::bulk(),
     ]);
     let stack = || {
-        MessageStack::<Demo>::new(EndpointConfig::default(), layer.clone(), 0.0)
+        MessageStack::<Demo>::new(EndpointConfig::default(), layer.clone(), Time::ZERO)
             .expect("valid configuration")
     };
     let (mut server, mut client) = (stack(), stack());
     let (s, c) = (NodeId(0), NodeId(1));
     let mut net = Network::new(16);
-    net.set_default_link(LinkConfig::default().with_latency(0.05).with_loss(0.01));
+    net.set_default_link(
+        LinkConfig::default()
+            .with_latency(Duration::from_millis(50))
+            .with_loss(0.01),
+    );
     let map = Demo::Map(Map {
         bytes: (0..100 * 1024).map(|i| (i % 251) as u8).collect(),
     });
     server
-        .send(1, map)
+        .send(ChannelId::new(1), map)
         .expect("the bulk channel takes 1 MiB blocks");
     let mut snapshots = 0;
     let mut last_bar = usize::MAX;
     for tick in 0..600u32 {
-        let now = f64::from(tick) / 60.0;
+        let now = Time::from_secs_f64(f64::from(tick) / 60.0);
         while let Some(d) = net.poll(now) {
             let to = if d.to == s { &mut server } else { &mut client };
             // A datagram the endpoint drops (stale, duplicate) changes nothing.
             let _ = to.receive_datagram(now, &d.payload);
         }
-        while client.receive(0).is_some() {
+        while client.receive(ChannelId::new(0)).is_some() {
             snapshots += 1;
         }
-        if let Some(Demo::Map(map)) = client.receive(1) {
+        if let Some(Demo::Map(map)) = client.receive(ChannelId::new(1)) {
             println!(
-                "[{}] {} bytes in {now:.2} s, {snapshots} snapshots meanwhile",
+                "[{}] {} bytes in {now:.2}, {snapshots} snapshots meanwhile",
                 "#".repeat(40),
                 map.bytes.len()
             );
             return;
         }
-        if let Some(progress) = client.layer().receive_progress(1) {
+        if let Some(progress) = client.layer().receive_progress(ChannelId::new(1)) {
             let bar = (progress.fraction() * 40.0) as usize;
             // A line per tenth.
             if bar / 4 != last_bar / 4 {
                 println!(
-                    "[{}{}] {:>6} / {} bytes at {now:.2} s",
+                    "[{}{}] {:>6} / {} bytes at {now:.2}",
                     "#".repeat(bar),
                     ".".repeat(40 - bar),
                     progress.bytes,
@@ -175,7 +182,7 @@ fn download() {
         }
         if tick % 3 == 0 {
             let ids = (0..64).map(EntityId).collect();
-            let _ = server.send(0, Demo::Snapshot(EntityBatch { ids }));
+            let _ = server.send(ChannelId::new(0), Demo::Snapshot(EntityBatch { ids }));
         }
         for (from, to, stack) in [(s, c, &mut server), (c, s, &mut client)] {
             for k in 0..2 {

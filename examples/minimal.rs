@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use netproto::NetMessage;
-use netproto::channel::LayerConfig;
+use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::{ConnectionConfig, ServerConfig};
 use netproto::transport::{UdpClient, UdpServer, insecure_dev};
 
@@ -36,9 +36,6 @@ enum Msg {
     Chat(Chat),
     Input(Input),
 }
-
-const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable-ordered, 1 unreliable
-const UNRELIABLE: usize = 1;
 const FRAME: Duration = Duration::from_nanos(1_000_000_000 / 60);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -67,7 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let token = insecure_dev::token(protocol_id, 1, address)?;
     let mut client = UdpClient::<Msg>::connect_with("127.0.0.1:0", address, &token, config, layer)?;
     client.send(
-        RELIABLE,
+        ChannelId::RELIABLE,
         Msg::Chat(Chat {
             text: "hello".into(),
         }),
@@ -79,30 +76,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let tick = Instant::now();
         if client.is_connected() {
             let input = Input { frame, move_x: 1 };
-            client.send(UNRELIABLE, Msg::Input(input))?;
+            client.send(ChannelId::UNRELIABLE, Msg::Input(input))?;
         }
         client.update()?;
         server.update()?;
         let clients: Vec<_> = server.clients().map(|(id, _)| id).collect();
         for id in clients {
-            for channel in [RELIABLE, UNRELIABLE] {
+            for channel in [ChannelId::RELIABLE, ChannelId::UNRELIABLE] {
                 while let Some(message) = server.receive(id, channel) {
                     match message {
                         Msg::Chat(chat) => {
                             let text = format!("welcome! you said {:?}", chat.text);
-                            server.send(id, RELIABLE, Msg::Chat(Chat { text }))?;
+                            server.send(id, ChannelId::RELIABLE, Msg::Chat(Chat { text }))?;
                         }
                         Msg::Input(_) => inputs += 1,
                     }
                 }
             }
         }
-        while let Some(Msg::Chat(chat)) = client.receive(RELIABLE) {
+        while let Some(Msg::Chat(chat)) = client.receive(ChannelId::RELIABLE) {
             println!("client got: {}", chat.text);
         }
         std::thread::sleep(FRAME.saturating_sub(tick.elapsed()));
     }
-    let rtt = client.stats().map_or(0.0, |s| s.link.rtt_ms);
+    let rtt = client
+        .stats()
+        .map_or(0.0, |s| s.link.rtt.as_secs_f64() * 1000.0);
     println!(
         "server got {inputs} inputs in {:.1} s; client RTT {rtt:.2} ms",
         start.elapsed().as_secs_f64()

@@ -25,7 +25,7 @@ use std::time::Duration;
 use bevy_app::{App, AppExit, ScheduleRunnerPlugin, Update};
 use bevy_ecs::prelude::*;
 use netproto::NetMessage;
-use netproto::channel::LayerConfig;
+use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::ClientId;
 use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
 use netproto_bevy::{
@@ -76,9 +76,6 @@ enum GameMessage {
     Dots(Dots),
     Welcome(Welcome),
 }
-
-const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable, 1 unreliable
-const UNRELIABLE: usize = 1;
 const MAX_CLIENTS: usize = 16;
 const ARENA: i16 = 50;
 const FRAME: Duration = Duration::from_nanos(1_000_000_000 / 60);
@@ -120,7 +117,11 @@ fn server_connections(
                     y: 0,
                 });
                 let text = format!("welcome, player {}", client.0);
-                let _ = server.send(*client, RELIABLE, GameMessage::Welcome(Welcome { text }));
+                let _ = server.send(
+                    *client,
+                    ChannelId::RELIABLE,
+                    GameMessage::Welcome(Welcome { text }),
+                );
             }
             UdpServerEvent::Disconnected { client, .. } => {
                 for (entity, player) in &players {
@@ -176,7 +177,7 @@ fn server_snapshots(
         dots,
     });
     // Encoded once for every client; a client whose queue is full misses this one.
-    let _ = server.broadcast(UNRELIABLE, &snapshot, |_, _| {});
+    let _ = server.broadcast(ChannelId::UNRELIABLE, &snapshot, |_, _| {});
 }
 
 /// The client's view of the game.
@@ -232,7 +233,7 @@ fn client_walk(clock: Res<Clock>, view: Res<View>, mut client: ResMut<NetClient<
         2 => (-1, 0),
         _ => (0, -1),
     };
-    let _ = client.send(RELIABLE, GameMessage::Step(Step { dx, dy }));
+    let _ = client.send(ChannelId::RELIABLE, GameMessage::Step(Step { dx, dy }));
 }
 
 fn client_print(clock: Res<Clock>, view: Res<View>, client: Res<NetClient<GameMessage>>) {
@@ -251,7 +252,9 @@ fn client_print(clock: Res<Clock>, view: Res<View>, client: Res<NetClient<GameMe
             format!("{mark}{}@({},{})", d.client, d.x, d.y)
         })
         .collect();
-    let rtt = client.stats().map_or(0.0, |s| s.link.rtt_ms);
+    let rtt = client
+        .stats()
+        .map_or(0.0, |s| s.link.rtt.as_secs_f64() * 1000.0);
     println!(
         "player {}: {} snapshots, rtt {rtt:.1} ms, dots {}",
         me.0,

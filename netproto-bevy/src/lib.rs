@@ -20,7 +20,7 @@
 //! use bevy_app::{App, ScheduleRunnerPlugin, Update};
 //! use bevy_ecs::prelude::*;
 //! use netproto::NetMessage;
-//! use netproto::channel::LayerConfig;
+//! use netproto::channel::{ChannelId, LayerConfig};
 //! use netproto::transport::{UdpServer, UdpServerEvent};
 //! use netproto_bevy::{FromClient, NetServer, ServerConnectionEvent, ServerPlugin};
 //!
@@ -36,12 +36,10 @@
 //!     Chat(Chat),
 //! }
 //!
-//! const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable, 1 unreliable
-//!
 //! /// Every chat line goes to every client.
 //! fn relay(mut server: ResMut<NetServer<Msg>>, mut received: MessageReader<FromClient<Msg>>) {
 //!     for FromClient { message, .. } in received.read() {
-//!         let _ = server.broadcast(RELIABLE, message, |_, _| {});
+//!         let _ = server.broadcast(ChannelId::RELIABLE, message, |_, _| {});
 //!     }
 //! }
 //!
@@ -80,6 +78,7 @@ use bevy_app::{App, Plugin, PostUpdate, PreUpdate};
 use bevy_derive::{Deref, DerefMut};
 use bevy_ecs::prelude::*;
 use netproto::MessageSet;
+use netproto::channel::ChannelId;
 use netproto::connection::ClientId;
 use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
 
@@ -117,7 +116,7 @@ pub struct FromClient<M: NetMessages> {
     /// Who sent it.
     pub client: ClientId,
     /// The channel it came on.
-    pub channel: usize,
+    pub channel: ChannelId,
     /// The message.
     pub message: M,
 }
@@ -172,7 +171,7 @@ fn server_receive<M: NetMessages>(
             .filter_map(|(id, _)| Some((id, server.layer(id)?.config().channels.len()))),
     );
     for &(client, channels) in clients.iter() {
-        for channel in 0..channels {
+        for channel in (0..channels).map(ChannelId::new) {
             while let Some(message) = server.receive(client, channel) {
                 received.write(FromClient {
                     client,
@@ -206,7 +205,7 @@ pub struct ClientConnectionEvent(pub UdpClientEvent);
 #[derive(Message, Clone, Debug)]
 pub struct FromServer<M: NetMessages> {
     /// The channel it came on.
-    pub channel: usize,
+    pub channel: ChannelId,
     /// The message.
     pub message: M,
 }
@@ -252,7 +251,7 @@ fn client_receive<M: NetMessages>(
         tracing::error!(target: "netproto_bevy", side = "client", %error, "update failed");
     }
     events.write_batch(client.events().map(ClientConnectionEvent));
-    for channel in 0..client.layer().config().channels.len() {
+    for channel in client.layer().config().ids() {
         while let Some(message) = client.receive(channel) {
             received.write(FromServer { channel, message });
         }

@@ -8,7 +8,7 @@
 use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
 use netproto::NetMessage;
-use netproto::channel::LayerConfig;
+use netproto::channel::{ChannelId, LayerConfig};
 use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
 use netproto_bevy::{
     ClientConnectionEvent, ClientPlugin, FromClient, FromServer, NetClient, NetServer,
@@ -27,7 +27,7 @@ enum Msg {
     Line(Line),
 }
 
-const RELIABLE: usize = 0;
+const RELIABLE: ChannelId = ChannelId::RELIABLE;
 
 fn line(text: &str) -> Msg {
     Msg::Line(Line { text: text.into() })

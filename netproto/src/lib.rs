@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use netproto::NetMessage;
-//! use netproto::channel::LayerConfig;
+//! use netproto::channel::{ChannelId, LayerConfig};
 //! use netproto::transport::{UdpClient, UdpServer};
 //!
 //! #[derive(NetMessage, Debug, Clone)]
@@ -29,24 +29,22 @@
 //!     Chat(Chat),
 //! }
 //!
-//! const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable-ordered, 1 unreliable
-//!
 //! // Development tokens (a key compiled into the library): never ship them.
 //! let mut server = UdpServer::<Msg>::bind_insecure_dev("127.0.0.1:0", 16, LayerConfig::default())?;
 //! let mut client = UdpClient::<Msg>::connect_insecure_dev(server.local_addr()?, 1, LayerConfig::default())?;
-//! client.send(RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?; // goes once connected
+//! client.send(ChannelId::RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?; // goes once connected
 //! let reply = loop {
 //!     // The game loop: update each side once per tick.
 //!     server.update()?;
 //!     client.update()?;
 //!     let clients: Vec<_> = server.clients().map(|(id, _)| id).collect();
 //!     for id in clients {
-//!         while let Some(Msg::Chat(chat)) = server.receive(id, RELIABLE) {
+//!         while let Some(Msg::Chat(chat)) = server.receive(id, ChannelId::RELIABLE) {
 //!             let text = format!("you said {}", chat.text);
-//!             server.send(id, RELIABLE, Msg::Chat(Chat { text }))?;
+//!             server.send(id, ChannelId::RELIABLE, Msg::Chat(Chat { text }))?;
 //!         }
 //!     }
-//!     if let Some(Msg::Chat(reply)) = client.receive(RELIABLE) {
+//!     if let Some(Msg::Chat(reply)) = client.receive(ChannelId::RELIABLE) {
 //!         break reply;
 //!     }
 //!     std::thread::sleep(std::time::Duration::from_millis(1));
@@ -89,7 +87,7 @@
 //! `bind_with`) and [`transport::UdpClient::connect_with`]:
 //!
 //! ```
-//! use netproto::channel::LayerConfig;
+//! use netproto::channel::{ChannelId, LayerConfig};
 //! use netproto::connection::{ConnectionConfig, ServerConfig};
 //! use netproto::transport::{UdpClient, UdpServer, insecure_dev};
 //! # #[derive(netproto::NetMessage, Debug, Clone)]
@@ -226,6 +224,7 @@ pub mod schema;
 pub mod sim;
 mod stream;
 mod text_table;
+mod time;
 mod trace;
 pub mod transport;
 mod wire_view;
@@ -244,6 +243,7 @@ pub use netproto_derive::NetMessage;
 pub use protocol_id::{layer_fingerprint, protocol_id};
 pub use quantize::Quantization;
 pub use stream::{MeasureStream, RangedInt, ReadStream, Stream, WriteStream};
+pub use time::Time;
 pub use wire_view::{WireField, WireView};
 
 /// Support for derived code. Not public API: may change in any release.

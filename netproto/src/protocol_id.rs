@@ -61,7 +61,8 @@ pub fn layer_fingerprint(layer: &LayerConfig) -> u64 {
         words.extend([
             channel.send_queue_size as u64,
             channel.receive_queue_size as u64,
-            channel.resend_interval.to_bits(),
+            // The f64 seconds this field was before it was a Duration: same fingerprint.
+            channel.resend_interval.as_secs_f64().to_bits(),
             channel.resend_rtt_factor.to_bits(),
             channel.max_messages_per_packet as u64,
             channel.max_bits_per_packet as u64,
@@ -89,6 +90,7 @@ pub fn layer_fingerprint(layer: &LayerConfig) -> u64 {
 mod tests {
     use super::*;
     use crate::channel::{BlockConfig, ChannelConfig};
+    use std::time::Duration;
 
     #[test]
     fn every_shared_setting_changes_the_fingerprint() {
@@ -109,7 +111,7 @@ mod tests {
                 ChannelConfig::reliable(),
             ]),
             LayerConfig::with_channels(vec![
-                ChannelConfig::reliable().with_resend_interval(0.2),
+                ChannelConfig::reliable().with_resend_interval(Duration::from_millis(200)),
                 ChannelConfig::unreliable(),
             ]),
             LayerConfig::with_channels(vec![

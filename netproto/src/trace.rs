@@ -1,6 +1,7 @@
 //! The crate's `tracing` events: their targets, and the rate limit of the drop events.
 //! The list of events and fields is in the crate documentation ("Logging").
 
+use crate::Time;
 use core::fmt::{Debug, Display};
 
 use crate::connection::session::Link;
@@ -21,13 +22,13 @@ pub(crate) const DROPS_PER_SECOND: u32 = 10;
 /// flood of hostile datagrams costs a few lines a second, not one line each.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DropLog {
-    window_start: f64,
+    window_start: Time,
     logged: u32,
     suppressed: u64,
 }
 
 impl DropLog {
-    pub(crate) fn new(now: f64) -> Self {
+    pub(crate) fn new(now: Time) -> Self {
         Self {
             window_start: now,
             logged: 0,
@@ -37,7 +38,7 @@ impl DropLog {
 
     /// `true` when a drop at `now` may be logged; otherwise it is counted for the
     /// summary.
-    pub(crate) fn admit(&mut self, now: f64, side: &'static str) -> bool {
+    pub(crate) fn admit(&mut self, now: Time, side: &'static str) -> bool {
         self.roll(now, side);
         if self.logged < DROPS_PER_SECOND {
             self.logged += 1;
@@ -50,8 +51,8 @@ impl DropLog {
 
     /// Starts a new window once a second has passed (or the clock went back),
     /// reporting how many drops the last one suppressed.
-    pub(crate) fn roll(&mut self, now: f64, side: &'static str) {
-        if now - self.window_start < 1.0 && now >= self.window_start {
+    pub(crate) fn roll(&mut self, now: Time, side: &'static str) {
+        if now.secs_since(self.window_start) < 1.0 && now >= self.window_start {
             return;
         }
         if self.suppressed > 0 {
@@ -67,7 +68,7 @@ impl DropLog {
 
     /// Reports the suppressed drops of a finished window (from `update`, so that the
     /// summary comes when a flood stops too).
-    pub(crate) fn flush(&mut self, now: f64, side: &'static str) {
+    pub(crate) fn flush(&mut self, now: Time, side: &'static str) {
         if self.suppressed > 0 {
             self.roll(now, side);
         }
@@ -119,8 +120,8 @@ pub(crate) fn congestion_changed(side: &'static str, client: u16, addr: &dyn Deb
         client,
         ?addr,
         mode = congestion.mode().as_str(),
-        rtt_ms = link.stats().rtt_ms,
-        penalty_s = congestion.penalty(),
+        rtt_ms = link.estimates().rtt_ms,
+        penalty_s = congestion.penalty_secs(),
         send_rate = congestion.send_rate(),
         "congestion mode changed"
     );
@@ -156,7 +157,7 @@ pub(crate) struct Refusal<'a> {
 impl DropLog {
     /// Logs a refusal: `protocol error` at `warn` level when the peer broke the
     /// protocol (once per connection: it ends), a rate-limited drop otherwise.
-    pub(crate) fn refused(&mut self, now: f64, refusal: Refusal<'_>) {
+    pub(crate) fn refused(&mut self, now: Time, refusal: Refusal<'_>) {
         let Refusal {
             side,
             client,
@@ -186,17 +187,19 @@ mod tests {
 
     #[test]
     fn the_limit_opens_again_each_second() {
-        let mut log = DropLog::new(0.0);
-        let admitted = (0..100).filter(|_| log.admit(0.5, "server")).count();
+        let mut log = DropLog::new(Time::ZERO);
+        let admitted = (0..100)
+            .filter(|_| log.admit(Time::from_secs_f64(0.5), "server"))
+            .count();
         assert_eq!(admitted, DROPS_PER_SECOND as usize);
         assert_eq!(log.suppressed, 100 - u64::from(DROPS_PER_SECOND));
-        assert!(log.admit(1.5, "server"));
+        assert!(log.admit(Time::from_secs_f64(1.5), "server"));
         assert_eq!(log.suppressed, 0);
         // A clock that goes back starts a new window too.
         for _ in 0..DROPS_PER_SECOND {
-            log.admit(1.6, "server");
+            log.admit(Time::from_secs_f64(1.6), "server");
         }
-        assert!(!log.admit(1.7, "server"));
-        assert!(log.admit(0.2, "server"));
+        assert!(!log.admit(Time::from_secs_f64(1.7), "server"));
+        assert!(log.admit(Time::from_secs_f64(0.2), "server"));
     }
 }

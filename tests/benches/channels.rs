@@ -25,6 +25,8 @@
 //! `cargo bench -p netproto-tests --bench channels` prints the bytes per message once,
 //! then criterion's time per message (`Throughput::Elements`).
 
+use netproto::Time;
+use netproto::channel::ChannelId;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -73,7 +75,7 @@ fn netproto_run(messages: &[GameMessage], totals: &mut Totals) {
     let layer =
         LayerConfig::with_channels(vec![ChannelConfig::reliable().with_resend_rtt_factor(0.0)]);
     let new = || {
-        MessageStack::<GameMessage>::new(EndpointConfig::default(), layer.clone(), 0.0)
+        MessageStack::<GameMessage>::new(EndpointConfig::default(), layer.clone(), Time::ZERO)
             .expect("valid config")
     };
     let (mut a, mut b) = (new(), new());
@@ -86,12 +88,12 @@ fn netproto_run(messages: &[GameMessage], totals: &mut Totals) {
     while totals.delivered < messages.len() {
         let now = tick as f64 * TICK;
         for d in std::mem::take(&mut wire.to_b) {
-            let _ = b.receive_datagram(now, &d);
+            let _ = b.receive_datagram(Time::from_secs_f64(now), &d);
         }
         for d in std::mem::take(&mut wire.to_a) {
-            let _ = a.receive_datagram(now, &d);
+            let _ = a.receive_datagram(Time::from_secs_f64(now), &d);
         }
-        while let Some(m) = b.receive(0) {
+        while let Some(m) = b.receive(ChannelId::new(0)) {
             let e = expected.next().expect("no extra message");
             let n = netproto::encode_into(&m, &mut check).expect("encode");
             let k = netproto::encode_into(e, &mut want).expect("encode");
@@ -99,14 +101,15 @@ fn netproto_run(messages: &[GameMessage], totals: &mut Totals) {
             totals.delivered += 1;
         }
         for _ in 0..PER_TICK {
-            if next == messages.len() || !a.layer().can_send(0) {
+            if next == messages.len() || !a.layer().can_send(ChannelId::new(0)) {
                 break;
             }
-            a.send(0, messages[next].clone()).expect("fits");
+            a.send(ChannelId::new(0), messages[next].clone())
+                .expect("fits");
             next += 1;
         }
         let Wire { rng, to_a, to_b } = &mut wire;
-        a.send_packet(now, |d| {
+        a.send_packet(Time::from_secs_f64(now), |d| {
             totals.bytes += d.len();
             totals.datagrams += 1;
             if !rng.chance(LOSS) {
@@ -114,7 +117,7 @@ fn netproto_run(messages: &[GameMessage], totals: &mut Totals) {
             }
         })
         .expect("within budget");
-        b.send_packet(now, |d| {
+        b.send_packet(Time::from_secs_f64(now), |d| {
             totals.bytes += d.len();
             totals.datagrams += 1;
             if !rng.chance(LOSS) {

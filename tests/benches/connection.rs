@@ -11,6 +11,7 @@
 //!
 //! `cargo bench -p netproto-tests --bench connection`
 
+use netproto::Time;
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -42,22 +43,27 @@ struct Sealed {
 impl Sealed {
     fn new() -> Self {
         let mut backend = backend();
-        let mut server =
-            Server::new(backend.server_config(NodeId(0)), 0.0, SIM_UNIX_TIME).expect("valid");
+        let mut server = Server::new(backend.server_config(NodeId(0)), Time::ZERO, SIM_UNIX_TIME)
+            .expect("valid");
         let token = backend.token(1, NodeId(0));
-        let mut client =
-            Client::new(ConnectionConfig::new(PROTOCOL_ID), &token, SERVER, 0.0).expect("valid");
+        let mut client = Client::new(
+            ConnectionConfig::new(PROTOCOL_ID),
+            &token,
+            SERVER,
+            Time::ZERO,
+        )
+        .expect("valid");
         let mut buf = vec![0u8; MAX_DATAGRAM_BYTES].into_boxed_slice();
         let mut now = 0.0;
         while !client.is_connected() {
             now += 0.1;
-            client.update(now);
-            server.update(now);
+            client.update(Time::from_secs_f64(now));
+            server.update(Time::from_secs_f64(now));
             while let Some((_, len)) = client.poll_transmit(&mut buf) {
-                server.handle_datagram(now, CLIENT, &buf[..len]);
+                server.handle_datagram(Time::from_secs_f64(now), CLIENT, &buf[..len]);
             }
             while let Some((_, len)) = server.poll_transmit(&mut buf) {
-                client.handle_datagram(now, SERVER, &buf[..len]);
+                client.handle_datagram(Time::from_secs_f64(now), SERVER, &buf[..len]);
             }
             assert!(now < 10.0, "no connection");
         }
@@ -76,18 +82,28 @@ impl Sealed {
         self.now += 0.001;
         let now = self.now;
         let mut acks = 0;
-        self.client.send(now, payload).expect("connected");
+        self.client
+            .send(Time::from_secs_f64(now), payload)
+            .expect("connected");
         while let Some((_, len)) = self.client.poll_transmit(&mut self.buf) {
             let datagram = &self.buf[..len];
-            if let Some(d) = self.server.handle_datagram(now, CLIENT, datagram) {
+            if let Some(d) = self
+                .server
+                .handle_datagram(Time::from_secs_f64(now), CLIENT, datagram)
+            {
                 black_box(d.payload());
                 acks += d.accept().len();
             }
         }
-        self.server.send(now, self.id, payload).expect("connected");
+        self.server
+            .send(Time::from_secs_f64(now), self.id, payload)
+            .expect("connected");
         while let Some((_, len)) = self.server.poll_transmit(&mut self.buf) {
             let datagram = &self.buf[..len];
-            if let Some(d) = self.client.handle_datagram(now, SERVER, datagram) {
+            if let Some(d) = self
+                .client
+                .handle_datagram(Time::from_secs_f64(now), SERVER, datagram)
+            {
                 black_box(d.payload());
                 acks += d.accept().len();
             }
@@ -108,8 +124,8 @@ impl Unsealed {
     fn new() -> Self {
         let config = ConnectionConfig::new(PROTOCOL_ID).endpoint;
         Self {
-            a: Endpoint::new(config.clone(), 0.0).expect("valid"),
-            b: Endpoint::new(config, 0.0).expect("valid"),
+            a: Endpoint::new(config.clone(), Time::ZERO).expect("valid"),
+            b: Endpoint::new(config, Time::ZERO).expect("valid"),
             buf: Vec::with_capacity(2048),
             now: 0.0,
         }
@@ -123,9 +139,11 @@ impl Unsealed {
         buf: &mut Vec<u8>,
     ) -> usize {
         buf.clear();
-        from.send(now, payload, |d| buf.extend_from_slice(d))
-            .expect("fits");
-        match to.receive(now, buf) {
+        from.send(Time::from_secs_f64(now), payload, |d| {
+            buf.extend_from_slice(d)
+        })
+        .expect("fits");
+        match to.receive(Time::from_secs_f64(now), buf) {
             Ok(Incoming::Packet(p)) => {
                 black_box(p.payload());
                 p.accept().len()
@@ -161,9 +179,14 @@ fn per_packet(c: &mut Criterion) {
 
 /// The request a client sends, as bytes.
 fn request_bytes(token: &ConnectToken) -> Vec<u8> {
-    let mut client =
-        Client::new(ConnectionConfig::new(PROTOCOL_ID), token, SERVER, 0.0).expect("valid");
-    client.update(0.0);
+    let mut client = Client::new(
+        ConnectionConfig::new(PROTOCOL_ID),
+        token,
+        SERVER,
+        Time::ZERO,
+    )
+    .expect("valid");
+    client.update(Time::ZERO);
     let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
     let (_, len) = client.poll_transmit(&mut buf).expect("a request");
     assert_eq!(buf[0], PacketType::Request as u8);
@@ -180,24 +203,24 @@ fn requests(c: &mut Criterion) {
     let mut invalid = valid.clone();
     invalid[100] ^= 1; // inside the sealed private part: the AEAD open fails
     let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
-    let mut server = Server::new(config.clone(), 0.0, SIM_UNIX_TIME).expect("valid");
+    let mut server = Server::new(config.clone(), Time::ZERO, SIM_UNIX_TIME).expect("valid");
     // What is measured: a valid request is challenged, an invalid one is not.
-    server.handle_datagram(0.0, CLIENT, &valid);
+    server.handle_datagram(Time::ZERO, CLIENT, &valid);
     assert!(server.poll_transmit(&mut buf).is_some(), "a challenge");
-    server.handle_datagram(0.0, CLIENT, &invalid);
+    server.handle_datagram(Time::ZERO, CLIENT, &invalid);
     assert!(server.poll_transmit(&mut buf).is_none(), "no reply");
     assert_eq!(server.counters().requests_unauthenticated, 1);
     group.bench_function("valid_token", |b| {
         b.iter(|| {
             // The same client again: each request is opened and challenged anew.
-            server.handle_datagram(0.0, CLIENT, &valid);
+            server.handle_datagram(Time::ZERO, CLIENT, &valid);
             server.poll_transmit(&mut buf).expect("a challenge")
         })
     });
-    let mut server = Server::new(config.clone(), 0.0, SIM_UNIX_TIME).expect("valid");
+    let mut server = Server::new(config.clone(), Time::ZERO, SIM_UNIX_TIME).expect("valid");
     group.bench_function("invalid_token", |b| {
         b.iter(|| {
-            server.handle_datagram(0.0, CLIENT, &invalid);
+            server.handle_datagram(Time::ZERO, CLIENT, &invalid);
             server.poll_transmit(&mut buf)
         })
     });

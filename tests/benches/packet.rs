@@ -8,6 +8,7 @@
 //!
 //! `cargo bench -p netproto-tests --bench packet`
 
+use netproto::Time;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -26,8 +27,8 @@ struct Pair {
 impl Pair {
     fn new() -> Self {
         Self {
-            a: Endpoint::new(EndpointConfig::default(), 0.0).expect("default config"),
-            b: Endpoint::new(EndpointConfig::default(), 0.0).expect("default config"),
+            a: Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("default config"),
+            b: Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("default config"),
             wire: (0..32).map(|_| Vec::with_capacity(2048)).collect(),
             used: 0,
             now: 0.0,
@@ -38,7 +39,7 @@ impl Pair {
     /// Sends `payload` from `from`, keeping the datagrams in the reusable buffers.
     fn send(from: &mut Endpoint, now: f64, payload: &[u8], wire: &mut [Vec<u8>]) -> usize {
         let mut used = 0;
-        from.send(now, payload, |d| {
+        from.send(Time::from_secs_f64(now), payload, |d| {
             let slot = &mut wire[used];
             slot.clear();
             slot.extend_from_slice(d);
@@ -52,7 +53,7 @@ impl Pair {
     fn deliver(to: &mut Endpoint, now: f64, wire: &[Vec<u8>], used: usize) -> usize {
         let mut acks = 0;
         for d in &wire[..used] {
-            if let Ok(Incoming::Packet(packet)) = to.receive(now, d) {
+            if let Ok(Incoming::Packet(packet)) = to.receive(Time::from_secs_f64(now), d) {
                 black_box(packet.payload());
                 acks += packet.accept().len();
             }

@@ -1,6 +1,21 @@
 //! Shared helpers of netproto's integration tests; the tests themselves are in `tests/`,
 //! the benchmarks in `benches/`, the compile-fail cases in `ui/`.
 
+use std::time::Duration;
+
+/// A [`Duration`] in `f64` milliseconds, the unit the tests' expectations are
+/// written in (round trips of 50 ms, thresholds of 250 ms).
+pub trait Millis {
+    /// Milliseconds.
+    fn ms(self) -> f64;
+}
+
+impl Millis for Duration {
+    fn ms(self) -> f64 {
+        self.as_secs_f64() * 1000.0
+    }
+}
+
 pub mod fixtures {
     //! The reference vectors in `tests/fixtures/` (JSON Lines produced by the reference C
     //! libraries `serialize` and `reliable`).
@@ -49,6 +64,7 @@ pub mod endpoint {
     //! The one-call receive the tests were written against, on top of the endpoint's
     //! two-phase receive.
 
+    use netproto::Time;
     use netproto::packet::{Endpoint, Incoming, ReceiveError, Received, Sequence};
 
     /// Receives `datagram` and, when it completes a packet, gives `verdict` its
@@ -60,7 +76,7 @@ pub mod endpoint {
         datagram: &[u8],
         verdict: impl FnOnce(Sequence, &[u8]) -> bool,
     ) -> Result<Received, ReceiveError> {
-        match endpoint.receive(now, datagram)? {
+        match endpoint.receive(Time::from_secs_f64(now), datagram)? {
             Incoming::Packet(packet) => {
                 let sequence = packet.sequence();
                 if verdict(sequence, packet.payload()) {

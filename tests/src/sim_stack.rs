@@ -5,10 +5,12 @@
 //! that tests can check packet budgets. [`SimBackend`] makes the connect tokens, as a
 //! game's backend would, deterministically.
 
+use netproto::Time;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
 
 use netproto::MessageSet;
-use netproto::channel::{LayerConfig, MessageLayer};
+use netproto::channel::{ChannelId, LayerConfig, MessageLayer};
 use netproto::connection::{
     Client, ClientEvent, ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig,
     ServerEvent,
@@ -152,7 +154,7 @@ fn flush(
     let mut buf = [0u8; MAX_DATAGRAM_BYTES];
     while let Some((to, len)) = next(&mut buf) {
         wire.record(&buf[..len]);
-        net.send(now, from, to, &buf[..len]);
+        net.send(Time::from_secs_f64(now), from, to, &buf[..len]);
     }
 }
 
@@ -168,7 +170,7 @@ impl<M: MessageSet> SimServer<M> {
     /// A server at `node` with `config` and `layer` for every client. Panics on an
     /// invalid configuration (a test's own setup).
     pub fn new(node: NodeId, config: ServerConfig, layer: LayerConfig, now: f64) -> Self {
-        let stack = ServerStack::new(config, layer, now, SIM_UNIX_TIME)
+        let stack = ServerStack::new(config, layer, Time::from_secs_f64(now), SIM_UNIX_TIME)
             .unwrap_or_else(|e| panic!("config: {e}"));
         Self {
             node,
@@ -204,13 +206,14 @@ impl<M: MessageSet> SimServer<M> {
 
     /// Handles one datagram delivered to this node.
     pub fn handle_datagram(&mut self, now: f64, from: NodeId, datagram: &[u8]) {
-        self.stack.handle_datagram(now, from, datagram);
+        self.stack
+            .handle_datagram(Time::from_secs_f64(now), from, datagram);
         self.wire.sync(self.stack.counters());
     }
 
     /// One tick ([`ServerStack::update`]); every datagram goes to `net`.
     pub fn update(&mut self, now: f64, net: &mut Network) {
-        self.stack.update(now);
+        self.stack.update(Time::from_secs_f64(now));
         self.flush(now, net);
     }
 
@@ -235,12 +238,12 @@ impl<M: MessageSet> SimServer<M> {
     }
 
     /// `true` when `client` is connected and `channel` has room for one more message.
-    pub fn can_send(&self, client: ClientId, channel: usize) -> bool {
+    pub fn can_send(&self, client: ClientId, channel: ChannelId) -> bool {
         self.layer(client).is_some_and(|l| l.can_send(channel))
     }
 
     /// The next message from `client` on `channel`.
-    pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, client: ClientId, channel: ChannelId) -> Option<M> {
         self.stack.receive(client, channel)
     }
 
@@ -251,13 +254,17 @@ impl<M: MessageSet> SimServer<M> {
 
     /// Disconnects `client` now (the packets go out at the next update).
     pub fn disconnect(&mut self, now: f64, client: ClientId) -> bool {
-        self.stack.disconnect(now, client)
+        self.stack.disconnect(Time::from_secs_f64(now), client)
     }
 
     /// Disconnects `client` once its queues are flushed, or after `timeout`
     /// ([`ServerStack::disconnect_after_flush`]).
     pub fn disconnect_after_flush(&mut self, now: f64, client: ClientId, timeout: f64) -> bool {
-        self.stack.disconnect_after_flush(now, client, timeout)
+        self.stack.disconnect_after_flush(
+            Time::from_secs_f64(now),
+            client,
+            Duration::from_secs_f64(timeout),
+        )
     }
 
     /// What the stack counted.
@@ -290,7 +297,7 @@ impl<M: MessageSet> SimClient<M> {
         layer: LayerConfig,
         now: f64,
     ) -> Self {
-        let stack = ClientStack::new(config, token, server, layer, now)
+        let stack = ClientStack::new(config, token, server, layer, Time::from_secs_f64(now))
             .unwrap_or_else(|e| panic!("config: {e}"));
         Self {
             node,
@@ -321,13 +328,14 @@ impl<M: MessageSet> SimClient<M> {
 
     /// Handles one datagram delivered to this node.
     pub fn handle_datagram(&mut self, now: f64, from: NodeId, datagram: &[u8]) {
-        self.stack.handle_datagram(now, from, datagram);
+        self.stack
+            .handle_datagram(Time::from_secs_f64(now), from, datagram);
         self.wire.sync(self.stack.counters());
     }
 
     /// One tick ([`ClientStack::update`]); every datagram goes to `net`.
     pub fn update(&mut self, now: f64, net: &mut Network) {
-        self.stack.update(now);
+        self.stack.update(Time::from_secs_f64(now));
         let (node, stack) = (self.node, &mut self.stack);
         flush(now, node, net, &mut self.wire, |buf| {
             stack.poll_transmit(buf)
@@ -339,12 +347,12 @@ impl<M: MessageSet> SimClient<M> {
     }
 
     /// Queues `message` on `channel`.
-    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
         self.stack.send(channel, message)
     }
 
     /// The next message on `channel`.
-    pub fn receive(&mut self, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.stack.receive(channel)
     }
 
@@ -356,12 +364,13 @@ impl<M: MessageSet> SimClient<M> {
     /// Disconnects once the queues are flushed, or after `timeout`
     /// ([`ClientStack::disconnect_after_flush`]).
     pub fn disconnect_after_flush(&mut self, now: f64, timeout: f64) {
-        self.stack.disconnect_after_flush(now, timeout);
+        self.stack
+            .disconnect_after_flush(Time::from_secs_f64(now), Duration::from_secs_f64(timeout));
     }
 
     /// Disconnects now.
     pub fn disconnect(&mut self, now: f64) {
-        self.stack.disconnect(now);
+        self.stack.disconnect(Time::from_secs_f64(now));
     }
 
     /// What the stack counted.
@@ -378,7 +387,7 @@ pub fn deliver<M: MessageSet>(
     server: &mut SimServer<M>,
     clients: &mut [SimClient<M>],
 ) {
-    while let Some(d) = net.poll(now) {
+    while let Some(d) = net.poll(Time::from_secs_f64(now)) {
         if d.to == server.node {
             server.handle_datagram(now, d.from, &d.payload);
         } else if let Some(client) = clients.iter_mut().find(|c| c.node == d.to) {

@@ -2,7 +2,9 @@
 //! hand-written message set counts every time a message is written; twenty clients
 //! on the simulator receive the broadcast.
 
+use netproto::channel::ChannelId;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use netproto::channel::LayerConfig;
 use netproto::connection::{ClientEvent, ConnectionConfig};
@@ -79,7 +81,11 @@ fn a_broadcast_is_encoded_once_and_delivered_to_every_client() {
         })
         .collect();
     let mut net = Network::new(2);
-    net.set_default_link(LinkConfig::default().with_latency(0.02).with_loss(0.05));
+    net.set_default_link(
+        LinkConfig::default()
+            .with_latency(Duration::from_millis(20))
+            .with_loss(0.05),
+    );
     let mut connected = 0;
     let mut broadcast_at = None;
     let mut received = [[false; 2]; CLIENTS];
@@ -94,7 +100,7 @@ fn a_broadcast_is_encoded_once_and_delivered_to_every_client() {
             }
             // Channel 0 (reliable) and 1 (unreliable).
             for (channel, seen) in received[i].iter_mut().enumerate() {
-                while let Some(m) = c.receive(channel) {
+                while let Some(m) = c.receive(ChannelId::new(channel)) {
                     assert_eq!(m, Tick(77 + channel as u32));
                     *seen = true;
                 }
@@ -105,9 +111,11 @@ fn a_broadcast_is_encoded_once_and_delivered_to_every_client() {
             for channel in 0..2 {
                 let queued = server
                     .stack_mut()
-                    .broadcast(channel, &Tick(77 + channel as u32), |id, e| {
-                        panic!("{id:?}: {e}")
-                    })
+                    .broadcast(
+                        ChannelId::new(channel),
+                        &Tick(77 + channel as u32),
+                        |id, e| panic!("{id:?}: {e}"),
+                    )
                     .expect("valid");
                 assert_eq!(queued, CLIENTS);
             }
@@ -137,7 +145,7 @@ fn a_broadcast_is_encoded_once_and_delivered_to_every_client() {
         server
             .layer_mut(id)
             .expect("connected")
-            .send(1, Tick(1))
+            .send(ChannelId::new(1), Tick(1))
             .expect("room");
     }
     server.update(11.0, &mut net);

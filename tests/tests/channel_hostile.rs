@@ -2,6 +2,8 @@
 //! counted, nothing of a rejected payload is delivered, nothing panics, and memory
 //! stays within the configuration.
 
+use netproto::Time;
+use netproto::channel::ChannelId;
 use netproto::channel::{
     BlockConfig, ChannelConfig, LayerConfig, MessageLayer, ReadError, SendError,
 };
@@ -70,7 +72,11 @@ fn reject(layer: &mut MessageLayer<GameMessage>, payload: &[u8]) -> ReadError {
     let after = layer.counters();
     assert_eq!(after.packets_malformed, before.packets_malformed + 1, "{e}");
     for channel in 0..3 {
-        assert_eq!(layer.receive(channel), None, "{e}: something was delivered");
+        assert_eq!(
+            layer.receive(ChannelId::new(channel)),
+            None,
+            "{e}: something was delivered"
+        );
     }
     e
 }
@@ -96,8 +102,8 @@ fn a_hand_written_payload_is_accepted() {
     });
     let mut l = layer();
     l.read_packet(&payload).expect("valid");
-    assert_eq!(l.receive(0).map(enc), Some(enc(a)));
-    assert_eq!(l.receive(0).map(enc), Some(enc(b)));
+    assert_eq!(l.receive(ChannelId::new(0)).map(enc), Some(enc(a)));
+    assert_eq!(l.receive(ChannelId::new(0)).map(enc), Some(enc(b)));
 }
 
 #[test]
@@ -187,7 +193,7 @@ fn ids_beyond_the_window_are_a_protocol_error() {
         message(1).serialize(w)
     });
     l.read_packet(&p).expect("old id");
-    assert_eq!(l.receive(0), None);
+    assert_eq!(l.receive(ChannelId::new(0)), None);
     assert_eq!(l.counters().duplicates, 1);
 }
 
@@ -294,7 +300,7 @@ fn bad_block_fragments() {
     let junk = [0xffu8; 100];
     let p = with(0, &|w| group(w, 0, 250, &[(1, &junk), (2, &junk[..50])]));
     assert!(matches!(reject(&mut l, &p), ReadError::BadBlock { .. }));
-    assert_eq!(l.receive(0), None);
+    assert_eq!(l.receive(ChannelId::new(0)), None);
 }
 
 #[test]
@@ -319,7 +325,7 @@ fn a_bad_entry_drops_the_whole_payload() {
         good.clone().serialize(w)
     });
     l.read_packet(&p).expect("valid");
-    assert_eq!(l.receive(0).map(enc), Some(enc(good)));
+    assert_eq!(l.receive(ChannelId::new(0)).map(enc), Some(enc(good)));
     // Trailing bytes after the entries.
     let mut p = build(|w| bits(w, 0, 2));
     p.push(0);
@@ -337,14 +343,14 @@ fn valid_payloads() -> (Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>) {
     let mut sequence = Sequence(0);
     let mut write = |sender: &mut MessageLayer<GameMessage>, now: f64| {
         let mut p = Vec::new();
-        sender.write_packet(now, sequence, &mut p);
+        sender.write_packet(Time::from_secs_f64(now), sequence, &mut p);
         sender.on_packet_acked(sequence);
         sequence = sequence.next();
         payloads.push(p);
     };
     for (i, m) in workload(400, 3).into_iter().enumerate() {
         let encoding = enc(m.clone());
-        match sender.send(i % 3, m) {
+        match sender.send(ChannelId::new(i % 3), m) {
             Ok(()) => sent[i % 3].push(encoding),
             Err(SendError::QueueFull { .. }) => {}
             Err(e) => panic!("{e}"),
@@ -354,13 +360,13 @@ fn valid_payloads() -> (Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>) {
         }
     }
     for k in 0..100 {
-        if (0..3).all(|c| sender.send_queue_len(c) == 0) {
+        if (0..3).all(|c| sender.send_queue_len(ChannelId::new(c)) == 0) {
             break;
         }
         write(&mut sender, 10.0 + f64::from(k) * 0.01);
     }
     assert!(
-        (0..3).all(|c| sender.send_queue_len(c) == 0),
+        (0..3).all(|c| sender.send_queue_len(ChannelId::new(c)) == 0),
         "the sender drained"
     );
     (payloads, sent)
@@ -371,7 +377,7 @@ fn valid_payloads() -> (Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>) {
 fn take_checked(l: &mut MessageLayer<GameMessage>) -> Vec<Vec<Vec<u8>>> {
     (0..3)
         .map(|channel| {
-            std::iter::from_fn(|| l.receive(channel))
+            std::iter::from_fn(|| l.receive(ChannelId::new(channel)))
                 .map(|m| {
                     netproto_tests::fuzz::check_round_trip(&m);
                     enc(m)
@@ -447,7 +453,7 @@ fn random_and_mutated_payloads_never_panic_and_memory_stays_bounded() {
         // that decode to itself.
         class.2 += take_checked(&mut l).iter().map(Vec::len).sum::<usize>() as u64;
         for (channel, c) in config().channels.iter().enumerate() {
-            assert!(l.receive_queue_len(channel) <= c.receive_queue_size);
+            assert!(l.receive_queue_len(ChannelId::new(channel)) <= c.receive_queue_size);
         }
     }
     let counters = l.counters();

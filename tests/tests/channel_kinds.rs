@@ -2,8 +2,10 @@
 //! and how channels share packets: delivery semantics through lossy, reordering exchanges,
 //! hostile payloads on the new kinds, and sharing by priority and weight.
 
+use netproto::Time;
 use netproto::channel::{
-    BlockConfig, ChannelConfig, ConfigError, LayerConfig, MessageLayer, ReadError, SendError,
+    BlockConfig, ChannelConfig, ChannelId, ConfigError, LayerConfig, MessageLayer, ReadError,
+    SendError,
 };
 use netproto::packet::Sequence;
 use netproto::sim::Rng;
@@ -33,9 +35,9 @@ fn num(n: u32) -> Msg {
     Msg::Num(Num { n })
 }
 
-const UNORDERED: usize = 0;
-const SEQUENCED: usize = 1;
-const BULK: usize = 2;
+const UNORDERED: ChannelId = ChannelId::new(0);
+const SEQUENCED: ChannelId = ChannelId::new(1);
+const BULK: ChannelId = ChannelId::new(2);
 
 /// Channel 0 reliable-unordered, 1 sequenced (both for `Num` only), 2 bulk.
 fn config() -> LayerConfig {
@@ -86,7 +88,11 @@ impl Link {
         for _ in 0..4 {
             before(a);
             let mut payload = Vec::new();
-            a.write_packet(self.now, Sequence(self.sequence), &mut payload);
+            a.write_packet(
+                Time::from_secs_f64(self.now),
+                Sequence(self.sequence),
+                &mut payload,
+            );
             batch.push((Sequence(self.sequence), payload));
             self.sequence = self.sequence.wrapping_add(1);
             self.now += 0.05;
@@ -162,7 +168,7 @@ fn sequenced_ids_are_consecutive_and_cost_one_bit() {
         a.send(SEQUENCED, num(n)).expect("room");
     }
     let mut payload = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut payload);
+    a.write_packet(Time::ZERO, Sequence(0), &mut payload);
     // Entry count (2 bits), channel (2), count (4), flag (1), first id (16), then per
     // message: type id (1) + 17 bits, and 1 bit of relative id after the first.
     let bits = 2 + 2 + 4 + 1 + 16 + 8 * 18 + 7;
@@ -193,7 +199,11 @@ fn reject(l: &mut MessageLayer<Msg>, payload: &[u8]) -> ReadError {
     let e = l.read_packet(payload).expect_err("rejected");
     assert_eq!(l.counters().packets_malformed, before + 1, "{e}");
     for c in 0..3 {
-        assert_eq!(l.receive(c), None, "{e}: something was delivered");
+        assert_eq!(
+            l.receive(ChannelId::new(c)),
+            None,
+            "{e}: something was delivered"
+        );
     }
     e
 }
@@ -203,7 +213,7 @@ fn hostile_sequenced_and_unordered_payloads_are_dropped_whole() {
     let mut l = layer();
     // A valid sequenced entry: ids 9, 10.
     let ok = build(|w| {
-        entry(w, SEQUENCED as u64, 2, false)?;
+        entry(w, SEQUENCED.index() as u64, 2, false)?;
         bits(w, 9, 16)?;
         num_bits(w, 1)?;
         w.serialize_relative(9, &mut 10)?;
@@ -214,7 +224,7 @@ fn hostile_sequenced_and_unordered_payloads_are_dropped_whole() {
     assert_eq!(l.receive(SEQUENCED), Some(num(2)));
     // Fragments on a sequenced channel.
     let frag = build(|w| {
-        entry(w, SEQUENCED as u64, 1, true)?;
+        entry(w, SEQUENCED.index() as u64, 1, true)?;
         bits(w, 20, 16)?;
         num_bits(w, 1)
     });
@@ -224,7 +234,7 @@ fn hostile_sequenced_and_unordered_payloads_are_dropped_whole() {
     ));
     // Relative ids spanning more than max_messages_per_packet (8): +30.
     let span = build(|w| {
-        entry(w, SEQUENCED as u64, 2, false)?;
+        entry(w, SEQUENCED.index() as u64, 2, false)?;
         bits(w, 20, 16)?;
         num_bits(w, 1)?;
         w.serialize_relative(20, &mut 50)?;
@@ -232,20 +242,22 @@ fn hostile_sequenced_and_unordered_payloads_are_dropped_whole() {
     });
     assert_eq!(
         reject(&mut l, &span),
-        ReadError::IdSpan { channel: SEQUENCED }
+        ReadError::IdSpan {
+            channel: SEQUENCED.index()
+        }
     );
     // A count above the maximum.
-    let count = build(|w| entry(w, SEQUENCED as u64, 9, false));
+    let count = build(|w| entry(w, SEQUENCED.index() as u64, 9, false));
     assert!(matches!(reject(&mut l, &count), ReadError::Malformed(_)));
     // Truncated after the id.
     let short = build(|w| {
-        entry(w, SEQUENCED as u64, 1, false)?;
+        entry(w, SEQUENCED.index() as u64, 1, false)?;
         bits(w, 20, 16)
     });
     assert!(matches!(reject(&mut l, &short), ReadError::Malformed(_)));
     // An old id is not an error: dropped as stale, counted.
     let old = build(|w| {
-        entry(w, SEQUENCED as u64, 1, false)?;
+        entry(w, SEQUENCED.index() as u64, 1, false)?;
         bits(w, 3, 16)?;
         num_bits(w, 7)
     });
@@ -254,7 +266,7 @@ fn hostile_sequenced_and_unordered_payloads_are_dropped_whole() {
     assert_eq!(l.counters().stale, 1);
     // Reliable-unordered: an id beyond the window is a protocol error.
     let outside = build(|w| {
-        entry(w, UNORDERED as u64, 1, false)?;
+        entry(w, UNORDERED.index() as u64, 1, false)?;
         bits(w, 64, 16)?;
         num_bits(w, 1)
     });
@@ -282,7 +294,11 @@ fn random_and_mutated_payloads_on_every_kind_never_panic() {
             );
         }
         let mut payload = Vec::new();
-        peer.write_packet(f64::from(i), Sequence(i as u16), &mut payload);
+        peer.write_packet(
+            Time::from_secs_f64(f64::from(i)),
+            Sequence(i as u16),
+            &mut payload,
+        );
         peer.on_packet_acked(Sequence(i as u16));
         valid.push(payload);
     }
@@ -308,10 +324,12 @@ fn random_and_mutated_payloads_on_every_kind_never_panic() {
         };
         accepted += usize::from(l.read_packet(&payload).is_ok());
         for c in 0..3 {
-            while l.receive(c).is_some() {
+            while l.receive(ChannelId::new(c)).is_some() {
                 delivered += 1;
             }
-            assert!(l.receive_queue_len(c) <= config.channels[c].receive_queue_size);
+            assert!(
+                l.receive_queue_len(ChannelId::new(c)) <= config.channels[c].receive_queue_size
+            );
         }
     }
     assert!(accepted > 0 && delivered > 0, "{accepted} {delivered}");
@@ -336,7 +354,7 @@ fn a_download_does_not_starve_snapshots_and_snapshots_do_not_starve_a_download()
         let mut a = MessageLayer::<Msg>::new(config.clone()).expect("valid");
         let mut b = MessageLayer::<Msg>::new(config).expect("valid");
         a.send(
-            bulk,
+            ChannelId::new(bulk),
             Msg::Big(Big {
                 bytes: vec![7; 4000],
             }),
@@ -348,20 +366,20 @@ fn a_download_does_not_starve_snapshots_and_snapshots_do_not_starve_a_download()
             // Big snapshots: two fill a packet on their own.
             for _ in 0..2 {
                 let _ = a.send(
-                    snap,
+                    ChannelId::new(snap),
                     Msg::Big(Big {
                         bytes: vec![1; 400],
                     }),
                 );
             }
             let mut payload = Vec::new();
-            a.write_packet(f64::from(p), Sequence(p), &mut payload);
+            a.write_packet(Time::from_secs_f64(f64::from(p)), Sequence(p), &mut payload);
             b.read_packet(&payload).expect("valid");
             a.on_packet_acked(Sequence(p));
-            while b.receive(snap).is_some() {
+            while b.receive(ChannelId::new(snap)).is_some() {
                 snapshots += 1;
             }
-            if b.receive(bulk).is_some() {
+            if b.receive(ChannelId::new(bulk)).is_some() {
                 block_done.get_or_insert(p);
             }
         }
@@ -396,15 +414,15 @@ fn weights_share_packets_in_proportion() {
     let mut got = [0usize; 2];
     for p in 0..100u16 {
         for c in 0..2 {
-            while a.send_queue_len(c) < 100 {
-                a.send(c, big()).expect("room");
+            while a.send_queue_len(ChannelId::new(c)) < 100 {
+                a.send(ChannelId::new(c), big()).expect("room");
             }
         }
         let mut payload = Vec::new();
-        a.write_packet(0.0, Sequence(p), &mut payload);
+        a.write_packet(Time::ZERO, Sequence(p), &mut payload);
         b.read_packet(&payload).expect("valid");
         for (c, n) in got.iter_mut().enumerate() {
-            while b.receive(c).is_some() {
+            while b.receive(ChannelId::new(c)).is_some() {
                 *n += 1;
             }
         }
@@ -456,7 +474,7 @@ fn progress_follows_a_block_on_both_sides() {
     let mut last = (0, 0);
     for p in 0..10u16 {
         let mut payload = Vec::new();
-        a.write_packet(0.0, Sequence(p), &mut payload);
+        a.write_packet(Time::ZERO, Sequence(p), &mut payload);
         b.read_packet(&payload).expect("valid");
         if let Some(r) = b.receive_progress(BULK) {
             assert_eq!(r.total, total);

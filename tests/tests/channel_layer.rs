@@ -3,11 +3,14 @@
 //! blocks, configuration errors.
 
 use netproto::NetMessage;
+use netproto::Time;
+use netproto::channel::ChannelId;
 use netproto::channel::{
     BlockConfig, ChannelConfig, ConfigError, LayerConfig, MessageLayer, SendError,
 };
 use netproto::packet::Sequence;
 use netproto_examples::game::{ChatMessage, GameMessage, PlayerInput, workload};
+use std::time::Duration;
 
 fn game(i: u64) -> GameMessage {
     workload(1, i).remove(0)
@@ -27,10 +30,10 @@ fn hop<M: NetMessage>(
     channel: usize,
 ) -> (usize, usize) {
     let mut p = Vec::new();
-    let len = from.write_packet(now, Sequence(seq), &mut p);
+    let len = from.write_packet(Time::from_secs_f64(now), Sequence(seq), &mut p);
     to.read_packet(&p).expect("valid payload");
     let mut n = 0;
-    while to.receive(channel).is_some() {
+    while to.receive(ChannelId::new(channel)).is_some() {
         n += 1;
     }
     (n, len)
@@ -44,15 +47,29 @@ fn send_refusals_are_immediate_and_distinct() {
             .with_max_message_bits(200),
     ]);
     let mut l = MessageLayer::<GameMessage>::new(config).expect("config");
-    assert_eq!(l.send(3, game(0)), Err(SendError::NoSuchChannel(3)));
+    let refused = l.send(ChannelId::new(3), game(0));
+    assert_eq!(
+        refused,
+        Err(SendError::NoSuchChannel {
+            channel: ChannelId::new(3),
+            channels: 1
+        })
+    );
+    assert_eq!(
+        refused.expect_err("no channel 3").to_string(),
+        "no channel 3: this layer has 1 channels (0 to 0)"
+    );
     // Can never fit: larger than the channel's inline limit, and no blocks.
     let chat = GameMessage::Chat(ChatMessage {
         from: 1,
         text: "x".repeat(140),
     });
     assert!(matches!(
-        l.send(0, chat),
-        Err(SendError::TooLarge { channel: 0, .. })
+        l.send(ChannelId::new(0), chat),
+        Err(SendError::TooLarge {
+            channel: ChannelId::RELIABLE,
+            ..
+        })
     ));
     // A value outside its declared range is refused before it reaches the wire.
     let bad = GameMessage::Input(PlayerInput {
@@ -63,27 +80,27 @@ fn send_refusals_are_immediate_and_distinct() {
         move_x: 100,
         move_y: 0,
     });
-    match l.send(0, bad) {
+    match l.send(ChannelId::new(0), bad) {
         Err(SendError::Invalid(e)) => assert_eq!(e.field(), Some("PlayerInput.move_x")),
         other => panic!("{other:?}"),
     }
     // Back-pressure: the fifth message waits for an ack.
     for i in 0..4 {
-        l.send(0, game(i)).expect("room");
+        l.send(ChannelId::new(0), game(i)).expect("room");
     }
-    assert!(!l.can_send(0));
+    assert!(!l.can_send(ChannelId::new(0)));
     assert_eq!(
-        l.send(0, game(9)),
+        l.send(ChannelId::new(0), game(9)),
         Err(SendError::QueueFull {
-            channel: 0,
+            channel: ChannelId::new(0),
             size: 4
         })
     );
     let mut p = Vec::new();
-    l.write_packet(0.0, Sequence(0), &mut p);
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
     l.on_packet_acked(Sequence(0));
-    assert!(l.can_send(0));
-    assert_eq!(l.send_queue_len(0), 0);
+    assert!(l.can_send(ChannelId::new(0)));
+    assert_eq!(l.send_queue_len(ChannelId::new(0)), 0);
     assert_eq!(l.counters().send_queue_full, 1);
 }
 
@@ -94,24 +111,24 @@ fn never_an_id_at_or_beyond_oldest_unacked_plus_the_receive_queue() {
     let mut b = MessageLayer::<GameMessage>::new(config).expect("config");
     let sent: Vec<GameMessage> = (0..20).map(game).collect();
     for m in &sent {
-        a.send(0, m.clone()).expect("room");
+        a.send(ChannelId::new(0), m.clone()).expect("room");
     }
     let mut got = Vec::new();
     let mut p = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut p);
+    a.write_packet(Time::ZERO, Sequence(0), &mut p);
     b.read_packet(&p).expect("valid");
-    while let Some(m) = b.receive(0) {
+    while let Some(m) = b.receive(ChannelId::new(0)) {
         got.push(m);
     }
     assert_eq!(got.len(), 8, "ids 0..8 only");
     // Unacked, the window does not move: nothing new, nothing due before 0.1 s.
-    a.write_packet(0.05, Sequence(1), &mut p);
+    a.write_packet(Time::from_secs_f64(0.05), Sequence(1), &mut p);
     assert_eq!(p, [0], "no entries");
     // Acked: the window moves to 8..16.
     a.on_packet_acked(Sequence(0));
-    a.write_packet(0.06, Sequence(2), &mut p);
+    a.write_packet(Time::from_secs_f64(0.06), Sequence(2), &mut p);
     b.read_packet(&p).expect("valid");
-    while let Some(m) = b.receive(0) {
+    while let Some(m) = b.receive(ChannelId::new(0)) {
         got.push(m);
     }
     assert_eq!(got.len(), 16);
@@ -121,7 +138,7 @@ fn never_an_id_at_or_beyond_oldest_unacked_plus_the_receive_queue() {
         ChannelConfig::reliable().with_queues(64, 8),
     ]))
     .expect("config");
-    a.write_packet(0.17, Sequence(4), &mut p);
+    a.write_packet(Time::from_secs_f64(0.17), Sequence(4), &mut p);
     assert!(p.len() > 1, "8..16 resent after 0.1 s");
     assert!(
         c.read_packet(&p).is_err(),
@@ -145,7 +162,7 @@ fn a_burst_is_split_by_message_count_and_bit_budget() {
     let mut a = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
     let mut b = MessageLayer::<GameMessage>::new(config).expect("config");
     for i in 0..400 {
-        a.send(0, game(i)).expect("room");
+        a.send(ChannelId::new(0), game(i)).expect("room");
     }
     let mut total = 0;
     let mut seq = 0;
@@ -165,20 +182,20 @@ fn unreliable_messages_go_out_once_and_full_queues_have_a_policy() {
     let mut a = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
     let mut b = MessageLayer::<GameMessage>::new(config).expect("config");
     for i in 0..4 {
-        a.send(0, game(i)).expect("room");
+        a.send(ChannelId::new(0), game(i)).expect("room");
     }
     assert!(matches!(
-        a.send(0, game(5)),
+        a.send(ChannelId::new(0), game(5)),
         Err(SendError::QueueFull { .. })
     ));
     let mut p = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut p);
+    a.write_packet(Time::ZERO, Sequence(0), &mut p);
     b.read_packet(&p).expect("valid");
     // The receive queue holds 2: the other 2 are dropped and counted.
-    assert_eq!(b.receive_queue_len(0), 2);
+    assert_eq!(b.receive_queue_len(ChannelId::new(0)), 2);
     assert_eq!(b.counters().receive_queue_overflow, 2);
     // Sent once: the next packet is empty, even after the resend interval.
-    a.write_packet(1.0, Sequence(1), &mut p);
+    a.write_packet(Time::from_secs_f64(1.0), Sequence(1), &mut p);
     assert_eq!(p.len(), 1);
 }
 
@@ -209,23 +226,28 @@ fn blocks_are_fragmented_delivered_in_order_and_bounded() {
     let huge = WithBlobs::Blob(Blob {
         data: vec![1; 4500],
     });
-    assert!(matches!(a.send(0, huge), Err(SendError::TooLarge { .. })));
+    assert!(matches!(
+        a.send(ChannelId::new(0), huge),
+        Err(SendError::TooLarge { .. })
+    ));
     let blob = WithBlobs::Blob(Blob {
         data: (0..2999u32).map(|i| (i * 7) as u8).collect(),
     });
-    a.send(0, WithBlobs::Small(1)).expect("room");
-    a.send(0, blob.clone()).expect("room");
-    a.send(0, WithBlobs::Small(2)).expect("room");
+    a.send(ChannelId::new(0), WithBlobs::Small(1))
+        .expect("room");
+    a.send(ChannelId::new(0), blob.clone()).expect("room");
+    a.send(ChannelId::new(0), WithBlobs::Small(2))
+        .expect("room");
     let mut got = Vec::new();
     let mut p = Vec::new();
     let mut seq = 0u16;
     while got.len() < 3 {
-        let len = a.write_packet(f64::from(seq), Sequence(seq), &mut p);
+        let len = a.write_packet(Time::from_secs_f64(f64::from(seq)), Sequence(seq), &mut p);
         // 4 fragments of 128 bytes and two small messages at most.
         assert!(len <= 4 * 130 + 16, "{len}");
         b.read_packet(&p).expect("valid");
         a.on_packet_acked(Sequence(seq));
-        while let Some(m) = b.receive(0) {
+        while let Some(m) = b.receive(ChannelId::new(0)) {
             got.push(m);
         }
         seq += 1;
@@ -234,7 +256,7 @@ fn blocks_are_fragmented_delivered_in_order_and_bounded() {
     assert_eq!(got, [WithBlobs::Small(1), blob, WithBlobs::Small(2)]);
     // 3001 bytes in 128-byte fragments, 4 per packet: 24 fragments, 6 packets.
     assert_eq!(seq, 6);
-    assert_eq!(a.send_queue_len(0), 0);
+    assert_eq!(a.send_queue_len(ChannelId::new(0)), 0);
 }
 
 #[test]
@@ -266,17 +288,17 @@ fn a_resend_overtaken_by_later_packets_is_a_duplicate_not_an_error() {
     let mut a = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
     let mut b = MessageLayer::<GameMessage>::new(config).expect("config");
     for i in 0..24 {
-        a.send(0, game(i)).expect("room");
+        a.send(ChannelId::new(0), game(i)).expect("room");
     }
     let mut late = Vec::new();
     assert_eq!(hop(&mut a, &mut b, 0.0, 0, 0).0, 8);
-    a.write_packet(0.1, Sequence(1), &mut late);
+    a.write_packet(Time::from_secs_f64(0.1), Sequence(1), &mut late);
     a.on_packet_acked(Sequence(0));
     assert_eq!(hop(&mut a, &mut b, 0.11, 2, 0).0, 8);
     a.on_packet_acked(Sequence(2));
     assert_eq!(hop(&mut a, &mut b, 0.12, 3, 0).0, 8);
     b.read_packet(&late).expect("late duplicates are accepted");
-    assert_eq!(b.receive(0), None);
+    assert_eq!(b.receive(ChannelId::new(0)), None);
     assert_eq!(b.counters().duplicates, 8);
     assert_eq!(b.protocol_error(), None);
 }
@@ -286,18 +308,18 @@ fn resend_interval_can_follow_the_round_trip() {
     let config =
         LayerConfig::with_channels(vec![ChannelConfig::reliable().with_resend_rtt_factor(1.25)]);
     let mut a = MessageLayer::<GameMessage>::new(config).expect("config");
-    a.send(0, game(0)).expect("room");
+    a.send(ChannelId::new(0), game(0)).expect("room");
     let mut p = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut p);
+    a.write_packet(Time::ZERO, Sequence(0), &mut p);
     assert!(p.len() > 1);
     // No estimate yet: the fixed 0.1 s.
-    a.write_packet(0.1, Sequence(1), &mut p);
+    a.write_packet(Time::from_secs_f64(0.1), Sequence(1), &mut p);
     assert!(p.len() > 1);
     // A 1 s round trip: not again before 1.25 s after the last send (0.1 s).
-    a.set_rtt(1.0);
-    a.write_packet(1.3, Sequence(2), &mut p);
+    a.set_rtt(Duration::from_secs(1));
+    a.write_packet(Time::from_secs_f64(1.3), Sequence(2), &mut p);
     assert_eq!(p.len(), 1);
-    a.write_packet(1.4, Sequence(3), &mut p);
+    a.write_packet(Time::from_secs_f64(1.4), Sequence(3), &mut p);
     assert!(p.len() > 1);
 }
 
@@ -307,16 +329,16 @@ fn resend_interval_can_follow_the_round_trip() {
 #[test]
 fn default_resend_interval_follows_the_round_trip() {
     let mut a = MessageLayer::<GameMessage>::new(LayerConfig::default()).expect("config");
-    a.set_rtt(0.13);
-    a.send(0, game(0)).expect("room");
+    a.set_rtt(Duration::from_millis(130));
+    a.send(ChannelId::new(0), game(0)).expect("room");
     let mut p = Vec::new();
-    a.write_packet(0.0, Sequence(0), &mut p);
+    a.write_packet(Time::ZERO, Sequence(0), &mut p);
     assert!(p.len() > 1);
-    a.write_packet(0.1, Sequence(1), &mut p);
+    a.write_packet(Time::from_secs_f64(0.1), Sequence(1), &mut p);
     assert_eq!(p.len(), 1, "resent at 0.1 s");
-    a.write_packet(0.16, Sequence(2), &mut p);
+    a.write_packet(Time::from_secs_f64(0.16), Sequence(2), &mut p);
     assert_eq!(p.len(), 1, "resent before 1.25 round trips");
-    a.write_packet(0.17, Sequence(3), &mut p);
+    a.write_packet(Time::from_secs_f64(0.17), Sequence(3), &mut p);
     assert!(p.len() > 1, "not resent after 1.25 round trips");
 }
 
@@ -342,7 +364,7 @@ fn several_blocks_can_be_in_flight() {
             let blob = WithBlobs::Blob(Blob {
                 data: vec![fill; 300],
             });
-            a.send(0, blob).expect("room");
+            a.send(ChannelId::new(0), blob).expect("room");
         }
         let mut got = 0;
         for seq in 0..4 {

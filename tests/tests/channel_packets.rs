@@ -6,6 +6,8 @@
 //! snapshots check the documentation as much as the code. A layout change fails here
 //! until the new snapshot is reviewed (`cargo insta review`).
 
+use netproto::Time;
+use netproto::channel::ChannelId;
 use std::fmt::Write as _;
 
 use netproto::channel::{BlockConfig, ChannelConfig, ChannelKind, LayerConfig, MessageLayer};
@@ -121,7 +123,7 @@ fn empty_payload_carries_only_the_entry_count() {
     let config = LayerConfig::default();
     let mut l = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
     let mut p = Vec::new();
-    l.write_packet(0.0, Sequence(0), &mut p);
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
     insta::assert_snapshot!(dissect::<GameMessage>(&config, &p));
 }
 
@@ -130,12 +132,12 @@ fn reliable_and_unreliable_entries() {
     let config = LayerConfig::default();
     let mut l = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
     for i in 0..3 {
-        l.send(0, game(i)).expect("send");
+        l.send(ChannelId::new(0), game(i)).expect("send");
     }
-    l.send(1, game(3)).expect("send");
-    l.send(1, game(4)).expect("send");
+    l.send(ChannelId::new(1), game(3)).expect("send");
+    l.send(ChannelId::new(1), game(4)).expect("send");
     let mut p = Vec::new();
-    l.write_packet(0.0, Sequence(0), &mut p);
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
     insta::assert_snapshot!(dissect::<GameMessage>(&config, &p));
 }
 
@@ -146,21 +148,21 @@ fn resend_with_a_gap_in_the_ids() {
     let config = LayerConfig::default();
     let mut l = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
     let mut p = Vec::new();
-    l.send(0, game(0)).expect("send");
-    l.send(0, game(1)).expect("send");
-    l.write_packet(0.0, Sequence(0), &mut p);
-    l.send(0, game(2)).expect("send");
-    l.write_packet(0.05, Sequence(1), &mut p);
+    l.send(ChannelId::new(0), game(0)).expect("send");
+    l.send(ChannelId::new(0), game(1)).expect("send");
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
+    l.send(ChannelId::new(0), game(2)).expect("send");
+    l.write_packet(Time::from_secs_f64(0.05), Sequence(1), &mut p);
     l.on_packet_acked(Sequence(1));
     l.send(
-        0,
+        ChannelId::new(0),
         GameMessage::Chat(ChatMessage {
             from: 3,
             text: "gg".into(),
         }),
     )
     .expect("send");
-    l.write_packet(0.2, Sequence(2), &mut p);
+    l.write_packet(Time::from_secs_f64(0.2), Sequence(2), &mut p);
     insta::assert_snapshot!(dissect::<GameMessage>(&config, &p));
 }
 
@@ -177,14 +179,17 @@ fn block_fragments_beside_a_message() {
             }),
     ]);
     let mut l = MessageLayer::<Snap>::new(config.clone()).expect("config");
-    l.send(0, Snap::Game(game(0))).expect("send");
+    l.send(ChannelId::new(0), Snap::Game(game(0)))
+        .expect("send");
     let data = (0..150u8).collect();
-    l.send(0, Snap::Blob(Blob { data })).expect("send");
-    l.send(0, Snap::Game(game(1))).expect("send");
+    l.send(ChannelId::new(0), Snap::Blob(Blob { data }))
+        .expect("send");
+    l.send(ChannelId::new(0), Snap::Game(game(1)))
+        .expect("send");
     let mut p = Vec::new();
-    l.write_packet(0.0, Sequence(0), &mut p);
+    l.write_packet(Time::ZERO, Sequence(0), &mut p);
     let first = dissect::<Snap>(&config, &p);
-    l.write_packet(0.02, Sequence(1), &mut p);
+    l.write_packet(Time::from_secs_f64(0.02), Sequence(1), &mut p);
     let second = dissect::<Snap>(&config, &p);
     insta::assert_snapshot!(format!("packet 0\n{first}\npacket 1\n{second}"));
 }

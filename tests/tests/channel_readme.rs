@@ -1,8 +1,10 @@
 //! The README's channels code, compiled and run: keep the two in sync.
 
 use netproto::NetMessage;
-use netproto::channel::{LayerConfig, MessageStack};
+use netproto::Time;
+use netproto::channel::{ChannelConfig, ChannelId, LayerConfig, MessageStack};
 use netproto::packet::EndpointConfig;
+use std::time::Duration;
 
 #[derive(NetMessage, Debug, PartialEq)]
 enum Msg {
@@ -12,17 +14,27 @@ enum Msg {
 
 #[test]
 fn readme_channels() -> Result<(), Box<dyn std::error::Error>> {
-    // Channel 0 is reliable-ordered, channel 1 unreliable.
-    let new = || MessageStack::<Msg>::new(EndpointConfig::default(), LayerConfig::default(), 0.0);
+    // LayerConfig::default(): ChannelId::RELIABLE (reliable-ordered) and UNRELIABLE.
+    let now = Time::ZERO;
+    let new = || MessageStack::<Msg>::new(EndpointConfig::default(), LayerConfig::default(), now);
     let (mut a, mut b) = (new()?, new()?);
-    a.send(0, Msg::Hello(42))?;
+    a.send(ChannelId::RELIABLE, Msg::Hello(42))?;
     let mut wire = Vec::new();
-    a.send_packet(0.0, |datagram| wire.push(datagram.to_vec()))?; // once per tick
+    a.send_packet(now, |datagram| wire.push(datagram.to_vec()))?; // once per tick
     for datagram in &wire {
-        b.receive_datagram(0.05, datagram)?;
+        b.receive_datagram(now + Duration::from_millis(50), datagram)?;
     }
-    assert_eq!(b.receive(0), Some(Msg::Hello(42)));
-    assert_eq!(b.receive(0), None);
+    assert_eq!(b.receive(ChannelId::RELIABLE), Some(Msg::Hello(42)));
+    assert_eq!(b.receive(ChannelId::RELIABLE), None);
     let _ = Msg::Bye;
     Ok(())
+}
+
+/// The README's channel ids.
+#[test]
+fn readme_channel_ids() {
+    let mut config = LayerConfig::default(); // RELIABLE and UNRELIABLE
+    let chat = config.add(ChannelConfig::reliable_unordered());
+    let map = config.add(ChannelConfig::bulk());
+    assert_eq!((chat, map), (ChannelId::new(2), ChannelId::new(3)));
 }

@@ -22,11 +22,13 @@
 //! sequences (and so many more of the message ids); use `--release` for it. Run with
 //! `--nocapture` to see the figures.
 
+use netproto::Time;
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use netproto::NetMessage;
 use netproto::channel::{
-    BlockConfig, ChannelConfig, LayerConfig, MessageStack, SendError, StackReceiveError,
+    BlockConfig, ChannelConfig, ChannelId, LayerConfig, MessageStack, SendError, StackReceiveError,
 };
 use netproto::packet::EndpointConfig;
 use netproto::sim::{LinkConfig, Network, NodeId, Rng};
@@ -49,8 +51,8 @@ enum SoakMessage {
     Blob(Blob),
 }
 
-const RELIABLE: usize = 0;
-const UNRELIABLE: usize = 1;
+const RELIABLE: ChannelId = ChannelId::RELIABLE;
+const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 const TICK: f64 = 1.0 / 60.0;
 const PACKET_BITS: usize = 8192;
 
@@ -157,7 +159,7 @@ impl Side {
             stack: MessageStack::new(
                 EndpointConfig::default(),
                 layer_config_with(resend_rtt_factor),
-                0.0,
+                Time::ZERO,
             )
             .expect("valid config"),
             rng: Rng::new(seed),
@@ -318,9 +320,12 @@ fn run(r: &Run) -> Outcome {
         if let Some((from, to)) = r.stall {
             sides[1].draining = !(from..to).contains(&tick);
         }
-        while let Some(d) = net.poll(now) {
+        while let Some(d) = net.poll(Time::from_secs_f64(now)) {
             let i = usize::from(d.to == nb);
-            match sides[i].stack.receive_datagram(now, &d.payload) {
+            match sides[i]
+                .stack
+                .receive_datagram(Time::from_secs_f64(now), &d.payload)
+            {
                 Ok(_) | Err(StackReceiveError::Packet(_)) => {}
                 Err(StackReceiveError::Messages(
                     netproto::channel::ReadError::ReceiveQueueFull { .. },
@@ -346,9 +351,9 @@ fn run(r: &Run) -> Outcome {
             let peer = NodeId(1 - node.0);
             let mut max = 0;
             side.stack
-                .send_packet(now, |d| {
+                .send_packet(Time::from_secs_f64(now), |d| {
                     max = max.max(d.len());
-                    net.send(now, node, peer, d);
+                    net.send(Time::from_secs_f64(now), node, peer, d);
                 })
                 .expect("payload within budget");
             side.max_datagram = side.max_datagram.max(max);
@@ -436,11 +441,11 @@ fn matrix(resend_rtt_factor: f64, policy: &str) {
             for duplicate in [0.0, 0.10, 0.25] {
                 seed += 1;
                 let link = LinkConfig::default()
-                    .with_latency(latency)
-                    .with_jitter(0.1)
+                    .with_latency(Duration::from_secs_f64(latency))
+                    .with_jitter(Duration::from_millis(100))
                     .with_loss(loss)
                     .with_duplicates(duplicate)
-                    .with_reordering(0.1, 0.1);
+                    .with_reordering(0.1, Duration::from_millis(100));
                 let r = Run {
                     name: format!(
                         "{policy}: loss {:>2}% lat {:>4} ms dup {:>2}%",
@@ -524,11 +529,11 @@ fn four_wraps(resend_rtt_factor: f64, policy: &str) {
     let r = Run {
         name: format!("{policy}: wraps: loss 25% lat 250 ms dup 25%"),
         link: LinkConfig::default()
-            .with_latency(0.25)
-            .with_jitter(0.1)
+            .with_latency(Duration::from_millis(250))
+            .with_jitter(Duration::from_millis(100))
             .with_loss(0.25)
             .with_duplicates(0.25)
-            .with_reordering(0.1, 0.1),
+            .with_reordering(0.1, Duration::from_millis(100)),
         seed: 7,
         ticks,
         traffic: Traffic {
@@ -554,15 +559,15 @@ fn burst_of_400_in_one_tick() {
             (
                 "loss 5% lat 50 ms",
                 LinkConfig::default()
-                    .with_latency(0.05)
-                    .with_jitter(0.01)
+                    .with_latency(Duration::from_millis(50))
+                    .with_jitter(Duration::from_millis(10))
                     .with_loss(0.05),
             ),
             (
                 "loss 25% lat 250 ms",
                 LinkConfig::default()
-                    .with_latency(0.25)
-                    .with_jitter(0.1)
+                    .with_latency(Duration::from_millis(250))
+                    .with_jitter(Duration::from_millis(100))
                     .with_loss(0.25),
             ),
         ] {
@@ -605,8 +610,8 @@ fn receiver_that_stops_draining_back_pressures_the_sender() {
         let r = Run {
             name: format!("{policy}: stalled receiver 10 s"),
             link: LinkConfig::default()
-                .with_latency(0.05)
-                .with_jitter(0.01)
+                .with_latency(Duration::from_millis(50))
+                .with_jitter(Duration::from_millis(10))
                 .with_loss(0.05),
             seed: 10,
             ticks: 20 * 60,
@@ -651,8 +656,8 @@ fn rtt_aware_resends_carry_more_at_one_second_latency() {
         let r = Run {
             name: format!("1 s latency, resend_rtt_factor {factor}"),
             link: LinkConfig::default()
-                .with_latency(1.0)
-                .with_jitter(0.1)
+                .with_latency(Duration::from_secs(1))
+                .with_jitter(Duration::from_millis(100))
                 .with_loss(0.05),
             seed: 77,
             ticks: 20 * 60,

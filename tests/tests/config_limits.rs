@@ -3,10 +3,12 @@
 //! packet endpoint, are refused by the constructors with a clear error.
 
 use netproto::NetMessage;
+use netproto::Time;
 use netproto::channel::{LayerConfig, StackConfigError};
 use netproto::connection::{Client, ConfigError, ConnectionConfig, Server, ServerConfig};
 use netproto::netcode::Key;
 use netproto::transport::{TransportError, UdpClient, UdpServer, insecure_dev};
+use std::time::Duration;
 
 #[derive(NetMessage, Debug, Clone)]
 struct Ping(#[net(range = 0..=9)] u8);
@@ -21,7 +23,7 @@ enum Msg {
 /// more than half the sequence space.
 fn wrapping() -> ConnectionConfig {
     let mut config = ConnectionConfig::new(protocol_id());
-    config.max_timeout = 600.0;
+    config.max_timeout = Duration::from_secs(600);
     config.congestion.good_rate = 60.0;
     config
 }
@@ -37,13 +39,13 @@ fn protocol_id() -> u64 {
 
 #[test]
 fn a_timeout_that_could_outlast_a_sequence_wrap_is_refused_at_construction() {
-    let server = Server::<u8>::new(server_config(wrapping()), 0.0, 0);
+    let server = Server::<u8>::new(server_config(wrapping()), Time::ZERO, 0);
     let err = server.expect_err("refused");
     assert!(matches!(err, ConfigError::TimeoutOutlastsSequences { .. }));
     assert!(err.to_string().contains("sequence numbers"), "{err}");
     let address = "127.0.0.1:40000".parse().expect("address");
     let token = insecure_dev::token(protocol_id(), 1, address).expect("token");
-    let client = Client::<u8>::new(wrapping(), &token, 0, 0.0);
+    let client = Client::<u8>::new(wrapping(), &token, 0, Time::ZERO);
     assert!(matches!(
         client.expect_err("refused"),
         ConfigError::TimeoutOutlastsSequences { .. }

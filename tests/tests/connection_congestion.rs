@@ -2,12 +2,15 @@
 //! checked rule by rule, and a connection on the simulator whose link goes bad and
 //! recovers.
 
+use netproto::Time;
 use netproto::connection::{
     Client, ClientId, Congestion, CongestionConfig, ConnectionConfig, MAX_DATAGRAM_BYTES, Mode,
     Server,
 };
 use netproto::sim::{LinkConfig, Network, NodeId, Rng};
+use netproto_tests::Millis;
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
+use std::time::Duration;
 
 const DT: f64 = 1.0 / 60.0;
 
@@ -18,7 +21,7 @@ const DT: f64 = 1.0 / 60.0;
 fn scripted_rtt_follows_every_rule() {
     // The article's algorithm: starting bad.
     let config = CongestionConfig::article();
-    let mut c = Congestion::new(config, 0.0);
+    let mut c = Congestion::new(config, Time::ZERO);
     let mut rng = Rng::new(5);
     let mut now = 0.0;
     // The expected penalty, tracked from the rules.
@@ -45,15 +48,18 @@ fn scripted_rtt_follows_every_rule() {
         while now < end {
             now += DT;
             let before = c.mode();
-            let mode = c.update(now, rtt);
-            if rtt > config.rtt_threshold_ms {
+            let mode = c.update(
+                Time::from_secs_f64(now),
+                Duration::from_secs_f64(rtt / 1000.0),
+            );
+            if rtt > config.rtt_threshold.ms() {
                 // Bad at once, within this very update.
                 assert_eq!(mode, Mode::Bad, "at {now}");
                 last_bad_sample = now;
                 if before == Mode::Good {
                     relapses += 1;
-                    if now - DT - went_good_at < config.relapse_window {
-                        penalty = (penalty * 2.0).min(config.max_penalty);
+                    if now - DT - went_good_at < config.relapse_window.as_secs_f64() {
+                        penalty = (penalty * 2.0).min(config.max_penalty.as_secs_f64());
                         doublings += 1;
                     }
                 }
@@ -76,13 +82,13 @@ fn scripted_rtt_follows_every_rule() {
             } else {
                 assert_eq!(mode, Mode::Good);
                 // Every 10 s in good halves the penalty.
-                if now - last_halving >= config.reduce_every - 1e-6 {
-                    last_halving += config.reduce_every;
-                    penalty = (penalty / 2.0).max(config.min_penalty);
+                if now - last_halving >= config.reduce_every.as_secs_f64() - 1e-6 {
+                    last_halving += config.reduce_every.as_secs_f64();
+                    penalty = (penalty / 2.0).max(config.min_penalty.as_secs_f64());
                     halvings += 1;
                 }
             }
-            assert_eq!(c.penalty(), penalty, "at {now}");
+            assert_eq!(c.penalty(), Duration::from_secs_f64(penalty), "at {now}");
             let rate = if mode == Mode::Good { 30.0 } else { 10.0 };
             assert_eq!(c.send_rate(), rate);
         }
@@ -98,12 +104,15 @@ fn scripted_rtt_follows_every_rule() {
 
 #[test]
 fn penalty_saturates_at_both_ends_under_a_flapping_link() {
-    let mut c = Congestion::new(CongestionConfig::article(), 0.0);
+    let mut c = Congestion::new(CongestionConfig::article(), Time::ZERO);
     let mut now = 0.0;
     let mut run = |c: &mut Congestion, rtt: f64, seconds: f64| {
         for _ in 0..(seconds / DT).round() as u32 {
             now += DT;
-            c.update(now, rtt);
+            c.update(
+                Time::from_secs_f64(now),
+                Duration::from_secs_f64(rtt / 1000.0),
+            );
         }
     };
     // Relapse just after each recovery: 4, 8, 16, 32, 60, 60.
@@ -114,7 +123,7 @@ fn penalty_saturates_at_both_ends_under_a_flapping_link() {
         }
         run(&mut c, 100.0, 1.0);
         run(&mut c, 400.0, DT);
-        seen.push(c.penalty());
+        seen.push(c.penalty().as_secs_f64());
     }
     assert_eq!(seen, [8.0, 16.0, 32.0, 60.0, 60.0, 60.0]);
     // Then a long good stretch: halved every 10 s down to 1.
@@ -123,20 +132,20 @@ fn penalty_saturates_at_both_ends_under_a_flapping_link() {
     let mut halved = Vec::new();
     for _ in 0..7 {
         run(&mut c, 100.0, 10.0);
-        halved.push(c.penalty());
+        halved.push(c.penalty().as_secs_f64());
     }
     assert_eq!(halved, [30.0, 15.0, 7.5, 3.75, 1.875, 1.0, 1.0]);
     // Other thresholds are honoured.
     let config = CongestionConfig {
-        rtt_threshold_ms: 100.0,
-        initial_penalty: 2.0,
+        rtt_threshold: Duration::from_millis(100),
+        initial_penalty: Duration::from_secs(2),
         good_rate: 60.0,
         ..CongestionConfig::article()
     };
-    let mut c = Congestion::new(config, 0.0);
-    c.update(2.0, 99.0);
+    let mut c = Congestion::new(config, Time::ZERO);
+    c.update(Time::from_secs_f64(2.0), Duration::from_millis(99));
     assert_eq!((c.mode(), c.send_rate()), (Mode::Good, 60.0));
-    c.update(2.1, 101.0);
+    c.update(Time::from_secs_f64(2.1), Duration::from_millis(101));
     assert_eq!(c.mode(), Mode::Bad);
 }
 
@@ -154,9 +163,10 @@ fn connection_mode_follows_the_link_rtt() {
     connection.congestion = CongestionConfig::article();
     let mut server_config = backend.server_config(SERVER);
     server_config.connection.congestion = CongestionConfig::article();
-    let mut server: Server<NodeId> = Server::new(server_config, 0.0, SIM_UNIX_TIME).expect("valid");
+    let mut server: Server<NodeId> =
+        Server::new(server_config, Time::ZERO, SIM_UNIX_TIME).expect("valid");
     let token = backend.token(1, SERVER);
-    let mut client = Client::new(connection, &token, SERVER, 0.0).expect("valid");
+    let mut client = Client::new(connection, &token, SERVER, Time::ZERO).expect("valid");
     let mut net = Network::new(3);
     net.set_oracle_enabled(false);
     let set_latency = |net: &mut Network, one_way: f64| {
@@ -164,8 +174,8 @@ fn connection_mode_follows_the_link_rtt() {
             SERVER,
             CLIENT,
             LinkConfig::default()
-                .with_latency(one_way)
-                .with_jitter(0.005),
+                .with_latency(Duration::from_secs_f64(one_way))
+                .with_jitter(Duration::from_millis(5)),
         );
     };
     set_latency(&mut net, 0.04);
@@ -183,24 +193,24 @@ fn connection_mode_follows_the_link_rtt() {
             60 | 140 | 220 => set_latency(&mut net, 0.04),
             _ => {}
         }
-        while let Some(d) = net.poll(now) {
+        while let Some(d) = net.poll(Time::from_secs_f64(now)) {
             // Every payload is taken: its packet is acked.
             let delivery = if d.to == SERVER {
-                server.handle_datagram(now, d.from, &d.payload)
+                server.handle_datagram(Time::from_secs_f64(now), d.from, &d.payload)
             } else {
-                client.handle_datagram(now, d.from, &d.payload)
+                client.handle_datagram(Time::from_secs_f64(now), d.from, &d.payload)
             };
             if let Some(delivery) = delivery {
                 delivery.accept();
             }
         }
-        server.update(now);
-        client.update(now);
+        server.update(Time::from_secs_f64(now));
+        client.update(Time::from_secs_f64(now));
         while server.poll_event().is_some() {}
         while client.poll_event().is_some() {}
         id = id.or_else(|| server.client_id(&CLIENT));
         if let Some(id) = id {
-            let rtt = server.stats(id).expect("connected").rtt_ms;
+            let rtt = server.stats(id).expect("connected").rtt.ms();
             let mode = server.congestion(id).expect("connected").mode();
             // The update that saw the RTT above the threshold turned the mode bad.
             if rtt > 250.0 {
@@ -222,21 +232,25 @@ fn connection_mode_follows_the_link_rtt() {
             previous_rtt = rtt;
             let slot = usize::from(mode != Mode::Good);
             sent_in_mode[slot].1 += DT;
-            if server.ready_to_send(now, id) {
-                server.send(now, id, b"snapshot").expect("connected");
+            if server.ready_to_send(Time::from_secs_f64(now), id) {
+                server
+                    .send(Time::from_secs_f64(now), id, b"snapshot")
+                    .expect("connected");
                 sent_in_mode[slot].0 += 1;
             }
         }
         // The client acks at the same rate (its inputs).
-        if client.ready_to_send(now) {
-            client.send(now, b"input").expect("connected");
+        if client.ready_to_send(Time::from_secs_f64(now)) {
+            client
+                .send(Time::from_secs_f64(now), b"input")
+                .expect("connected");
         }
         let mut buf = [0u8; MAX_DATAGRAM_BYTES];
         while let Some((to, len)) = server.poll_transmit(&mut buf) {
-            net.send(now, SERVER, to, &buf[..len]);
+            net.send(Time::from_secs_f64(now), SERVER, to, &buf[..len]);
         }
         while let Some((to, len)) = client.poll_transmit(&mut buf) {
-            net.send(now, CLIENT, to, &buf[..len]);
+            net.send(Time::from_secs_f64(now), CLIENT, to, &buf[..len]);
         }
     }
     assert!(client.is_connected(), "at {now}");

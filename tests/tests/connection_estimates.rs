@@ -10,10 +10,13 @@
 //! byte (the send-to-ack RTT the connection measured before).
 
 use netproto::NetMessage;
-use netproto::channel::LayerConfig;
+use netproto::Time;
+use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::{CongestionConfig, ConnectionConfig, LinkStats, Mode};
 use netproto::sim::{GilbertElliott, LinkConfig, Network, NodeId, OracleRecord};
+use netproto_tests::Millis;
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer};
+use std::time::Duration;
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 struct Blob {
@@ -37,8 +40,8 @@ enum Msg {
 const SERVER: NodeId = NodeId(0);
 const CLIENT: NodeId = NodeId(1);
 const TICK: f64 = 1.0 / 60.0;
-const RELIABLE: usize = 0;
-const UNRELIABLE: usize = 1;
+const RELIABLE: ChannelId = ChannelId::RELIABLE;
+const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 
 /// The congestion mode a run keeps to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,12 +56,12 @@ impl Forced {
     fn congestion(self) -> CongestionConfig {
         match self {
             Forced::Good => CongestionConfig {
-                rtt_threshold_ms: 1e9,
-                initial_penalty: 1.0,
+                rtt_threshold: Duration::from_secs(1_000_000),
+                initial_penalty: Duration::from_secs(1),
                 ..CongestionConfig::article()
             },
             Forced::Bad => CongestionConfig {
-                rtt_threshold_ms: 1e-3,
+                rtt_threshold: Duration::from_micros(1),
                 ..CongestionConfig::article()
             },
         }
@@ -147,13 +150,13 @@ impl Run {
             let next = self
                 .net
                 .next_delivery_time()
-                .map_or(self.next_tick, |d| d.min(self.next_tick));
+                .map_or(self.next_tick, |d| d.as_secs_f64().min(self.next_tick));
             if next > until {
                 self.now = until;
                 return;
             }
             self.now = next;
-            while let Some(d) = self.net.poll(self.now) {
+            while let Some(d) = self.net.poll(Time::from_secs_f64(self.now)) {
                 if d.to == SERVER {
                     self.server.handle_datagram(self.now, d.from, &d.payload);
                 } else {
@@ -176,8 +179,8 @@ impl Run {
     /// Delivers every datagram in flight, without ticking (so nothing new is sent).
     fn drain_network(&mut self) {
         while let Some(at) = self.net.next_delivery_time() {
-            self.now = self.now.max(at);
-            while let Some(d) = self.net.poll(self.now) {
+            self.now = self.now.max(at.as_secs_f64());
+            while let Some(d) = self.net.poll(Time::from_secs_f64(self.now)) {
                 if d.to == SERVER {
                     self.server.handle_datagram(self.now, d.from, &d.payload);
                 } else {
@@ -271,16 +274,19 @@ fn measure(run: &mut Run, seconds: f64, on_tick: impl FnMut(&mut Run)) -> Truth 
     truth.down.sent = after.2 - before.2;
     truth.down.bytes = after.3 - before.3;
     let records: Vec<OracleRecord> = run.net.take_oracle();
-    for r in records
-        .iter()
-        .filter(|r| !r.duplicate && r.sent_at >= start && r.sent_at < end)
-    {
+    for r in records.iter().filter(|r| {
+        !r.duplicate
+            && r.sent_at >= Time::from_secs_f64(start)
+            && r.sent_at < Time::from_secs_f64(end)
+    }) {
         let direction = if r.to == SERVER {
             &mut truth.up
         } else {
             &mut truth.down
         };
-        direction.delays.push(r.delivered_at - r.sent_at);
+        direction
+            .delays
+            .push(r.delivered_at.as_secs_f64() - r.sent_at.as_secs_f64());
     }
     truth
 }
@@ -326,8 +332,8 @@ fn rtt_error(setup: Setup) -> (Truth, Readings, Readings) {
     run.run(14.0);
     let (mut client, mut server) = (Readings::default(), Readings::default());
     let truth = measure(&mut run, 20.0, |r| {
-        client.push(r.client_stats().expect("connected").rtt_ms);
-        server.push(r.server_stats().expect("connected").rtt_ms);
+        client.push(r.client_stats().expect("connected").rtt.ms());
+        server.push(r.server_stats().expect("connected").rtt.ms());
     });
     (truth, client, server)
 }
@@ -349,8 +355,8 @@ fn the_rtt_is_the_network_round_trip_within_5_percent_or_5_ms() {
     for rtt in [20.0, 50.0, 100.0, 200.0, 400.0] {
         for mode in [Forced::Good, Forced::Bad] {
             let link = LinkConfig::PERFECT
-                .with_latency(rtt / 2000.0)
-                .with_jitter(0.050);
+                .with_latency(Duration::from_secs_f64(rtt / 2000.0))
+                .with_jitter(Duration::from_millis(50));
             let variants: &[bool] = if before_too() {
                 &[true, false]
             } else {
@@ -399,7 +405,9 @@ fn the_rtt_is_the_network_round_trip_within_5_percent_or_5_ms() {
 #[test]
 fn a_180_ms_link_goes_good_after_the_penalty_and_stays_good() {
     for jitter in [0.020, 0.050] {
-        let link = LinkConfig::PERFECT.with_latency(0.090).with_jitter(jitter);
+        let link = LinkConfig::PERFECT
+            .with_latency(Duration::from_millis(90))
+            .with_jitter(Duration::from_secs_f64(jitter));
         let mut setup = Setup::new(link);
         setup.congestion = Some(CongestionConfig::article());
         let mut run = Run::new(setup);
@@ -419,14 +427,14 @@ fn a_180_ms_link_goes_good_after_the_penalty_and_stays_good() {
             }
             last = stats.mode;
             if went_good.is_some() {
-                max_rtt = max_rtt.max(stats.rtt_ms);
+                max_rtt = max_rtt.max(stats.rtt.ms());
             }
         });
         let stats = run.client_stats().expect("connected");
         println!(
             "jitter ±{:.0} ms: good at {went_good:?} s, {relapses} relapses, RTT up to {max_rtt:.0} ms, penalty {} s",
             jitter * 1e3,
-            stats.penalty_seconds
+            stats.penalty.as_secs_f64()
         );
         // Connected within the first tenth of a second; good 4 s (the initial
         // penalty) later.
@@ -434,7 +442,11 @@ fn a_180_ms_link_goes_good_after_the_penalty_and_stays_good() {
         assert!((4.0..4.5).contains(&went_good), "good at {went_good}");
         assert_eq!(relapses, 0);
         assert_eq!(stats.mode, Mode::Good);
-        assert_eq!(stats.penalty_seconds, 1.0, "halved down to the minimum");
+        assert_eq!(
+            stats.penalty.as_secs_f64(),
+            1.0,
+            "halved down to the minimum"
+        );
         let server = run.server_stats().expect("connected");
         assert_eq!(server.mode, Mode::Good);
     }
@@ -458,7 +470,9 @@ fn the_loss_estimate_is_within_2_points_of_the_truth() {
     let mut failures = Vec::new();
     for loss in [0.01, 0.05, 0.25, 0.50] {
         for burst in [false, true] {
-            let base = LinkConfig::PERFECT.with_latency(0.040).with_jitter(0.020);
+            let base = LinkConfig::PERFECT
+                .with_latency(Duration::from_millis(40))
+                .with_jitter(Duration::from_millis(20));
             let link = if burst {
                 base.with_burst_loss(bursty(loss))
             } else {
@@ -505,7 +519,9 @@ fn the_loss_estimate_is_within_2_points_of_the_truth() {
 /// than a point before the change.
 #[test]
 fn the_loss_estimate_reflects_a_change_within_a_second() {
-    let link = LinkConfig::PERFECT.with_latency(0.050).with_jitter(0.010);
+    let link = LinkConfig::PERFECT
+        .with_latency(Duration::from_millis(50))
+        .with_jitter(Duration::from_millis(10));
     let mut after_a_second = Vec::new();
     for seed in 0..20 {
         let mut run = Run::new(Setup {
@@ -531,8 +547,8 @@ fn the_loss_estimate_reflects_a_change_within_a_second() {
 #[test]
 fn jitter_and_bandwidth_match_the_simulator() {
     let link = LinkConfig::PERFECT
-        .with_latency(0.050)
-        .with_jitter(0.040)
+        .with_latency(Duration::from_millis(50))
+        .with_jitter(Duration::from_millis(40))
         .with_loss(0.05);
     let mut run = Run::new(Setup::new(link).forced(Forced::Good));
     connected(&mut run);
@@ -562,7 +578,7 @@ fn jitter_and_bandwidth_match_the_simulator() {
         send(r);
         let client = r.client_stats().expect("connected");
         let server = r.server_stats().expect("connected");
-        jitter.push(client.jitter_ms);
+        jitter.push(client.jitter.ms());
         up.push(client.sent_kbps);
         down.push(client.received_kbps);
         server_up.push(server.sent_kbps);
@@ -597,7 +613,7 @@ fn jitter_and_bandwidth_match_the_simulator() {
 fn packets_refused_for_flow_control_keep_the_connection_alive() {
     let mut run = Run::new(Setup {
         layer_receive_queue: 4,
-        ..Setup::new(LinkConfig::PERFECT.with_latency(0.020))
+        ..Setup::new(LinkConfig::PERFECT.with_latency(Duration::from_millis(20)))
     });
     connected(&mut run);
     for n in 0..64 {
@@ -638,7 +654,7 @@ fn packets_refused_for_flow_control_keep_the_connection_alive() {
 fn a_receiver_that_postpones_packets_still_takes_their_acks() {
     let mut run = Run::new(Setup {
         layer_receive_queue: 4,
-        ..Setup::new(LinkConfig::PERFECT.with_latency(0.020))
+        ..Setup::new(LinkConfig::PERFECT.with_latency(Duration::from_millis(20)))
     });
     connected(&mut run);
     let (id, _) = run.server.connection().clients().next().expect("connected");
@@ -676,7 +692,9 @@ fn a_receiver_that_postpones_packets_still_takes_their_acks() {
 /// counting what went through.
 #[test]
 fn connection_stats_count_what_went_through() {
-    let mut run = Run::new(Setup::new(LinkConfig::PERFECT.with_latency(0.030)));
+    let mut run = Run::new(Setup::new(
+        LinkConfig::PERFECT.with_latency(Duration::from_millis(30)),
+    ));
     connected(&mut run);
     for n in 0..10 {
         run.client
@@ -696,6 +714,10 @@ fn connection_stats_count_what_went_through() {
     assert_eq!(server.link.datagrams_sent, client.link.datagrams_received);
     assert_eq!(client.link.packets_sent, server.link.packets_received);
     assert!(client.link.packets_acked + 3 >= client.link.packets_sent);
-    assert!((client.link.rtt_ms - 60.0).abs() < 2.0, "{:?}", client.link);
+    assert!(
+        (client.link.rtt.ms() - 60.0).abs() < 2.0,
+        "{:?}",
+        client.link
+    );
     assert_eq!(client.link.packet_loss_percent, 0.0);
 }

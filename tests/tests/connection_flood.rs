@@ -15,6 +15,7 @@
 //!
 //! The allocator is process-global, so this binary holds a single test.
 
+use netproto::Time;
 use std::alloc::System;
 use std::time::Instant;
 
@@ -66,7 +67,7 @@ fn mutated_request(rng: &mut Rng, genuine: &[u8]) -> Vec<u8> {
 fn a_flood_of_invalid_requests_leaves_no_state_gets_no_reply_and_allocates_nothing() {
     let mut backend = SimBackend::new(PROTOCOL, 1);
     let config = backend.server_config(SERVER);
-    let mut server: Server<NodeId> = Server::new(config, 0.0, SIM_UNIX_TIME).expect("valid");
+    let mut server: Server<NodeId> = Server::new(config, Time::ZERO, SIM_UNIX_TIME).expect("valid");
     let token = backend.token(1, SERVER);
     let mut genuine = vec![0u8; MAX_DATAGRAM_BYTES];
     let len = write_packet(
@@ -101,11 +102,15 @@ fn a_flood_of_invalid_requests_leaves_no_state_gets_no_reply_and_allocates_nothi
     for (from, bytes) in &flood {
         // A whole second of floods at each virtual millisecond.
         let now = 0.001 * f64::from(from.0 % 1000);
-        assert!(server.handle_datagram(now, *from, bytes).is_none());
+        assert!(
+            server
+                .handle_datagram(Time::from_secs_f64(now), *from, bytes)
+                .is_none()
+        );
     }
     let elapsed = start.elapsed();
     let (live_after, total_after) = (ALLOC.allocated(), ALLOC.total_allocated());
-    server.update(1.0);
+    server.update(Time::from_secs_f64(1.0));
 
     let per_request = elapsed.as_nanos() as f64 / REQUESTS as f64;
     println!(
@@ -136,18 +141,23 @@ fn a_flood_of_invalid_requests_leaves_no_state_gets_no_reply_and_allocates_nothi
 
     // The genuine client connects right after.
     let me = NodeId(1);
-    let mut client =
-        Client::new(ConnectionConfig::new(PROTOCOL), &token, SERVER, 1.0).expect("valid");
+    let mut client = Client::new(
+        ConnectionConfig::new(PROTOCOL),
+        &token,
+        SERVER,
+        Time::from_secs_f64(1.0),
+    )
+    .expect("valid");
     for tick in 0..4 {
         let now = 1.0 + 0.05 * f64::from(tick);
-        client.update(now);
+        client.update(Time::from_secs_f64(now));
         while let Some((_, len)) = client.poll_transmit(&mut buf) {
             let datagram = buf[..len].to_vec();
-            server.handle_datagram(now, me, &datagram);
+            server.handle_datagram(Time::from_secs_f64(now), me, &datagram);
             let mut reply = [0u8; MAX_DATAGRAM_BYTES];
             while let Some((to, len)) = server.poll_transmit(&mut reply) {
                 assert_eq!(to, me);
-                client.handle_datagram(now, SERVER, &reply[..len]);
+                client.handle_datagram(Time::from_secs_f64(now), SERVER, &reply[..len]);
             }
         }
     }

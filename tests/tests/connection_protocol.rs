@@ -21,6 +21,7 @@
 //! The flood of invalid connection requests (no state, no reply, memory, cost per
 //! request) is in `connection_flood.rs` (it needs its own global allocator).
 
+use netproto::Time;
 use netproto::connection::{
     Client, ClientEvent, ClientId, ClientState, ConfigError, ConnectionConfig, DenyReason,
     DisconnectReason, MAX_DATAGRAM_BYTES, Mode, Server, ServerConfig, ServerCounters, ServerEvent,
@@ -30,6 +31,7 @@ use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token_w
 use netproto::packet::Sequence;
 use netproto::sim::{LinkConfig, Network, NodeId, Rng};
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend, sim_address};
+use std::time::Duration;
 
 const PROTOCOL: u64 = 0x5eed_f00d_1234_5678;
 const SERVER: NodeId = NodeId(0);
@@ -84,7 +86,7 @@ impl Pair {
         Self {
             backend,
             now: 0.0,
-            server: Server::new(config, 0.0, unix_time).expect("valid server config"),
+            server: Server::new(config, Time::ZERO, unix_time).expect("valid server config"),
             clients: Vec::new(),
             server_events: Vec::new(),
             client_events: Vec::new(),
@@ -106,8 +108,13 @@ impl Pair {
     /// Adds a client at `node` with `token` (the first request goes out at the next
     /// step).
     fn add_with(&mut self, node: u32, token: &ConnectToken) -> NodeId {
-        let client = Client::new(ConnectionConfig::new(PROTOCOL), token, SERVER, self.now)
-            .expect("valid client config");
+        let client = Client::new(
+            ConnectionConfig::new(PROTOCOL),
+            token,
+            SERVER,
+            Time::from_secs_f64(self.now),
+        )
+        .expect("valid client config");
         self.clients.push((NodeId(node), client));
         NodeId(node)
     }
@@ -157,7 +164,10 @@ impl Pair {
     /// that caused it.
     fn inject(&mut self, from: NodeId, bytes: &[u8]) {
         self.bytes_in += bytes.len();
-        if let Some(delivery) = self.server.handle_datagram(self.now, from, bytes) {
+        if let Some(delivery) =
+            self.server
+                .handle_datagram(Time::from_secs_f64(self.now), from, bytes)
+        {
             let client = delivery.client();
             let payload = delivery.payload().to_vec();
             let acks = delivery.accept().iter().collect();
@@ -184,7 +194,7 @@ impl Pair {
         let Some((_, client)) = self.clients.iter_mut().find(|(n, _)| *n == to) else {
             return;
         };
-        if let Some(delivery) = client.handle_datagram(now, SERVER, bytes) {
+        if let Some(delivery) = client.handle_datagram(Time::from_secs_f64(now), SERVER, bytes) {
             let payload = delivery.payload().to_vec();
             let acks = delivery.accept().iter().collect();
             self.to_client.push((to, payload, acks));
@@ -246,9 +256,9 @@ impl Pair {
         self.now += dt;
         let now = self.now;
         for (_, client) in &mut self.clients {
-            client.update(now);
+            client.update(Time::from_secs_f64(now));
         }
-        self.server.update(now);
+        self.server.update(Time::from_secs_f64(now));
         self.deliver();
     }
 
@@ -353,21 +363,32 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
 
     // Client to server: delivered once, nothing of the server's to ack yet.
     let now = p.now;
-    let up = p.client(a).send(now, b"ping").expect("connected");
+    let up = p
+        .client(a)
+        .send(Time::from_secs_f64(now), b"ping")
+        .expect("connected");
     p.deliver();
     assert_eq!(p.to_server, vec![(id, b"ping".to_vec(), vec![])]);
     // Server to client: its packet acks the client's.
-    let down = p.server.send(now, id, b"pong").expect("connected");
+    let down = p
+        .server
+        .send(Time::from_secs_f64(now), id, b"pong")
+        .expect("connected");
     p.deliver();
     assert_eq!(p.to_client, vec![(a, b"pong".to_vec(), vec![up])]);
     // The client's next packet acks the server's.
-    let up2 = p.client(a).send(now, b"ping 2").expect("connected");
+    let up2 = p
+        .client(a)
+        .send(Time::from_secs_f64(now), b"ping 2")
+        .expect("connected");
     p.deliver();
     assert_eq!(p.to_server[1], (id, b"ping 2".to_vec(), vec![down]));
     assert_ne!(up, up2);
     // A payload larger than a packet is fragmented and arrives whole.
     let big: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
-    p.server.send(now, id, &big).expect("connected");
+    p.server
+        .send(Time::from_secs_f64(now), id, &big)
+        .expect("connected");
     p.deliver();
     assert_eq!(p.to_client.len(), 2);
     assert_eq!(p.to_client[1].1, big);
@@ -375,7 +396,7 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
 
     // The client disconnects: three copies, the first frees the slot, the other two
     // come from an address with no session.
-    p.client(a).disconnect(now);
+    p.client(a).disconnect(Time::from_secs_f64(now));
     p.deliver();
     assert_eq!(
         p.client(a).state(),
@@ -391,14 +412,21 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
     );
     assert_eq!(p.server.connected_clients(), 0);
     assert_eq!(p.counters().dropped_unknown_address, 2);
-    assert!(p.server.send(now, id, b"gone").is_err());
+    assert!(
+        p.server
+            .send(Time::from_secs_f64(now), id, b"gone")
+            .is_err()
+    );
 
     // A second client; this time the server disconnects it.
     let b = p.add(8);
     let id_b = p.connect(b);
     assert_eq!(id_b, id, "the freed slot is reused");
-    assert!(p.server.disconnect(p.now, id_b));
-    assert!(!p.server.disconnect(p.now, id_b), "only once");
+    assert!(p.server.disconnect(Time::from_secs_f64(p.now), id_b));
+    assert!(
+        !p.server.disconnect(Time::from_secs_f64(p.now), id_b),
+        "only once"
+    );
     p.deliver();
     assert_eq!(
         p.client(b).state(),
@@ -589,7 +617,7 @@ fn a_token_is_spent_when_its_session_ends() {
     let a = p.add_with(1, &token);
     p.connect(a);
     let now = p.now;
-    p.client(a).disconnect(now);
+    p.client(a).disconnect(Time::from_secs_f64(now));
     p.deliver();
     assert_eq!(p.server.connected_clients(), 0);
     // The same token again, from the same address, by a new client.
@@ -623,7 +651,9 @@ fn a_replayed_packet_is_delivered_once() {
     let a = p.add(1);
     let id = p.connect(a);
     let now = p.now;
-    p.client(a).send(now, b"once").expect("connected");
+    p.client(a)
+        .send(Time::from_secs_f64(now), b"once")
+        .expect("connected");
     p.deliver();
     let captured = p.sent_by(a).last().expect("sent").to_vec();
     assert_eq!(captured[0] & 0x0f, PacketType::Payload.id());
@@ -642,7 +672,9 @@ fn a_replayed_packet_is_delivered_once() {
     );
     // 300 newer packets: the captured one is now older than the replay window.
     for i in 0..300u32 {
-        p.client(a).send(now, &i.to_le_bytes()).expect("connected");
+        p.client(a)
+            .send(Time::from_secs_f64(now), &i.to_le_bytes())
+            .expect("connected");
     }
     p.deliver();
     assert_eq!(p.to_server.len(), 301);
@@ -659,7 +691,9 @@ fn a_replayed_packet_is_delivered_once() {
     assert_eq!(c.datagrams_received, before.datagrams_received + 1002 + 300);
     p.run(1.0);
     let now = p.now;
-    p.client(a).send(now, b"after").expect("connected");
+    p.client(a)
+        .send(Time::from_secs_f64(now), b"after")
+        .expect("connected");
     p.deliver();
     assert_eq!(p.to_server.last().map(|d| &d.1[..]), Some(&b"after"[..]));
     assert_eq!(p.server.client_id(&a), Some(id));
@@ -716,10 +750,10 @@ fn play(forged: usize) -> Pair {
     for tick in 0..200u32 {
         let now = p.now;
         p.client(a)
-            .send(now, &tick.to_le_bytes())
+            .send(Time::from_secs_f64(now), &tick.to_le_bytes())
             .expect("connected");
         p.server
-            .send(now, id, &(!tick).to_le_bytes())
+            .send(Time::from_secs_f64(now), id, &(!tick).to_le_bytes())
             .expect("connected");
         p.step(TICK);
     }
@@ -856,8 +890,13 @@ fn no_reply_is_larger_than_the_datagram_that_caused_it() {
 fn a_protocol_id_mismatch_is_refused_by_the_client_and_ignored_by_the_server() {
     let mut backend = SimBackend::new(PROTOCOL, 1);
     let token = backend.token(1, SERVER);
-    let err = Client::new(ConnectionConfig::new(PROTOCOL ^ 1), &token, SERVER, 0.0)
-        .expect_err("another build");
+    let err = Client::new(
+        ConnectionConfig::new(PROTOCOL ^ 1),
+        &token,
+        SERVER,
+        Time::ZERO,
+    )
+    .expect_err("another build");
     assert_eq!(
         err,
         ConfigError::ProtocolMismatch {
@@ -897,7 +936,7 @@ fn an_unusual_token_is_refused_by_the_client() {
         )
         .expect("token");
         assert!(matches!(
-            Client::new(ConnectionConfig::new(PROTOCOL), &token, SERVER, 0.0),
+            Client::new(ConnectionConfig::new(PROTOCOL), &token, SERVER, Time::ZERO),
             Err(ConfigError::TokenTimeout { seconds, .. }) if seconds == timeout_seconds
         ));
     }
@@ -966,18 +1005,31 @@ fn congestion_avoidance_paces_payloads() {
         Mode::Good
     );
     for _ in 0..2 {
-        assert!(p.client(a).ready_to_send(now));
-        assert!(p.server.ready_to_send(now, id));
-        p.client(a).send(now, b"x").expect("connected");
-        p.server.send(now, id, b"y").expect("connected");
+        assert!(p.client(a).ready_to_send(Time::from_secs_f64(now)));
+        assert!(p.server.ready_to_send(Time::from_secs_f64(now), id));
+        p.client(a)
+            .send(Time::from_secs_f64(now), b"x")
+            .expect("connected");
+        p.server
+            .send(Time::from_secs_f64(now), id, b"y")
+            .expect("connected");
     }
-    assert!(!p.client(a).ready_to_send(now));
-    assert!(!p.client(a).ready_to_send(now + 0.008));
-    assert!(!p.server.ready_to_send(now + 0.008, id));
-    assert!(p.client(a).ready_to_send(now + 1.0 / 120.0));
-    assert!(p.server.ready_to_send(now + 1.0 / 120.0, id));
+    assert!(!p.client(a).ready_to_send(Time::from_secs_f64(now)));
+    assert!(!p.client(a).ready_to_send(Time::from_secs_f64(now + 0.008)));
+    assert!(!p.server.ready_to_send(Time::from_secs_f64(now + 0.008), id));
+    assert!(
+        p.client(a)
+            .ready_to_send(Time::from_secs_f64(now + 1.0 / 120.0))
+    );
+    assert!(
+        p.server
+            .ready_to_send(Time::from_secs_f64(now + 1.0 / 120.0), id)
+    );
     // Not connected: never ready.
-    assert!(!p.server.ready_to_send(now + 1.0, ClientId(3)));
+    assert!(
+        !p.server
+            .ready_to_send(Time::from_secs_f64(now + 1.0), ClientId(3))
+    );
 }
 
 // On the simulator ------------------------------------------------------------------
@@ -987,21 +1039,21 @@ fn clients_connect_through_loss_duplicates_and_reordering() {
     let mut backend = SimBackend::new(PROTOCOL, 3);
     let mut config = backend.server_config(SERVER);
     config.max_clients = 8;
-    let mut server = Server::new(config, 0.0, SIM_UNIX_TIME).expect("valid");
+    let mut server = Server::new(config, Time::ZERO, SIM_UNIX_TIME).expect("valid");
     let mut net = Network::new(11);
     net.set_default_link(
         LinkConfig::default()
-            .with_latency(0.05)
-            .with_jitter(0.02)
+            .with_latency(Duration::from_millis(50))
+            .with_jitter(Duration::from_millis(20))
             .with_loss(0.3)
             .with_duplicates(0.2)
-            .with_reordering(0.2, 0.05),
+            .with_reordering(0.2, Duration::from_millis(50)),
     );
     let mut clients: Vec<(NodeId, Client<NodeId>)> = (1..=8u32)
         .map(|n| {
             let token = backend.token(u64::from(n), SERVER);
-            let client =
-                Client::new(ConnectionConfig::new(PROTOCOL), &token, SERVER, 0.0).expect("valid");
+            let client = Client::new(ConnectionConfig::new(PROTOCOL), &token, SERVER, Time::ZERO)
+                .expect("valid");
             (NodeId(n), client)
         })
         .collect();
@@ -1010,18 +1062,20 @@ fn clients_connect_through_loss_duplicates_and_reordering() {
     let mut now = 0.0;
     for _ in 0..(64.0 / TICK) as usize {
         now += TICK;
-        while let Some(d) = net.poll(now) {
+        while let Some(d) = net.poll(Time::from_secs_f64(now)) {
             if d.to == SERVER {
-                if let Some(delivery) = server.handle_datagram(now, d.from, &d.payload) {
+                if let Some(delivery) =
+                    server.handle_datagram(Time::from_secs_f64(now), d.from, &d.payload)
+                {
                     delivery.accept();
                 }
             } else if let Some((_, c)) = clients.iter_mut().find(|(n, _)| *n == d.to) {
-                c.handle_datagram(now, d.from, &d.payload);
+                c.handle_datagram(Time::from_secs_f64(now), d.from, &d.payload);
             }
         }
-        server.update(now);
+        server.update(Time::from_secs_f64(now));
         while let Some((to, len)) = server.poll_transmit(&mut buf) {
-            net.send(now, SERVER, to, &buf[..len]);
+            net.send(Time::from_secs_f64(now), SERVER, to, &buf[..len]);
         }
         while let Some(e) = server.poll_event() {
             if matches!(e, ServerEvent::Connected { .. }) {
@@ -1029,9 +1083,9 @@ fn clients_connect_through_loss_duplicates_and_reordering() {
             }
         }
         for (node, c) in &mut clients {
-            c.update(now);
+            c.update(Time::from_secs_f64(now));
             while let Some((to, len)) = c.poll_transmit(&mut buf) {
-                net.send(now, *node, to, &buf[..len]);
+                net.send(Time::from_secs_f64(now), *node, to, &buf[..len]);
             }
         }
     }
@@ -1059,20 +1113,21 @@ fn a_packet_replayed_after_the_endpoint_sequence_wraps_is_refused() {
     const C: u8 = 1;
     let mut backend = SimBackend::new(0xabc, 3);
     let mut server: Server<u8> =
-        Server::new(backend.server_config(NodeId(0)), 0.0, SIM_UNIX_TIME).expect("valid");
+        Server::new(backend.server_config(NodeId(0)), Time::ZERO, SIM_UNIX_TIME).expect("valid");
     let token = backend.token(1, NodeId(0));
-    let mut client = Client::new(ConnectionConfig::new(0xabc), &token, S, 0.0).expect("valid");
+    let mut client =
+        Client::new(ConnectionConfig::new(0xabc), &token, S, Time::ZERO).expect("valid");
     let mut buf = [0u8; MAX_DATAGRAM_BYTES];
     let mut now = 0.0;
     while !client.is_connected() {
         now += 0.05;
-        client.update(now);
-        server.update(now);
+        client.update(Time::from_secs_f64(now));
+        server.update(Time::from_secs_f64(now));
         while let Some((_, len)) = client.poll_transmit(&mut buf) {
-            server.handle_datagram(now, C, &buf[..len]);
+            server.handle_datagram(Time::from_secs_f64(now), C, &buf[..len]);
         }
         while let Some((_, len)) = server.poll_transmit(&mut buf) {
-            client.handle_datagram(now, S, &buf[..len]);
+            client.handle_datagram(Time::from_secs_f64(now), S, &buf[..len]);
         }
         assert!(now < 5.0, "no connection");
     }
@@ -1081,12 +1136,14 @@ fn a_packet_replayed_after_the_endpoint_sequence_wraps_is_refused() {
     for i in 0..70_000u32 {
         // 1 ms apart: the server hears from the client throughout.
         now += 0.001;
-        client.send(now, &i.to_le_bytes()).expect("connected");
+        client
+            .send(Time::from_secs_f64(now), &i.to_le_bytes())
+            .expect("connected");
         while let Some((_, len)) = client.poll_transmit(&mut buf) {
             if i == 4464 {
                 captured = Some(buf[..len].to_vec());
             }
-            if let Some(d) = server.handle_datagram(now, C, &buf[..len]) {
+            if let Some(d) = server.handle_datagram(Time::from_secs_f64(now), C, &buf[..len]) {
                 assert_eq!(d.payload(), i.to_le_bytes());
                 d.accept();
                 delivered += 1;
@@ -1094,13 +1151,13 @@ fn a_packet_replayed_after_the_endpoint_sequence_wraps_is_refused() {
         }
         if i % 64 == 0 {
             // Keep-alives both ways keep the connection up.
-            server.update(now);
-            client.update(now);
+            server.update(Time::from_secs_f64(now));
+            client.update(Time::from_secs_f64(now));
             while let Some((_, len)) = client.poll_transmit(&mut buf) {
-                server.handle_datagram(now, C, &buf[..len]);
+                server.handle_datagram(Time::from_secs_f64(now), C, &buf[..len]);
             }
             while let Some((_, len)) = server.poll_transmit(&mut buf) {
-                client.handle_datagram(now, S, &buf[..len]);
+                client.handle_datagram(Time::from_secs_f64(now), S, &buf[..len]);
             }
         }
     }
@@ -1111,7 +1168,9 @@ fn a_packet_replayed_after_the_endpoint_sequence_wraps_is_refused() {
     let replayed_before = server.counters().dropped_replayed;
     let captured = captured.expect("captured");
     assert!(
-        server.handle_datagram(now, C, &captured).is_none(),
+        server
+            .handle_datagram(Time::from_secs_f64(now), C, &captured)
+            .is_none(),
         "not delivered"
     );
     assert_eq!(server.counters().dropped_replayed, replayed_before + 1);

@@ -4,6 +4,7 @@
 //! each way, 10% loss each way.
 
 use netproto::NetMessage;
+use netproto::channel::ChannelId;
 use netproto::channel::LayerConfig;
 use netproto::connection::{
     ClientEvent, ClientId, ConnectionConfig, DisconnectReason, ServerEvent,
@@ -11,6 +12,7 @@ use netproto::connection::{
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto::transport::SendError;
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
+use std::time::Duration;
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 struct Line {
@@ -50,7 +52,11 @@ fn setup(seed: u64) -> (SimServer<Msg>, SimClient<Msg>, Network) {
     let layer = LayerConfig::default();
     let mut net = Network::new(seed);
     net.set_oracle_enabled(false);
-    net.set_default_link(LinkConfig::default().with_latency(0.05).with_loss(0.1));
+    net.set_default_link(
+        LinkConfig::default()
+            .with_latency(Duration::from_millis(50))
+            .with_loss(0.1),
+    );
     let protocol_id = netproto::protocol_id::<Msg>(&layer);
     let mut backend = SimBackend::new(protocol_id, 3);
     let server_node = NodeId(0);
@@ -72,7 +78,9 @@ fn setup(seed: u64) -> (SimServer<Msg>, SimClient<Msg>, Network) {
 /// connection with `end`; `deaf` stops everything the client sends from then on (the
 /// acks never come back).
 fn run(end: End, deaf: bool) -> Outcome {
-    let link = LinkConfig::default().with_latency(0.05).with_loss(0.1);
+    let link = LinkConfig::default()
+        .with_latency(Duration::from_millis(50))
+        .with_loss(0.1);
     let (mut server, mut client, mut net) = setup(5);
     let server_node = NodeId(0);
     let mut peer: Option<ClientId> = None;
@@ -93,7 +101,7 @@ fn run(end: End, deaf: bool) -> Outcome {
                 peer = Some(client);
             }
         }
-        while let Some(Msg::Line(line)) = client.receive(0) {
+        while let Some(Msg::Line(line)) = client.receive(ChannelId::new(0)) {
             assert_eq!(line.n, received, "in order, exactly once");
             received += 1;
         }
@@ -109,7 +117,7 @@ fn run(end: End, deaf: bool) -> Outcome {
         }
         if closed {
             // What arrived with the disconnect's packet is delivered too.
-            while let Some(Msg::Line(_)) = client.receive(0) {
+            while let Some(Msg::Line(_)) = client.receive(ChannelId::new(0)) {
                 received += 1;
             }
             let ended_at = ended_at.expect("ended");
@@ -124,7 +132,9 @@ fn run(end: End, deaf: bool) -> Outcome {
             {
                 let layer = server.layer_mut(id).expect("connected");
                 for n in 0..MESSAGES {
-                    layer.send(0, Msg::Line(Line { n })).expect("queued");
+                    layer
+                        .send(ChannelId::new(0), Msg::Line(Line { n }))
+                        .expect("queued");
                 }
                 match end {
                     End::Immediate => assert!(server.disconnect(now, id)),
@@ -132,7 +142,11 @@ fn run(end: End, deaf: bool) -> Outcome {
                         assert!(server.disconnect_after_flush(now, id, timeout));
                         assert!(server.stack_mut().is_closing(id));
                         assert_eq!(
-                            server.stack_mut().send(id, 0, Msg::Line(Line { n: 0 })),
+                            server.stack_mut().send(
+                                id,
+                                ChannelId::new(0),
+                                Msg::Line(Line { n: 0 })
+                            ),
                             Err(SendError::Closing)
                         );
                     }
@@ -179,7 +193,9 @@ fn disconnect_after_flush_gives_up_at_its_timeout() {
 fn a_client_flushes_too() {
     let (mut server, mut client, mut net) = setup(9);
     for n in 0..MESSAGES {
-        client.send(0, Msg::Line(Line { n })).expect("queued");
+        client
+            .send(ChannelId::new(0), Msg::Line(Line { n }))
+            .expect("queued");
     }
     client.disconnect_after_flush(0.0, 10.0);
     let (mut received, mut gone) = (0u16, false);
@@ -193,7 +209,7 @@ fn a_client_flushes_too() {
         );
         let ids: Vec<ClientId> = server.layers().map(|(id, _)| id).collect();
         for id in ids {
-            while server.receive(id, 0).is_some() {
+            while server.receive(id, ChannelId::new(0)).is_some() {
                 received += 1;
             }
         }

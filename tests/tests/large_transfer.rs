@@ -10,11 +10,12 @@
 //! `--nocapture` to see the figures.
 
 use netproto::NetMessage;
-use netproto::channel::{ChannelConfig, LayerConfig};
+use netproto::channel::{ChannelConfig, ChannelId, LayerConfig};
 use netproto::connection::{ClientEvent, ClientId, ConnectionConfig, ServerEvent};
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto_examples::game::{EntityId, EntityState, EntityUpdate, Position};
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
+use std::time::Duration;
 
 const TICK: f64 = 1.0 / 60.0;
 const MAP_BYTES: usize = 100 * 1024;
@@ -53,9 +54,9 @@ enum Msg {
     Map(MapPart),
 }
 
-const INPUT: usize = 0;
-const SNAPSHOT: usize = 1;
-const MAP: usize = 2;
+const INPUT: ChannelId = ChannelId::new(0);
+const SNAPSHOT: ChannelId = ChannelId::new(1);
+const MAP: ChannelId = ChannelId::new(2);
 
 /// What one run measured (printed through `Debug`).
 #[derive(Debug)]
@@ -106,7 +107,11 @@ fn run(
 ) -> Figures {
     let mut net = Network::new(seed);
     net.set_oracle_enabled(false);
-    net.set_default_link(LinkConfig::default().with_latency(0.05).with_loss(0.01));
+    net.set_default_link(
+        LinkConfig::default()
+            .with_latency(Duration::from_millis(50))
+            .with_loss(0.01),
+    );
     let protocol_id = netproto::protocol_id::<Msg>(&layer);
     let mut backend = SimBackend::new(protocol_id, 7);
     let server_node = NodeId(0);

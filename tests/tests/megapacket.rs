@@ -38,10 +38,12 @@
 //!   first, so the relays take what the events leave): events are
 //!   not delayed at all.
 
+use netproto_tests::Millis;
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use netproto::NetMessage;
-use netproto::channel::{ChannelConfig, LayerConfig};
+use netproto::channel::{ChannelConfig, ChannelId, LayerConfig};
 use netproto::connection::{
     ClientEvent, ClientId, CongestionConfig, ConnectionConfig, Mode, ServerEvent,
 };
@@ -63,7 +65,7 @@ const BASELINE: f64 = 2.0;
 /// Seconds run after the burst drained, to see the connections settle.
 const SETTLE: f64 = 3.0;
 /// The unreliable channel of every layout.
-const UNRELIABLE: usize = 1;
+const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 /// Bytes a netcode payload packet adds around the packet-endpoint datagram, at most:
 /// the prefix byte, up to 8 sequence bytes and the 16-byte tag.
 const SESSION_PREFIX: usize = 1 + 8 + netproto::internals::netcode::MAC_BYTES;
@@ -263,8 +265,8 @@ fn resent_ratio(counters: &[(u64, u64, u64, u64)]) -> f64 {
 /// The scenario's network: 50 ms each way, 5 ms of jitter, 5% i.i.d. loss.
 fn standard_link() -> LinkConfig {
     LinkConfig::default()
-        .with_latency(ONE_WAY)
-        .with_jitter(JITTER)
+        .with_latency(Duration::from_secs_f64(ONE_WAY))
+        .with_jitter(Duration::from_secs_f64(JITTER))
         .with_loss(LOSS)
 }
 
@@ -420,7 +422,10 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
         let ids: Vec<ClientId> = server.layers().map(|(id, _)| id).collect();
         for &id in &ids {
             let from = node_of(id, &server).expect("connected");
-            while let Some(m) = server.layer_mut(id).and_then(|l| l.receive(setup.relay)) {
+            while let Some(m) = server
+                .layer_mut(id)
+                .and_then(|l| l.receive(ChannelId::new(setup.relay)))
+            {
                 let Msg::Burst(b) = m else {
                     panic!("unexpected reliable message from a client: {m:?}");
                 };
@@ -455,11 +460,13 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
             let layer = server.layer_mut(id).expect("connected");
             for &channel in &reliable {
                 let queue = &mut backlog[to][channel];
-                while layer.can_send(channel) {
+                while layer.can_send(ChannelId::new(channel)) {
                     let Some(m) = queue.pop_front() else {
                         break;
                     };
-                    layer.send(channel, m).expect("room checked");
+                    layer
+                        .send(ChannelId::new(channel), m)
+                        .expect("room checked");
                 }
             }
             peak_backlog = peak_backlog.max(backlog[to].iter().map(VecDeque::len).sum());
@@ -474,7 +481,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
             }
             let stats = server.connection().stats(id).expect("connected");
             if baseline_from.is_some() {
-                rtt_max_ms = rtt_max_ms.max(stats.rtt_ms);
+                rtt_max_ms = rtt_max_ms.max(stats.rtt.ms());
                 if server.connection().congestion(id).map(|c| c.mode()) != Some(Mode::Good) {
                     bad_mode_ticks += 1;
                 }
@@ -491,7 +498,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
         // The clients.
         for (i, c) in clients.iter_mut().enumerate() {
             for &channel in &reliable {
-                while let Some(m) = c.receive(channel) {
+                while let Some(m) = c.receive(ChannelId::new(channel)) {
                     match m {
                         Msg::Burst(b) => {
                             let origin = usize::from(b.origin);
@@ -534,7 +541,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
                         index: index as u16,
                         input: inputs[index % inputs.len()].clone(),
                     });
-                    c.send(setup.relay, message)
+                    c.send(ChannelId::new(setup.relay), message)
                         .expect("a burst of 400 fits the send queue");
                 }
             }
@@ -866,8 +873,8 @@ fn fixed_resend_interval_sends_a_burst_twice() {
 #[test]
 fn ten_percent_burst_with_bursty_loss() {
     let link = LinkConfig::default()
-        .with_latency(ONE_WAY)
-        .with_jitter(JITTER)
+        .with_latency(Duration::from_secs_f64(ONE_WAY))
+        .with_jitter(Duration::from_secs_f64(JITTER))
         .with_burst_loss(GilbertElliott::bursts(0.013, 0.25));
     let f = run(CLIENTS / 10, Setup::game(), link, 3);
     f.print();

@@ -14,8 +14,11 @@
 //! attack is generated before the baseline is taken (the attackers' own state is
 //! dropped by then), so the live bytes measured are the server's.
 
+use netproto::Time;
+use netproto::channel::ChannelId;
 use std::alloc::System;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use cap::Cap;
 use netproto::channel::{BlockConfig, ChannelConfig, LayerConfig, MessageStack};
@@ -317,9 +320,10 @@ fn attacker(from: u32, seed: u64, t0: f64, protocol_error: bool) -> Vec<Datagram
     // The attacker's layer never resends (a setting of the sender only).
     let mut quiet = layer_config();
     for channel in &mut quiet.channels {
-        channel.resend_interval = 1e9;
+        channel.resend_interval = Duration::from_secs(1000000000);
     }
-    let mut stack = MessageStack::<Msg>::new(e.clone(), quiet, now).expect("valid configuration");
+    let mut stack = MessageStack::<Msg>::new(e.clone(), quiet, Time::from_secs_f64(now))
+        .expect("valid configuration");
     // A hand-written layer payload under the stack's next sequence.
     let raw = |stack: &mut MessageStack<Msg>,
                sealer: &mut Sealer,
@@ -328,7 +332,7 @@ fn attacker(from: u32, seed: u64, t0: f64, protocol_error: bool) -> Vec<Datagram
                out: &mut Vec<Datagram>| {
         stack
             .endpoint_mut()
-            .send(now, layer, |d| {
+            .send(Time::from_secs_f64(now), layer, |d| {
                 out.push(Datagram {
                     now,
                     from,
@@ -372,7 +376,10 @@ fn attacker(from: u32, seed: u64, t0: f64, protocol_error: bool) -> Vec<Datagram
         }
     }
     for _ in 0..flood {
-        stack.endpoint_mut().send(now, &[], |_| {}).expect("empty");
+        stack
+            .endpoint_mut()
+            .send(Time::from_secs_f64(now), &[], |_| {})
+            .expect("empty");
     }
 
     // A conforming stack fills the server's receive queues (the server's game never
@@ -384,14 +391,14 @@ fn attacker(from: u32, seed: u64, t0: f64, protocol_error: bool) -> Vec<Datagram
         now += TICK;
         for i in 0..8 {
             let sent = tick * 8 + i;
-            let _ = stack.send(2, chat(sent));
-            let _ = stack.send(1, chat(sent));
+            let _ = stack.send(ChannelId::new(2), chat(sent));
+            let _ = stack.send(ChannelId::new(1), chat(sent));
             if sent < 62 {
-                let _ = stack.send(0, chat(sent));
+                let _ = stack.send(ChannelId::new(0), chat(sent));
             }
         }
         stack
-            .send_packet(now, |d| {
+            .send_packet(Time::from_secs_f64(now), |d| {
                 out.push(Datagram {
                     now,
                     from,
@@ -427,7 +434,7 @@ fn attacker(from: u32, seed: u64, t0: f64, protocol_error: bool) -> Vec<Datagram
         let mut d = Vec::new();
         stack
             .endpoint_mut()
-            .send(now, &[], |x| d = x.to_vec())
+            .send(Time::from_secs_f64(now), &[], |x| d = x.to_vec())
             .expect("empty");
         let sequence = u16::from_le_bytes([d[1], d[2]]);
         // (Far ahead, with its acks of packets the server never sent, a datagram is an
@@ -547,8 +554,8 @@ struct Host {
 
 impl Host {
     fn new() -> Self {
-        let stack =
-            ServerStack::new(server_config(), layer_config(), 0.0, UNIX_TIME).expect("valid");
+        let stack = ServerStack::new(server_config(), layer_config(), Time::ZERO, UNIX_TIME)
+            .expect("valid");
         Self {
             stack,
             buf: vec![0; MAX_DATAGRAM_BYTES],
@@ -561,7 +568,8 @@ impl Host {
     }
 
     fn deliver(&mut self, d: &Datagram) {
-        self.stack.handle_datagram(d.now, d.from, &d.bytes);
+        self.stack
+            .handle_datagram(Time::from_secs_f64(d.now), d.from, &d.bytes);
         self.drain();
     }
 
@@ -581,13 +589,13 @@ impl Host {
     fn tick(&mut self, now: f64, relay: usize) {
         for index in 0..CLIENTS {
             if let Some(layer) = self.stack.layer_mut(ClientId(index as u16)) {
-                let _ = layer.send(0, chat(relay));
-                let _ = layer.send(0, big(relay));
-                let _ = layer.send(1, chat(relay));
-                let _ = layer.send(2, chat(relay));
+                let _ = layer.send(ChannelId::new(0), chat(relay));
+                let _ = layer.send(ChannelId::new(0), big(relay));
+                let _ = layer.send(ChannelId::new(1), chat(relay));
+                let _ = layer.send(ChannelId::new(2), chat(relay));
             }
         }
-        self.stack.update(now);
+        self.stack.update(Time::from_secs_f64(now));
         self.drain();
     }
 
@@ -738,7 +746,7 @@ fn server_memory_stays_within_its_documented_bound() {
         "the flood took the server to {flood_peak} bytes, above its bound of {server_bound}"
     );
     // The handshakes time out (5 s) before the attackers come.
-    host.stack.update(8.0);
+    host.stack.update(Time::from_secs_f64(8.0));
     host.drain();
     assert_eq!(host.server().pending_handshakes(), 0);
 
@@ -776,7 +784,10 @@ fn server_memory_stays_within_its_documented_bound() {
         "the attack did not fill the reassembly table ({one_live} bytes)"
     );
     // A connection's memory goes with it.
-    assert!(host.stack.disconnect(next_tick, client));
+    assert!(
+        host.stack
+            .disconnect(Time::from_secs_f64(next_tick), client)
+    );
     host.drain();
     let after_disconnect = host.phase.live() as isize - before_one as isize;
     println!("after its disconnection: {after_disconnect} bytes left");

@@ -6,6 +6,8 @@
 //!
 //! One test in this binary: the allocator is process-global.
 
+use netproto::Time;
+use netproto::channel::ChannelId;
 use std::alloc::System;
 
 use cap::Cap;
@@ -70,16 +72,22 @@ fn new_kinds_stay_within_the_layer_bound() {
         // The unordered channel fills the receiver's window once (the application
         // never takes those: more would only be refused); the sequenced one always.
         for c in 0..2 {
-            while peer.can_send(c) && (c == 1 || round == 0) {
-                peer.send(c, Msg::Num(Num { n: round })).expect("room");
+            while peer.can_send(ChannelId::new(c)) && (c == 1 || round == 0) {
+                peer.send(ChannelId::new(c), Msg::Num(Num { n: round }))
+                    .expect("room");
             }
         }
-        while peer.can_send(2) {
+        while peer.can_send(ChannelId::new(2)) {
             let bytes = vec![round as u8; 2900];
-            peer.send(2, Msg::Big(Big { bytes })).expect("room");
+            peer.send(ChannelId::new(2), Msg::Big(Big { bytes }))
+                .expect("room");
         }
         let mut payload = Vec::new();
-        peer.write_packet(f64::from(round), Sequence(round as u16), &mut payload);
+        peer.write_packet(
+            Time::from_secs_f64(f64::from(round)),
+            Sequence(round as u16),
+            &mut payload,
+        );
         // Every other packet acked: blocks stay half sent, ids move on.
         if round % 2 == 0 {
             peer.on_packet_acked(Sequence(round as u16));
@@ -102,7 +110,7 @@ fn new_kinds_stay_within_the_layer_bound() {
             loop {
                 let sent = if i % 2 == 0 {
                     layer.send(
-                        c,
+                        ChannelId::new(c),
                         Msg::Big(Big {
                             bytes: vec![1; 2900],
                         }),
@@ -112,7 +120,7 @@ fn new_kinds_stay_within_the_layer_bound() {
                     encoded = Encoded::new(&Msg::Num(Num { n: i as u32 }))
                         .expect("valid")
                         .expect("position free");
-                    layer.send_encoded(c, &encoded)
+                    layer.send_encoded(ChannelId::new(c), &encoded)
                 };
                 if sent.is_err() {
                     break;
@@ -120,14 +128,17 @@ fn new_kinds_stay_within_the_layer_bound() {
             }
         }
         let mut out = Vec::new();
-        layer.write_packet(i as f64, Sequence(i as u16), &mut out);
+        layer.write_packet(Time::from_secs_f64(i as f64), Sequence(i as u16), &mut out);
         drop(out);
         peak = peak.max(ALLOC.allocated() - before);
         // The application never takes the reliable-unordered or sequenced messages.
     }
     println!("accepted {accepted} payloads; peak {peak} bytes; bound {bound} bytes");
     assert!(accepted > 100);
-    assert!(layer.receive_queue_len(0) > 0 && layer.receive_queue_len(1) > 0);
+    assert!(
+        layer.receive_queue_len(ChannelId::new(0)) > 0
+            && layer.receive_queue_len(ChannelId::new(1)) > 0
+    );
     assert!(peak <= bound, "peak {peak} above the bound {bound}");
     drop(encoded);
 }

@@ -2,6 +2,7 @@
 //! counted in the right counter, never panics, and memory stays bounded by the
 //! configuration. Ends with 120,000 seeded mutated datagrams and 102,400 random ones.
 
+use netproto::Time;
 use netproto::internals::packet::{FragmentHeader, PacketHeader};
 use netproto::packet::{
     Counters, Endpoint, EndpointConfig, FragmentError, HeaderError, ReceiveError, Received,
@@ -17,7 +18,7 @@ mod common;
 const SEED: u64 = 0x7061_636b_6574_7321;
 
 fn endpoint(config: EndpointConfig) -> Endpoint {
-    Endpoint::new(config, 0.0).expect("valid config")
+    Endpoint::new(config, Time::ZERO).expect("valid config")
 }
 
 fn default_endpoint() -> Endpoint {
@@ -346,7 +347,7 @@ fn thousands_of_unfinished_reassemblies_stay_bounded() {
     let mut sender = default_endpoint();
     let mut datagrams = Vec::new();
     sender
-        .send(0.0, &[3; 3000], |d| datagrams.push(d.to_vec()))
+        .send(Time::ZERO, &[3; 3000], |d| datagrams.push(d.to_vec()))
         .expect("fits");
     let mut fresh = default_endpoint();
     let mut done = false;
@@ -360,7 +361,7 @@ fn thousands_of_unfinished_reassemblies_stay_bounded() {
 fn forged_acks() {
     let mut a = default_endpoint();
     for _ in 0..10 {
-        a.send(0.0, b"x", |_| {}).expect("fits");
+        a.send(Time::ZERO, b"x", |_| {}).expect("fits");
     }
     // Ack 500: we only sent 0..=9. Dropped whole, nothing handed up.
     let mut d = header(0, 500, u32::MAX).encode().to_vec();
@@ -452,7 +453,7 @@ fn valid_traffic(config: &EndpointConfig, rng: &mut Rng, count: usize) -> Traffi
         let mut payload = vec![0u8; len];
         rng.fill_bytes(&mut payload);
         sender
-            .send(0.0, &payload, |d| {
+            .send(Time::ZERO, &payload, |d| {
                 t.datagrams.push(d.to_vec());
                 t.peer_packets.push(peer_sent);
             })
@@ -460,11 +461,14 @@ fn valid_traffic(config: &EndpointConfig, rng: &mut Rng, count: usize) -> Traffi
         t.payloads.push(payload);
         // Let the sender's headers carry acks too.
         let mut back = Vec::new();
-        peer.send(0.0, b"ack", |d| back.push(d.to_vec()))
+        peer.send(Time::ZERO, b"ack", |d| back.push(d.to_vec()))
             .expect("fits");
         peer_sent += 1;
         for d in back {
-            sender.receive(0.0, &d).expect("the peer's packet").accept();
+            sender
+                .receive(Time::ZERO, &d)
+                .expect("the peer's packet")
+                .accept();
         }
     }
     t
@@ -476,7 +480,7 @@ fn valid_traffic(config: &EndpointConfig, rng: &mut Rng, count: usize) -> Traffi
 fn receiver_of(config: &EndpointConfig, traffic: &Traffic, last: usize) -> Endpoint {
     let mut e = endpoint(config.clone());
     for _ in 0..traffic.peer_packets[last] {
-        e.send(0.0, b"ack", |_| {}).expect("fits");
+        e.send(Time::ZERO, b"ack", |_| {}).expect("fits");
     }
     e
 }
@@ -697,7 +701,7 @@ fn one_fragment_packets_only_where_a_sender_makes_them() {
     let mut sender = endpoint(config);
     let mut wire = Vec::new();
     let sent = sender
-        .send(0.0, &[5; 1200], |d| wire.push(d.to_vec()))
+        .send(Time::ZERO, &[5; 1200], |d| wire.push(d.to_vec()))
         .expect("fits");
     assert_eq!(sent.fragments, 1);
     let mut receiver = endpoint(sender.config().clone());

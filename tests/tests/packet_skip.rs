@@ -10,11 +10,13 @@
 //! (The reference trace vectors run with the default, no skipping:
 //! `packet_vectors.rs`.)
 
+use netproto::Time;
 use netproto::internals::packet::PacketHeader;
 use netproto::packet::{
     ConfigError, Endpoint, EndpointConfig, Incoming, ReceiveError, Received, Sequence,
 };
 use netproto::sim::{LinkConfig, Network, NodeId};
+use std::time::Duration;
 
 fn trapped(seed: u64, interval: usize) -> EndpointConfig {
     EndpointConfig {
@@ -41,7 +43,7 @@ impl Side {
     fn new(node: NodeId, seed: u64, packets: usize) -> Self {
         Self {
             node,
-            endpoint: Endpoint::new(trapped(seed, 16), 0.0).expect("valid"),
+            endpoint: Endpoint::new(trapped(seed, 16), Time::ZERO).expect("valid"),
             number_of: vec![None; 65536],
             acked: vec![false; packets],
             lost: vec![false; packets],
@@ -54,8 +56,8 @@ impl Side {
         let expected = self.endpoint.next_sequence();
         let sent = self
             .endpoint
-            .send(now, &number.to_le_bytes(), |d| {
-                net.send(now, node, to, d);
+            .send(Time::from_secs_f64(now), &number.to_le_bytes(), |d| {
+                net.send(Time::from_secs_f64(now), node, to, d);
             })
             .expect("fits");
         assert_eq!(sent.sequence, expected, "next_sequence names the packet");
@@ -72,7 +74,7 @@ impl Side {
 /// Receives at `to` a datagram of `from`; checks every ack against the truth.
 fn receive(to: &mut Side, from: &Side, now: f64, datagram: &[u8]) {
     let number = u64::from_le_bytes(datagram[datagram.len() - 8..].try_into().expect("8"));
-    match to.endpoint.receive(now, datagram) {
+    match to.endpoint.receive(Time::from_secs_f64(now), datagram) {
         Ok(Incoming::Packet(packet)) => {
             assert!(!to.accepted[number as usize]);
             let acks = packet.accept();
@@ -96,11 +98,11 @@ fn an_honest_peer_never_trips_the_trap() {
     let (na, nb) = (NodeId(0), NodeId(1));
     let mut net = Network::new(11);
     let link = LinkConfig::default()
-        .with_latency(0.08)
-        .with_jitter(0.03)
+        .with_latency(Duration::from_millis(80))
+        .with_jitter(Duration::from_millis(30))
         .with_loss(0.15)
         .with_duplicates(0.05)
-        .with_reordering(0.1, 0.1);
+        .with_reordering(0.1, Duration::from_millis(100));
     net.set_link_both(na, nb, link);
     let mut a = Side::new(na, 1, PACKETS);
     let mut b = Side::new(nb, 2, PACKETS);
@@ -108,7 +110,7 @@ fn an_honest_peer_never_trips_the_trap() {
     let mut loss = [Vec::new(), Vec::new()];
     for tick in 0..PACKETS {
         let now = tick as f64 / 60.0;
-        while let Some(d) = net.poll(now) {
+        while let Some(d) = net.poll(Time::from_secs_f64(now)) {
             if d.to == na {
                 receive(&mut a, &b, now, &d.payload);
             } else {
@@ -118,8 +120,8 @@ fn an_honest_peer_never_trips_the_trap() {
         a.send(now, tick as u64, nb, &mut net);
         b.send(now, tick as u64, na, &mut net);
         if tick % 60 == 0 {
-            a.endpoint.update(now);
-            b.endpoint.update(now);
+            a.endpoint.update(Time::from_secs_f64(now));
+            b.endpoint.update(Time::from_secs_f64(now));
             if tick >= 600 {
                 loss[0].push(a.endpoint.stats().packet_loss_percent);
                 loss[1].push(b.endpoint.stats().packet_loss_percent);
@@ -151,14 +153,16 @@ fn an_honest_peer_never_trips_the_trap() {
 
 #[test]
 fn skipped_sequences_are_not_sent_lost_acked_or_measured() {
-    let mut a = Endpoint::new(trapped(5, 4), 0.0).expect("valid");
-    let mut b = Endpoint::new(EndpointConfig::default(), 0.0).expect("valid");
+    let mut a = Endpoint::new(trapped(5, 4), Time::ZERO).expect("valid");
+    let mut b = Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("valid");
     let mut skipped = 0;
     for i in 0..5000u32 {
         let now = f64::from(i) / 60.0;
         let mut wire = Vec::new();
         let sent = a
-            .send(now, &[1; 100], |d| wire.push(d.to_vec()))
+            .send(Time::from_secs_f64(now), &[1; 100], |d| {
+                wire.push(d.to_vec())
+            })
             .expect("fits");
         assert_eq!(sent.lost, None);
         // The sequence after it may be skipped: it is never sent.
@@ -169,17 +173,22 @@ fn skipped_sequences_are_not_sent_lost_acked_or_measured() {
             skipped += 1;
         }
         for d in &wire {
-            b.receive(now, d).expect("valid").accept();
+            b.receive(Time::from_secs_f64(now), d)
+                .expect("valid")
+                .accept();
         }
         wire.clear();
-        b.send(now, b"ack", |d| wire.push(d.to_vec()))
+        b.send(Time::from_secs_f64(now), b"ack", |d| wire.push(d.to_vec()))
             .expect("fits");
         // A lossless link: B acks every packet A sent, never a skipped one (a
         // `reliable` peer sees a gap), and A takes it.
-        let acks = a.receive(now, &wire[0]).expect("honest").accept();
+        let acks = a
+            .receive(Time::from_secs_f64(now), &wire[0])
+            .expect("honest")
+            .accept();
         assert_eq!(acks.acks().as_slice(), &[sent.sequence]);
         if i % 60 == 0 {
-            a.update(now);
+            a.update(Time::from_secs_f64(now));
         }
     }
     let c = a.counters();
@@ -203,11 +212,12 @@ fn skipped_sequences_are_not_sent_lost_acked_or_measured() {
 
 #[test]
 fn a_peer_that_acks_everything_is_caught() {
-    let mut a = Endpoint::new(trapped(0x5eed, 256), 0.0).expect("valid");
+    let mut a = Endpoint::new(trapped(0x5eed, 256), Time::ZERO).expect("valid");
     let mut caught = None;
     for i in 0..2000u16 {
         let now = f64::from(i) / 60.0;
-        a.send(now, b"state", |_| {}).expect("fits");
+        a.send(Time::from_secs_f64(now), b"state", |_| {})
+            .expect("fits");
         // The peer claims it got everything up to our last packet.
         let last = a.next_sequence().prev();
         let last = if a.is_skipped(last) {
@@ -222,7 +232,10 @@ fn a_peer_that_acks_everything_is_caught() {
         }
         .encode();
         let (acked, header) = (a.counters().packets_acked, a.next_header());
-        match a.receive(now, &forged).map(Incoming::accept) {
+        match a
+            .receive(Time::from_secs_f64(now), &forged)
+            .map(Incoming::accept)
+        {
             Ok(Received::Packet { .. }) => {}
             Err(ReceiveError::OptimisticAck { sequence }) => {
                 assert!(a.is_skipped(sequence));
@@ -244,9 +257,10 @@ fn a_peer_that_acks_everything_is_caught() {
 
 #[test]
 fn the_trap_is_off_by_default_and_validated() {
-    let mut a = Endpoint::new(EndpointConfig::default(), 0.0).expect("valid");
+    let mut a = Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("valid");
     for i in 0..10_000u32 {
-        a.send(f64::from(i), b"x", |_| {}).expect("fits");
+        a.send(Time::from_secs_f64(f64::from(i)), b"x", |_| {})
+            .expect("fits");
     }
     assert_eq!(a.counters().sequences_skipped, 0);
     assert_eq!(a.next_sequence(), Sequence(10_000));
@@ -264,9 +278,14 @@ fn the_trap_is_off_by_default_and_validated() {
 #[test]
 fn the_same_seed_skips_the_same_sequences() {
     let skips = |seed| {
-        let mut e = Endpoint::new(trapped(seed, 8), 0.0).expect("valid");
+        let mut e = Endpoint::new(trapped(seed, 8), Time::ZERO).expect("valid");
         (0..1000)
-            .map(|i| e.send(f64::from(i), b"x", |_| {}).expect("fits").sequence.0)
+            .map(|i| {
+                e.send(Time::from_secs_f64(f64::from(i)), b"x", |_| {})
+                    .expect("fits")
+                    .sequence
+                    .0
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(skips(3), skips(3));

@@ -10,6 +10,9 @@
 //!
 //! Run with `--nocapture` to see the figures.
 
+use netproto::Time;
+use netproto_tests::Millis;
+use std::time::Duration;
 use std::time::Instant;
 
 use netproto::packet::{Endpoint, EndpointConfig, ReceiveError, Received, Sequence};
@@ -49,7 +52,7 @@ impl Side {
         Self {
             name,
             node,
-            endpoint: Endpoint::new(EndpointConfig::default(), 0.0).expect("default config"),
+            endpoint: Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("default config"),
             sent: 0,
             acked: vec![false; packets],
             lost: vec![false; packets],
@@ -97,8 +100,8 @@ impl Side {
         let node = self.node;
         let sent = self
             .endpoint
-            .send(now, &number.to_le_bytes(), |d| {
-                let id = net.send(now, node, peer, d);
+            .send(Time::from_secs_f64(now), &number.to_le_bytes(), |d| {
+                let id = net.send(Time::from_secs_f64(now), node, peer, d);
                 origins.push((node, number));
                 assert_eq!(id.0 as usize + 1, origins.len());
             })
@@ -225,7 +228,7 @@ fn run(soak: &Soak) -> Report {
 
     for tick in 0..soak.packets {
         let now = tick as f64 / TICK_RATE;
-        while let Some(d) = net.poll(now) {
+        while let Some(d) = net.poll(Time::from_secs_f64(now)) {
             // The truth comes from the oracle log, not from the datagram.
             let oracle = net.take_oracle();
             let [record] = oracle.as_slice() else {
@@ -242,8 +245,8 @@ fn run(soak: &Soak) -> Report {
         a.send(now, nb, &mut net, &mut origins);
         b.send(now, na, &mut net, &mut origins);
         if tick % 60 == 0 {
-            a.endpoint.update(now);
-            b.endpoint.update(now);
+            a.endpoint.update(Time::from_secs_f64(now));
+            b.endpoint.update(Time::from_secs_f64(now));
             if now >= soak.warm_up {
                 loss_samples.push(a.endpoint.stats().packet_loss_percent);
                 loss_samples.push(b.endpoint.stats().packet_loss_percent);
@@ -273,7 +276,7 @@ fn run(soak: &Soak) -> Report {
         .filter(|&&d| d)
         .count();
     let total = (a.sent + b.sent) as f64;
-    let stats = |s: &Side| *s.endpoint.stats();
+    let stats = |s: &Side| s.endpoint.stats();
     let (sa, sb) = (stats(&a), stats(&b));
     let counters = |s: &Side| *s.endpoint.counters();
     let report = Report {
@@ -282,15 +285,15 @@ fn run(soak: &Soak) -> Report {
         missed_acks: a.missed_acks + b.missed_acks,
         checked_acks: a.checked_acks + b.checked_acks,
         acked: counters(&a).packets_acked + counters(&b).packets_acked,
-        rtt_ms: (sa.rtt_ms + sb.rtt_ms) / 2.0,
-        rtt_history_avg_ms: (sa.rtt_avg_ms + sb.rtt_avg_ms) / 2.0,
+        rtt_ms: (sa.rtt.ms() + sb.rtt.ms()) / 2.0,
+        rtt_history_avg_ms: (sa.rtt_avg.ms() + sb.rtt_avg.ms()) / 2.0,
         rtt_true_ms: (a.rtt_sum + b.rtt_sum) / (a.rtt_samples + b.rtt_samples).max(1.0) * 1000.0,
         loss_estimate: loss_samples.iter().sum::<f64>() / loss_samples.len().max(1) as f64,
         loss_true: (1.0 - delivered as f64 / total) * 100.0,
         stale: counters(&a).packets_stale + counters(&b).packets_stale,
         invalid: counters(&a).packets_invalid + counters(&b).packets_invalid,
     };
-    let simulated_rtt = soak.link.mean_round_trip() * 1000.0;
+    let simulated_rtt = soak.link.mean_round_trip().ms();
     println!(
         "soak {}: {} packets per side ({:.2} sequence wraps), {:.0} s simulated in {:.1} s",
         soak.name,
@@ -335,8 +338,8 @@ fn soak_99_percent_loss_has_no_false_acks() {
         name: "99% loss",
         packets: 3 * 65536 + 1000,
         link: LinkConfig::default()
-            .with_latency(0.05)
-            .with_jitter(0.02)
+            .with_latency(Duration::from_millis(50))
+            .with_jitter(Duration::from_millis(20))
             .with_loss(0.99),
         seed: 0x99,
         warm_up: 10.0,
@@ -355,11 +358,11 @@ fn soak_jitter_loss_duplicates_reordering_over_four_wraps() {
         name: "25% loss, 250±100 ms, 25% duplicates, reordering",
         packets: 4 * 65536 + 1000,
         link: LinkConfig::default()
-            .with_latency(0.250)
-            .with_jitter(0.100)
+            .with_latency(Duration::from_millis(250))
+            .with_jitter(Duration::from_millis(100))
             .with_loss(0.25)
             .with_duplicates(0.25)
-            .with_reordering(0.05, 0.2),
+            .with_reordering(0.05, Duration::from_millis(200)),
         seed: 0x25,
         warm_up: 30.0,
     };
@@ -372,7 +375,7 @@ fn soak_jitter_loss_duplicates_reordering_over_four_wraps() {
     );
     assert!(r.checked_acks > 300_000);
     assert_eq!((r.stale, r.invalid), (0, 0));
-    let simulated_rtt = soak.link.mean_round_trip() * 1000.0;
+    let simulated_rtt = soak.link.mean_round_trip().ms();
     let rtt_error = (r.rtt_ms - simulated_rtt).abs() / simulated_rtt;
     assert!(
         rtt_error < 0.10,
@@ -389,8 +392,8 @@ fn soak_bursty_loss_acks_stay_true() {
         name: "Gilbert-Elliott bursts (2% -> bad, 10% -> good) + 2% loss",
         packets: 65536 + 30_000,
         link: LinkConfig::default()
-            .with_latency(0.08)
-            .with_jitter(0.03)
+            .with_latency(Duration::from_millis(80))
+            .with_jitter(Duration::from_millis(30))
             .with_loss(0.02)
             .with_burst_loss(GilbertElliott::bursts(0.02, 0.1)),
         seed: 0x6e,

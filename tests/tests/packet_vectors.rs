@@ -5,6 +5,7 @@
 //! too-large packets without consuming a sequence; and a 300-step two-endpoint session
 //! with 30% loss reproduces the reference header bytes and acks, in order.
 
+use netproto::Time;
 use netproto::internals::packet::PacketHeader;
 use netproto::packet::{Endpoint, EndpointConfig, HeaderError, Received, SendError, Sequence};
 use netproto_tests::endpoint::receive_with;
@@ -132,7 +133,8 @@ fn every_reference_fragmentation_is_reproduced_and_reassembles() {
     for (i, line) in lines.iter().enumerate() {
         let config = config_of(line);
         if current.as_ref().is_none_or(|(c, ..)| *c != config) {
-            let new = || Endpoint::new(config.clone(), 0.0).expect("reference config is valid");
+            let new =
+                || Endpoint::new(config.clone(), Time::ZERO).expect("reference config is valid");
             current = Some((config.clone(), new(), new(), new()));
         }
         let Some((_, sender, in_order, reversed)) = current.as_mut() else {
@@ -151,7 +153,7 @@ fn every_reference_fragmentation_is_reproduced_and_reassembles() {
 
         assert_eq!(sender.next_sequence(), seq, "line {}", i + 1);
         let mut datagrams = Vec::new();
-        let sent = sender.send(0.0, &payload, |d| datagrams.push(d.to_vec()));
+        let sent = sender.send(Time::ZERO, &payload, |d| datagrams.push(d.to_vec()));
         if too_large {
             too_large_seen += 1;
             assert_eq!(
@@ -196,8 +198,8 @@ fn every_reference_fragmentation_is_reproduced_and_reassembles() {
 fn reference_session_reproduces_headers_and_acks() {
     let lines = fixture("reliable_session.jsonl");
     assert_eq!(lines.len(), 300);
-    let mut a = Endpoint::new(EndpointConfig::default(), 0.0).expect("default");
-    let mut b = Endpoint::new(EndpointConfig::default(), 0.0).expect("default");
+    let mut a = Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("default");
+    let mut b = Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("default");
     let acks_of = |v: &Value, key: &str| -> Vec<u16> {
         v[key]
             .as_array()
@@ -210,18 +212,22 @@ fn reference_session_reproduces_headers_and_acks() {
     for line in &lines {
         let step = num(line, "step");
         let now = step as f64 / 60.0;
-        a.update(now);
-        b.update(now);
+        a.update(Time::from_secs_f64(now));
+        b.update(Time::from_secs_f64(now));
         let payload_a: Vec<u8> = (0..10).map(|j| ((step * 10 + j) & 0xFF) as u8).collect();
         let payload_b: Vec<u8> = (0..10)
             .map(|j| ((step * 10 + j + 128) & 0xFF) as u8)
             .collect();
         let mut from_a = Vec::new();
         let mut from_b = Vec::new();
-        a.send(now, &payload_a, |d| from_a.push(d.to_vec()))
-            .expect("fits");
-        b.send(now, &payload_b, |d| from_b.push(d.to_vec()))
-            .expect("fits");
+        a.send(Time::from_secs_f64(now), &payload_a, |d| {
+            from_a.push(d.to_vec())
+        })
+        .expect("fits");
+        b.send(Time::from_secs_f64(now), &payload_b, |d| {
+            from_b.push(d.to_vec())
+        })
+        .expect("fits");
         let (from_a, from_b) = (&from_a[0], &from_b[0]);
         assert_eq!(
             to_hex(&from_a[..from_a.len() - 10]),
@@ -248,7 +254,10 @@ fn reference_session_reproduces_headers_and_acks() {
             b_acks.extend(r.acks().iter().map(|s| s.0));
         }
         if line["b_delivered"].as_bool().expect("bool") {
-            let r = a.receive(now, from_b).expect("valid").accept();
+            let r = a
+                .receive(Time::from_secs_f64(now), from_b)
+                .expect("valid")
+                .accept();
             a_acks.extend(r.acks().iter().map(|s| s.0));
         }
         assert_eq!(a_acks, acks_of(line, "a_acks"), "step {step}: A's acks");

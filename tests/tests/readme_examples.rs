@@ -1,6 +1,7 @@
 //! The README's code, compiled and run: keep the two in sync.
 
 use netproto::NetMessage;
+use netproto::Time;
 
 #[derive(NetMessage, Debug, PartialEq)]
 struct PlayerInput {
@@ -37,13 +38,15 @@ fn readme() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!((back.tick, back.health, back.fire), (9, 97, true));
     assert!((back.yaw - 1.25).abs() <= 0.0005);
     use netproto::packet::{Endpoint, EndpointConfig, Incoming};
-    let mut a = Endpoint::new(EndpointConfig::default(), 0.0)?;
-    let mut b = Endpoint::new(EndpointConfig::default(), 0.0)?;
+    use std::time::Duration;
+    let now = Time::ZERO; // your clock: seconds since your game started
+    let mut a = Endpoint::new(EndpointConfig::default(), now)?;
+    let mut b = Endpoint::new(EndpointConfig::default(), now)?;
     let mut wire = Vec::new();
     let mut delivered = 0;
-    a.send(0.0, b"hello", |datagram| wire.push(datagram.to_vec()))?;
+    a.send(now, b"hello", |datagram| wire.push(datagram.to_vec()))?;
     for datagram in &wire {
-        if let Incoming::Packet(packet) = b.receive(0.05, datagram)? {
+        if let Incoming::Packet(packet) = b.receive(now + Duration::from_millis(50), datagram)? {
             if packet.payload() == b"hello" {
                 let _acks = packet.accept();
                 delivered += 1;
@@ -103,7 +106,7 @@ fn rust_block<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 
 mod connecting {
     use netproto::NetMessage;
-    use netproto::channel::LayerConfig;
+    use netproto::channel::{ChannelId, LayerConfig};
     use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token};
     use netproto::transport::{UdpClient, UdpServer, UdpServerEvent};
 
@@ -118,8 +121,6 @@ mod connecting {
     enum Msg {
         Chat(Chat),
     }
-
-    const RELIABLE: usize = 0;
 
     /// The README's "Connecting a client and a server", with a bound on the loop.
     #[test]
@@ -140,7 +141,7 @@ mod connecting {
         let token = ConnectToken::read(&bytes)?;
         let mut client = UdpClient::<Msg>::connect(&token, LayerConfig::default())?;
         client.send(
-            RELIABLE,
+            ChannelId::RELIABLE,
             Msg::Chat(Chat {
                 text: "hello".into(),
             }),
@@ -166,11 +167,11 @@ mod connecting {
             }
             let clients: Vec<_> = server.clients().map(|(id, _)| id).collect();
             for id in clients {
-                while let Some(Msg::Chat(chat)) = server.receive(id, RELIABLE) {
-                    server.send(id, RELIABLE, Msg::Chat(chat))?;
+                while let Some(Msg::Chat(chat)) = server.receive(id, ChannelId::RELIABLE) {
+                    server.send(id, ChannelId::RELIABLE, Msg::Chat(chat))?;
                 }
             }
-            if let Some(Msg::Chat(echo)) = client.receive(RELIABLE) {
+            if let Some(Msg::Chat(echo)) = client.receive(ChannelId::RELIABLE) {
                 break echo;
             }
             std::thread::sleep(std::time::Duration::from_millis(5));

@@ -1,7 +1,9 @@
 //! The network simulator through its public API: determinism, many nodes, per-link
 //! models, and an oracle log that agrees with what `poll` handed out.
 
+use netproto::Time;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use netproto::sim::{DatagramId, GilbertElliott, LinkConfig, Network, NodeId, OracleRecord};
 
@@ -13,14 +15,19 @@ fn all_to_all(net: &mut Network, nodes: u32, rounds: u32) -> Vec<OracleRecord> {
         let now = f64::from(round) * 0.001;
         for from in 0..nodes {
             for to in (0..nodes).filter(|&t| t != from) {
-                net.send(now, NodeId(from), NodeId(to), &round.to_le_bytes());
+                net.send(
+                    Time::from_secs_f64(now),
+                    NodeId(from),
+                    NodeId(to),
+                    &round.to_le_bytes(),
+                );
             }
         }
-        while let Some(d) = net.poll(now) {
+        while let Some(d) = net.poll(Time::from_secs_f64(now)) {
             polled.push(d);
         }
     }
-    while let Some(d) = net.poll(f64::INFINITY) {
+    while let Some(d) = net.poll(Time::from_secs_f64(f64::INFINITY)) {
         polled.push(d);
     }
     let oracle = net.oracle().to_vec();
@@ -38,11 +45,11 @@ fn all_to_all(net: &mut Network, nodes: u32, rounds: u32) -> Vec<OracleRecord> {
 
 fn lossy(loss: f64) -> LinkConfig {
     LinkConfig::default()
-        .with_latency(0.02)
-        .with_jitter(0.01)
+        .with_latency(Duration::from_millis(20))
+        .with_jitter(Duration::from_millis(10))
         .with_loss(loss)
         .with_duplicates(0.1)
-        .with_reordering(0.1, 0.05)
+        .with_reordering(0.1, Duration::from_millis(50))
 }
 
 #[test]
@@ -97,22 +104,22 @@ fn per_direction_links_between_many_nodes() {
 fn delays_duplicates_and_reordering() {
     let mut net = Network::new(8);
     let link = LinkConfig::default()
-        .with_latency(0.1)
-        .with_jitter(0.04)
+        .with_latency(Duration::from_millis(100))
+        .with_jitter(Duration::from_millis(40))
         .with_duplicates(0.3);
     net.set_default_link(link);
     let (a, b) = (NodeId(1), NodeId(2));
     let n = 20_000u32;
     for i in 0..n {
-        net.send(f64::from(i) * 0.005, a, b, &[]);
+        net.send(Time::from_secs_f64(f64::from(i) * 0.005), a, b, &[]);
     }
     let mut copies: BTreeMap<DatagramId, u32> = BTreeMap::new();
     let mut sum = 0.0;
     let mut reordered = 0;
     let mut last_id = 0;
     let mut count = 0;
-    while let Some(d) = net.poll(f64::INFINITY) {
-        let delay = d.delivered_at - d.sent_at;
+    while let Some(d) = net.poll(Time::from_secs_f64(f64::INFINITY)) {
+        let delay = d.delivered_at.as_secs_f64() - d.sent_at.as_secs_f64();
         assert!((0.06..=0.14).contains(&delay), "{delay}");
         sum += delay;
         count += 1;
@@ -139,11 +146,11 @@ fn burst_loss_model_on_a_link() {
     net.set_default_link(LinkConfig::default().with_burst_loss(model));
     let n = 100_000u32;
     for i in 0..n {
-        net.send(f64::from(i), NodeId(0), NodeId(1), &[]);
+        net.send(Time::from_secs_f64(f64::from(i)), NodeId(0), NodeId(1), &[]);
     }
     let mut lost_runs = Vec::new();
     let mut expected_id = 0u64;
-    while let Some(d) = net.poll(f64::INFINITY) {
+    while let Some(d) = net.poll(Time::from_secs_f64(f64::INFINITY)) {
         if d.id.0 > expected_id {
             lost_runs.push(d.id.0 - expected_id);
         }

@@ -7,6 +7,8 @@
 //! forward is elapsed time (a connection silent for longer than `timeout` ends).
 
 use netproto::NetMessage;
+use netproto::Time;
+use netproto::channel::ChannelId;
 use netproto::channel::{LayerConfig, MessageLayer};
 use netproto::connection::{
     Client, ClientEvent, Congestion, CongestionConfig, ConnectionConfig, DisconnectReason,
@@ -14,19 +16,21 @@ use netproto::connection::{
 };
 use netproto::packet::{Endpoint, EndpointConfig, Sequence, Stats};
 use netproto::sim::NodeId;
+use netproto_tests::Millis;
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
+use std::time::Duration;
 
 const TICK: f64 = 1.0 / 60.0;
 
 fn check_stats(stats: &Stats) {
     for (name, value) in [
-        ("rtt", stats.rtt_ms),
-        ("rtt min", stats.rtt_min_ms),
-        ("rtt max", stats.rtt_max_ms),
-        ("rtt avg", stats.rtt_avg_ms),
-        ("jitter avg", stats.jitter_avg_vs_min_rtt_ms),
-        ("jitter max", stats.jitter_max_vs_min_rtt_ms),
-        ("jitter stddev", stats.jitter_stddev_vs_avg_rtt_ms),
+        ("rtt", stats.rtt.ms()),
+        ("rtt min", stats.rtt_min.ms()),
+        ("rtt max", stats.rtt_max.ms()),
+        ("rtt avg", stats.rtt_avg.ms()),
+        ("jitter avg", stats.jitter_avg_vs_min_rtt.ms()),
+        ("jitter max", stats.jitter_max_vs_min_rtt.ms()),
+        ("jitter stddev", stats.jitter_stddev_vs_avg_rtt.ms()),
         ("loss", stats.packet_loss_percent),
         ("sent kbps", stats.sent_kbps),
         ("received kbps", stats.received_kbps),
@@ -41,14 +45,14 @@ fn check_stats(stats: &Stats) {
 
 fn check_link_stats(stats: &LinkStats) {
     for (name, value) in [
-        ("rtt", stats.rtt_ms),
-        ("rtt min", stats.rtt_min_ms),
-        ("jitter", stats.jitter_ms),
-        ("ack delay", stats.ack_delay_ms),
+        ("rtt", stats.rtt.ms()),
+        ("rtt min", stats.rtt_min.ms()),
+        ("jitter", stats.jitter.ms()),
+        ("ack delay", stats.ack_delay.ms()),
         ("loss", stats.packet_loss_percent),
         ("sent kbps", stats.sent_kbps),
         ("received kbps", stats.received_kbps),
-        ("penalty", stats.penalty_seconds),
+        ("penalty", stats.penalty.as_secs_f64()),
     ] {
         assert!(
             value.is_finite() && value >= 0.0,
@@ -71,8 +75,8 @@ impl Pair {
             ..EndpointConfig::default()
         };
         Self {
-            a: Endpoint::new(config.clone(), 0.0).expect("valid"),
-            b: Endpoint::new(config, 0.0).expect("valid"),
+            a: Endpoint::new(config.clone(), Time::ZERO).expect("valid"),
+            b: Endpoint::new(config, Time::ZERO).expect("valid"),
         }
     }
 
@@ -80,21 +84,31 @@ impl Pair {
     fn round(&mut self, sent: f64, answered: f64) {
         let mut wire = Vec::new();
         self.a
-            .send(sent, b"ping", |d| wire.push(d.to_vec()))
+            .send(Time::from_secs_f64(sent), b"ping", |d| {
+                wire.push(d.to_vec())
+            })
             .expect("fits");
         for d in wire.drain(..) {
-            self.b.receive(sent, &d).expect("accepted").accept();
+            self.b
+                .receive(Time::from_secs_f64(sent), &d)
+                .expect("accepted")
+                .accept();
         }
         self.b
-            .send(sent, b"pong", |d| wire.push(d.to_vec()))
+            .send(Time::from_secs_f64(sent), b"pong", |d| {
+                wire.push(d.to_vec())
+            })
             .expect("fits");
         for d in wire.drain(..) {
-            self.a.receive(answered, &d).expect("accepted").accept();
+            self.a
+                .receive(Time::from_secs_f64(answered), &d)
+                .expect("accepted")
+                .accept();
         }
-        self.a.update(answered);
-        self.b.update(answered);
-        check_stats(self.a.stats());
-        check_stats(self.b.stats());
+        self.a.update(Time::from_secs_f64(answered));
+        self.b.update(Time::from_secs_f64(answered));
+        check_stats(&self.a.stats());
+        check_stats(&self.b.stats());
     }
 }
 
@@ -106,40 +120,44 @@ fn endpoint_rtt_is_never_negative_and_recovers_from_every_anomaly() {
         p.round(t, t + 0.05);
         t += TICK;
     }
-    let settled = p.a.stats().rtt_ms;
+    let settled = p.a.stats().rtt.ms();
     assert!((settled - 50.0).abs() < 1.0, "{settled}");
 
     // Backwards: the answer arrives "before" the packet left. The sample is 0, never
     // negative.
     p.round(t, t - 60.0);
-    assert!(p.a.stats().rtt_ms >= 0.0 && p.a.stats().rtt_ms < settled);
+    assert!(p.a.stats().rtt.ms() >= 0.0 && p.a.stats().rtt.ms() < settled);
     t -= 60.0;
     // Standing still: every answer at the same instant.
     for _ in 0..50 {
         p.round(t, t);
     }
-    assert!(p.a.stats().rtt_ms < 1.0, "{:?}", p.a.stats());
+    assert!(p.a.stats().rtt.ms() < 1.0, "{:?}", p.a.stats());
     // Recovery at the real 50 ms.
     for _ in 0..100 {
         t += TICK;
         p.round(t, t + 0.05);
     }
-    assert!((p.a.stats().rtt_ms - 50.0).abs() < 1.0, "{:?}", p.a.stats());
+    assert!(
+        (p.a.stats().rtt.ms() - 50.0).abs() < 1.0,
+        "{:?}",
+        p.a.stats()
+    );
 
     // Forward: one answer arrives five minutes later.
     p.round(t, t + 300.0);
     t += 300.0;
-    let jumped = p.a.stats().rtt_ms;
+    let jumped = p.a.stats().rtt.ms();
     assert!(jumped > 1000.0, "{jumped}");
     let mut rounds = 0;
-    while (p.a.stats().rtt_ms - 50.0).abs() >= 1.0 {
+    while (p.a.stats().rtt.ms() - 50.0).abs() >= 1.0 {
         t += TICK;
         p.round(t, t + 0.05);
         rounds += 1;
         assert!(
             rounds < 200,
             "RTT still {} after {rounds} acks",
-            p.a.stats().rtt_ms
+            p.a.stats().rtt.ms()
         );
     }
     // The history (min / max / jitter) forgets the outlier once it is overwritten.
@@ -147,57 +165,66 @@ fn endpoint_rtt_is_never_negative_and_recovers_from_every_anomaly() {
         t += TICK;
         p.round(t, t + 0.05);
     }
-    assert!(p.a.stats().rtt_max_ms < 51.0, "{:?}", p.a.stats());
+    assert!(p.a.stats().rtt_max.ms() < 51.0, "{:?}", p.a.stats());
 }
 
 #[test]
 fn congestion_survives_jumps_and_a_clock_that_goes_back() {
     // Starting bad (the article's settings), to see it go good.
     let config = CongestionConfig::article();
-    let mut c = Congestion::new(config, 0.0);
+    let mut c = Congestion::new(config, Time::ZERO);
     // Standing still: no time passes, nothing changes.
     for _ in 0..1000 {
-        assert_eq!(c.update(0.0, 50.0), Mode::Bad);
+        assert_eq!(c.update(Time::ZERO, Duration::from_millis(50)), Mode::Bad);
     }
     // Minutes forward in good conditions: good at once, the penalty halved to its
     // minimum.
-    assert_eq!(c.update(300.0, 50.0), Mode::Good);
-    c.update(600.0, 50.0);
+    assert_eq!(
+        c.update(Time::from_secs_f64(300.0), Duration::from_millis(50)),
+        Mode::Good
+    );
+    c.update(Time::from_secs_f64(600.0), Duration::from_millis(50));
     assert_eq!(c.penalty(), config.min_penalty);
     // A jump to a far epoch must not hang (each halving period counted one by one)
     // nor break the state.
-    assert_eq!(c.update(1e18, 50.0), Mode::Good);
+    assert_eq!(
+        c.update(Time::from_secs_f64(1e18), Duration::from_millis(50)),
+        Mode::Good
+    );
     assert_eq!(c.penalty(), config.min_penalty);
     // Non-finite times are ignored.
-    c.update(f64::NAN, 50.0);
-    c.update(f64::INFINITY, 50.0);
+    c.update(Time::from_secs_f64(f64::NAN), Duration::from_millis(50));
+    c.update(
+        Time::from_secs_f64(f64::INFINITY),
+        Duration::from_millis(50),
+    );
     assert_eq!(
-        c.update(1e18 + 1e3, 500.0),
+        c.update(Time::from_secs_f64(1e18 + 1e3), Duration::from_millis(500)),
         Mode::Bad,
         "a bad RTT still counts"
     );
-    assert!(c.penalty().is_finite() && c.penalty() >= config.min_penalty);
+    assert!(c.penalty() < Duration::MAX && c.penalty() >= config.min_penalty);
 
     // The clock goes back (a new epoch): the state carries on from the new time
     // instead of freezing until the clock catches up.
     let penalty = c.penalty();
     let mut now = 0.0;
-    while c.update(now, 50.0) == Mode::Bad {
+    while c.update(Time::from_secs_f64(now), Duration::from_millis(50)) == Mode::Bad {
         now += 0.1;
         assert!(
-            now < penalty + 1.0,
+            now < (penalty + Duration::from_secs(1)).as_secs_f64(),
             "still bad at {now} after the clock went back"
         );
     }
     // And once more from good.
-    let mut c = Congestion::new(config, 100.0);
-    c.update(200.0, 50.0);
+    let mut c = Congestion::new(config, Time::from_secs_f64(100.0));
+    c.update(Time::from_secs_f64(200.0), Duration::from_millis(50));
     assert_eq!(c.mode(), Mode::Good);
     let before = c.penalty();
     let mut now = 0.0;
-    for _ in 0..=(10.0 * config.reduce_every / 0.1) as usize {
+    for _ in 0..=(10.0 * config.reduce_every.as_secs_f64() / 0.1) as usize {
         now += 0.1;
-        c.update(now, 50.0);
+        c.update(Time::from_secs_f64(now), Duration::from_millis(50));
     }
     assert!(
         c.penalty() < before || c.penalty() == config.min_penalty,
@@ -214,10 +241,10 @@ fn pump(a: &mut MessageLayer<Note>, b: &mut MessageLayer<Note>, times: &[f64]) -
     let mut got = Vec::new();
     for (i, &t) in times.iter().enumerate() {
         let sequence = Sequence(1000 + i as u16);
-        a.write_packet(t, sequence, &mut payload);
+        a.write_packet(Time::from_secs_f64(t), sequence, &mut payload);
         b.read_packet(&payload).expect("valid");
         a.on_packet_acked(sequence);
-        while let Some(Note(n)) = b.receive(0) {
+        while let Some(Note(n)) = b.receive(ChannelId::new(0)) {
             got.push(n);
         }
     }
@@ -230,16 +257,16 @@ fn reliable_messages_are_resent_when_the_clock_goes_back() {
     let mut a = MessageLayer::<Note>::new(config.clone()).expect("valid");
     let mut b = MessageLayer::<Note>::new(config).expect("valid");
     for n in 0..10 {
-        a.send(0, Note(n)).expect("queued");
+        a.send(ChannelId::new(0), Note(n)).expect("queued");
     }
     // Sent at t = 100 and lost.
     let mut lost = Vec::new();
-    a.write_packet(100.0, Sequence(0), &mut lost);
+    a.write_packet(Time::from_secs_f64(100.0), Sequence(0), &mut lost);
     assert!(lost.len() > 1);
     // The clock goes back to 0: the messages are due again now, not at t = 100.1.
     let got = pump(&mut a, &mut b, &[0.0, 0.05, 0.1]);
     assert_eq!(got, (0..10).collect::<Vec<_>>());
-    assert_eq!(a.send_queue_len(0), 0);
+    assert_eq!(a.send_queue_len(ChannelId::new(0)), 0);
 }
 
 #[test]
@@ -247,13 +274,13 @@ fn reliable_resends_wait_while_time_stands_still_and_resume() {
     let config = LayerConfig::default();
     let mut a = MessageLayer::<Note>::new(config.clone()).expect("valid");
     let mut b = MessageLayer::<Note>::new(config).expect("valid");
-    a.send(0, Note(7)).expect("queued");
+    a.send(ChannelId::new(0), Note(7)).expect("queued");
     let mut payload = Vec::new();
-    a.write_packet(5.0, Sequence(0), &mut payload); // lost
+    a.write_packet(Time::from_secs_f64(5.0), Sequence(0), &mut payload); // lost
     let sent = a.counters().transmissions;
     // The clock stands still: no resend storm, one transmission in all.
     for i in 1..100 {
-        a.write_packet(5.0, Sequence(i), &mut payload);
+        a.write_packet(Time::from_secs_f64(5.0), Sequence(i), &mut payload);
     }
     assert_eq!(a.counters().transmissions, sent);
     // Minutes forward: due at once, delivered.
@@ -279,13 +306,18 @@ impl Link {
         let mut backend = SimBackend::new(0x7171, 77);
         let server = Server::new(
             backend.server_config(NodeId(u32::from(SERVER))),
-            server_now,
+            Time::from_secs_f64(server_now),
             SIM_UNIX_TIME,
         )
         .expect("valid");
         let token = backend.token(1, NodeId(u32::from(SERVER)));
-        let client =
-            Client::new(ConnectionConfig::new(0x7171), &token, SERVER, client_now).expect("valid");
+        let client = Client::new(
+            ConnectionConfig::new(0x7171),
+            &token,
+            SERVER,
+            Time::from_secs_f64(client_now),
+        )
+        .expect("valid");
         Self {
             server,
             client,
@@ -299,18 +331,28 @@ impl Link {
     /// One tick: both update at their own time; `deliver` says whether the datagrams
     /// of this tick arrive (payloads are accepted).
     fn tick(&mut self, client_now: f64, server_now: f64, deliver: bool) {
-        self.client.update(client_now);
-        self.server.update(server_now);
+        self.client.update(Time::from_secs_f64(client_now));
+        self.server.update(Time::from_secs_f64(server_now));
         let mut buf = [0u8; MAX_DATAGRAM_BYTES];
         while let Some((_, len)) = self.client.poll_transmit(&mut buf) {
-            if deliver && let Some(d) = self.server.handle_datagram(server_now, CLIENT, &buf[..len])
+            if deliver
+                && let Some(d) = self.server.handle_datagram(
+                    Time::from_secs_f64(server_now),
+                    CLIENT,
+                    &buf[..len],
+                )
             {
                 d.accept();
                 self.delivered.1 += 1;
             }
         }
         while let Some((_, len)) = self.server.poll_transmit(&mut buf) {
-            if deliver && let Some(d) = self.client.handle_datagram(client_now, SERVER, &buf[..len])
+            if deliver
+                && let Some(d) = self.client.handle_datagram(
+                    Time::from_secs_f64(client_now),
+                    SERVER,
+                    &buf[..len],
+                )
             {
                 d.accept();
                 self.delivered.0 += 1;
@@ -380,11 +422,15 @@ fn keepalives_go_on_when_the_clients_clock_goes_back() {
     let start = dt + 30.0;
     for i in 1..=(5.0 / TICK) as usize {
         let t = start + i as f64 * TICK;
-        if link.client.ready_to_send(t) {
-            link.client.send(t, b"input").expect("sent");
+        if link.client.ready_to_send(Time::from_secs_f64(t)) {
+            link.client
+                .send(Time::from_secs_f64(t), b"input")
+                .expect("sent");
         }
-        if link.server.ready_to_send(t, client) {
-            link.server.send(t, client, b"state").expect("sent");
+        if link.server.ready_to_send(Time::from_secs_f64(t), client) {
+            link.server
+                .send(Time::from_secs_f64(t), client, b"state")
+                .expect("sent");
         }
         link.tick(t, t, true);
     }
@@ -400,7 +446,7 @@ fn keepalives_go_on_when_the_clients_clock_goes_back() {
     // On an instant network an ack waits at most a send interval (0.1 s in bad mode)
     // for the peer's next packet.
     assert!(
-        stats.rtt_ms <= 150.0,
+        stats.rtt.ms() <= 150.0,
         "the client's RTT recovered: {stats:?}"
     );
 }
@@ -476,7 +522,13 @@ fn a_jump_of_minutes_ends_the_connection_and_a_new_one_works() {
     assert_eq!(link.client_disconnected(), Some(DisconnectReason::TimedOut));
     // A new client (a new token) connects at the new time.
     let token = link.backend.token(2, NodeId(u32::from(SERVER)));
-    link.client = Client::new(ConnectionConfig::new(0x7171), &token, SERVER, t).expect("valid");
+    link.client = Client::new(
+        ConnectionConfig::new(0x7171),
+        &token,
+        SERVER,
+        Time::from_secs_f64(t),
+    )
+    .expect("valid");
     link.connect(t + TICK, t + TICK);
 }
 
@@ -489,12 +541,16 @@ fn a_clock_that_stands_still_breaks_nothing() {
     let before = link.delivered;
     let mut sent = (0, 0);
     for _ in 0..1000 {
-        if link.server.ready_to_send(t, client) {
-            link.server.send(t, client, b"state").expect("sent");
+        if link.server.ready_to_send(Time::from_secs_f64(t), client) {
+            link.server
+                .send(Time::from_secs_f64(t), client, b"state")
+                .expect("sent");
             sent.0 += 1;
         }
-        if link.client.ready_to_send(t) {
-            link.client.send(t, b"input").expect("sent");
+        if link.client.ready_to_send(Time::from_secs_f64(t)) {
+            link.client
+                .send(Time::from_secs_f64(t), b"input")
+                .expect("sent");
             sent.1 += 1;
         }
         link.tick(t, t, true);
@@ -509,8 +565,8 @@ fn a_clock_that_stands_still_breaks_nothing() {
         (link.delivered.0 - before.0, link.delivered.1 - before.1),
         (2, 2)
     );
-    assert!(!link.server.ready_to_send(t, client));
-    assert!(!link.client.ready_to_send(t));
+    assert!(!link.server.ready_to_send(Time::from_secs_f64(t), client));
+    assert!(!link.client.ready_to_send(Time::from_secs_f64(t)));
     // Time resumes, for longer than the connection's timeout (so a connection the
     // frozen clock broke would end in this phase): payloads flow again both ways at
     // the send rate, and neither side disconnects.
@@ -519,11 +575,15 @@ fn a_clock_that_stands_still_breaks_nothing() {
     let mut modes = Vec::new();
     for i in 1..=((timeout + 2.0) / TICK) as usize {
         let now = t + i as f64 * TICK;
-        if link.server.ready_to_send(now, client) {
-            link.server.send(now, client, b"state").expect("sent");
+        if link.server.ready_to_send(Time::from_secs_f64(now), client) {
+            link.server
+                .send(Time::from_secs_f64(now), client, b"state")
+                .expect("sent");
         }
-        if link.client.ready_to_send(now) {
-            link.client.send(now, b"input").expect("sent");
+        if link.client.ready_to_send(Time::from_secs_f64(now)) {
+            link.client
+                .send(Time::from_secs_f64(now), b"input")
+                .expect("sent");
         }
         link.tick(now, now, true);
         if let Some(c) = link.client.congestion() {

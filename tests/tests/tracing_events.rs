@@ -3,6 +3,7 @@
 //! every event while a server stack and raw clients go through a connection's life on
 //! virtual time.
 
+use netproto::Time;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -122,7 +123,7 @@ impl World {
         let address = "127.0.0.1:40000".parse().expect("address");
         let mut server_config = ServerConfig::new(config.clone(), KEY, vec![address]);
         server_config.max_clients = 1;
-        let server = ServerStack::new(server_config, layer, 0.0, UNIX_TIME).expect("server");
+        let server = ServerStack::new(server_config, layer, Time::ZERO, UNIX_TIME).expect("server");
         Self {
             server,
             clients: Vec::new(),
@@ -135,7 +136,13 @@ impl World {
         let address = "127.0.0.1:40000".parse().expect("address");
         let params = TokenParams::new(self.config.protocol_id, user_id, vec![address]);
         let token = generate_connect_token(&params, &KEY, UNIX_TIME).expect("token");
-        let client = Client::new(self.config.clone(), &token, SERVER, now).expect("client");
+        let client = Client::new(
+            self.config.clone(),
+            &token,
+            SERVER,
+            Time::from_secs_f64(now),
+        )
+        .expect("client");
         self.clients.push((name, client));
     }
 
@@ -152,17 +159,19 @@ impl World {
     fn tick(&mut self, now: f64) {
         let mut buf = [0u8; MAX_DATAGRAM_BYTES];
         for (name, client) in &mut self.clients {
-            client.update(now);
+            client.update(Time::from_secs_f64(now));
             while let Some((_, len)) = client.poll_transmit(&mut buf) {
                 if !self.muted.contains(name) {
-                    self.server.handle_datagram(now, name, &buf[..len]);
+                    self.server
+                        .handle_datagram(Time::from_secs_f64(now), name, &buf[..len]);
                 }
             }
         }
-        self.server.update(now);
+        self.server.update(Time::from_secs_f64(now));
         while let Some((to, len)) = self.server.poll_transmit(&mut buf) {
             if let Some((_, client)) = self.clients.iter_mut().find(|(n, _)| *n == to)
-                && let Some(delivery) = client.handle_datagram(now, SERVER, &buf[..len])
+                && let Some(delivery) =
+                    client.handle_datagram(Time::from_secs_f64(now), SERVER, &buf[..len])
             {
                 delivery.accept();
             }
@@ -236,7 +245,9 @@ fn a_connection_s_life_in_events() {
 
         // A flood of garbage: ten drop events, then one summary of the rest.
         for _ in 0..1000 {
-            world.server.handle_datagram(now, "attacker", &[0xff; 64]);
+            world
+                .server
+                .handle_datagram(Time::from_secs_f64(now), "attacker", &[0xff; 64]);
         }
         let events = capture.take();
         assert_eq!(events.len(), 10, "{events:#?}");
@@ -274,7 +285,10 @@ fn a_connection_s_life_in_events() {
 
         // A payload the message layer finds malformed: a protocol error, then the
         // disconnection, on the server; the client hears the disconnect packets.
-        world.client("a").send(now, &[0xff; 40]).expect("connected");
+        world
+            .client("a")
+            .send(Time::from_secs_f64(now), &[0xff; 40])
+            .expect("connected");
         now = world.run(now, 0.2);
         let events = capture.take();
         let error = one(&events, "protocol error", "server");

@@ -8,7 +8,7 @@ use std::net::UdpSocket;
 use std::time::Duration;
 
 use netproto::NetMessage;
-use netproto::channel::LayerConfig;
+use netproto::channel::{ChannelId, LayerConfig};
 use netproto::transport::{UdpClient, UdpServer};
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
@@ -22,7 +22,7 @@ enum Msg {
     Ping(Ping),
 }
 
-const RELIABLE: usize = 0;
+const RELIABLE: ChannelId = ChannelId::RELIABLE;
 
 #[test]
 fn a_burst_of_hostile_datagrams_is_read_whole_and_the_server_still_serves() {

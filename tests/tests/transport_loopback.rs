@@ -14,7 +14,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::thread::sleep;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use netproto::channel::LayerConfig;
+use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::ServerConfig;
 use netproto::connection::{ClientId, ClientState, ConfigError, DenyReason, DisconnectReason};
 use netproto::internals::netcode::CONNECTION_REQUEST_BYTES;
@@ -27,8 +27,8 @@ use netproto::{MessageSet, NetMessage};
 use netproto_examples::game::{ChatMessage, GameMessage, PlayerInput};
 
 /// `LayerConfig::default()`: channel 0 is reliable-ordered, 1 unreliable.
-const RELIABLE: usize = 0;
-const UNRELIABLE: usize = 1;
+const RELIABLE: ChannelId = ChannelId::RELIABLE;
+const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 
 /// The longest any step may take before the test is declared hung (every step takes
 /// milliseconds, or the 1-second timeout of a token, when the machine is idle).

@@ -2,6 +2,8 @@
 //! time over a perfect in-memory network: deterministic.
 
 use netproto::NetMessage;
+use netproto::Time;
+use netproto::channel::ChannelId;
 use netproto::channel::LayerConfig;
 use netproto::connection::{
     Client, ClientEvent, ConnectionConfig, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, ServerEvent,
@@ -38,14 +40,14 @@ fn pair_with(layer: LayerConfig) -> (ServerStack<u32, Msg>, ClientStack<u32, Msg
     let mut backend = SimBackend::new(protocol_id, 99);
     let server_config = backend.server_config(NodeId(SERVER));
     let token = backend.token(1, NodeId(SERVER));
-    let server = ServerStack::new(server_config, layer.clone(), 0.0, SIM_UNIX_TIME)
+    let server = ServerStack::new(server_config, layer.clone(), Time::ZERO, SIM_UNIX_TIME)
         .expect("valid configuration");
     let client = ClientStack::new(
         ConnectionConfig::new(protocol_id),
         &token,
         SERVER,
         layer,
-        0.0,
+        Time::ZERO,
     )
     .expect("valid configuration");
     (server, client)
@@ -58,18 +60,18 @@ fn tick(
     server: &mut ServerStack<u32, Msg>,
     client: &mut ClientStack<u32, Msg>,
 ) -> (u32, u32) {
-    client.update(now);
-    server.update(now);
+    client.update(Time::from_secs_f64(now));
+    server.update(Time::from_secs_f64(now));
     let (mut up, mut down) = (0, 0);
     let mut buf = [0u8; MAX_DATAGRAM_BYTES];
     while let Some((_, len)) = client.poll_transmit(&mut buf) {
         up += 1;
-        server.handle_datagram(now, CLIENT, &buf[..len]);
+        server.handle_datagram(Time::from_secs_f64(now), CLIENT, &buf[..len]);
     }
     while let Some((to, len)) = server.poll_transmit(&mut buf) {
         down += 1;
         assert_eq!(to, CLIENT);
-        client.handle_datagram(now, SERVER, &buf[..len]);
+        client.handle_datagram(Time::from_secs_f64(now), SERVER, &buf[..len]);
     }
     (up, down)
 }
@@ -77,7 +79,7 @@ fn tick(
 #[test]
 fn messages_go_both_ways_and_the_mode_keeps_to_its_rate() {
     let (mut server, mut client) = pair();
-    client.send(0, hello(1)).unwrap();
+    client.send(ChannelId::new(0), hello(1)).unwrap();
     let mut now = 0.0;
     while !client.connection().is_connected() {
         now += 0.001;
@@ -121,14 +123,18 @@ fn messages_go_both_ways_and_the_mode_keeps_to_its_rate() {
 
     // The queued message arrived, and an answer comes back.
     let (id, _) = server.clients().next().unwrap();
-    assert_eq!(server.receive(id, 0), Some(hello(1)));
-    server.send(id, 0, hello(2)).unwrap();
+    assert_eq!(server.receive(id, ChannelId::new(0)), Some(hello(1)));
+    server.send(id, ChannelId::new(0), hello(2)).unwrap();
     for _ in 0..200 {
         now += 0.001;
         tick(now, &mut server, &mut client);
     }
-    assert_eq!(client.receive(0), Some(hello(2)));
-    assert_eq!(server.layer(id).unwrap().send_queue_len(0), 0, "acked");
+    assert_eq!(client.receive(ChannelId::new(0)), Some(hello(2)));
+    assert_eq!(
+        server.layer(id).unwrap().send_queue_len(ChannelId::new(0)),
+        0,
+        "acked"
+    );
 }
 
 /// A raw connection client (no message layer) connected to a server stack, ticking
@@ -140,29 +146,38 @@ fn raw_client_against_stack(payload: &[u8]) -> (Vec<ServerEvent<u32>>, Vec<Clien
     let mut server: ServerStack<u32, Msg> = ServerStack::new(
         backend.server_config(NodeId(SERVER)),
         layer,
-        0.0,
+        Time::ZERO,
         SIM_UNIX_TIME,
     )
     .expect("valid configuration");
     let token = backend.token(1, NodeId(SERVER));
-    let mut client =
-        Client::new(ConnectionConfig::new(protocol_id), &token, SERVER, 0.0).expect("valid");
+    let mut client = Client::new(
+        ConnectionConfig::new(protocol_id),
+        &token,
+        SERVER,
+        Time::ZERO,
+    )
+    .expect("valid");
     let mut buf = [0u8; MAX_DATAGRAM_BYTES];
     let (mut server_events, mut client_events) = (Vec::new(), Vec::new());
     let mut sent = 0;
     for step in 1..=200 {
         let now = f64::from(step) * 0.01;
-        if client.is_connected() && sent == 0 && client.ready_to_send(now) {
-            client.send(now, payload).expect("connected");
+        if client.is_connected() && sent == 0 && client.ready_to_send(Time::from_secs_f64(now)) {
+            client
+                .send(Time::from_secs_f64(now), payload)
+                .expect("connected");
             sent += 1;
         }
-        client.update(now);
-        server.update(now);
+        client.update(Time::from_secs_f64(now));
+        server.update(Time::from_secs_f64(now));
         while let Some((_, len)) = client.poll_transmit(&mut buf) {
-            server.handle_datagram(now, CLIENT, &buf[..len]);
+            server.handle_datagram(Time::from_secs_f64(now), CLIENT, &buf[..len]);
         }
         while let Some((_, len)) = server.poll_transmit(&mut buf) {
-            if let Some(delivery) = client.handle_datagram(now, SERVER, &buf[..len]) {
+            if let Some(delivery) =
+                client.handle_datagram(Time::from_secs_f64(now), SERVER, &buf[..len])
+            {
                 delivery.accept();
             }
         }
@@ -242,14 +257,20 @@ fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
         assert!(now < 1.0, "no handshake");
     }
     for n in 0..100 {
-        client.send(0, hello(n)).expect("queued");
+        client.send(ChannelId::new(0), hello(n)).expect("queued");
     }
     let (id, _) = server.clients().next().expect("connected");
     for _ in 0..5000 {
         now += 0.001;
         tick(now, &mut server, &mut client);
     }
-    assert_eq!(server.layer(id).expect("connected").receive_queue_len(0), 8);
+    assert_eq!(
+        server
+            .layer(id)
+            .expect("connected")
+            .receive_queue_len(ChannelId::new(0)),
+        8
+    );
     let refused = server.counters().payloads_refused;
     assert!(refused > 0, "no packet was refused");
     assert_eq!(
@@ -264,7 +285,7 @@ fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
     for _ in 0..20_000 {
         now += 0.001;
         tick(now, &mut server, &mut client);
-        got.extend(std::iter::from_fn(|| server.receive(id, 0)));
+        got.extend(std::iter::from_fn(|| server.receive(id, ChannelId::new(0))));
         if got.len() == 100 {
             break;
         }

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use netproto::channel::LayerConfig;
+use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::LinkStats;
 use netproto::sim::{LinkConfig, Rng};
 use netproto::transport::{UdpClient, UdpClientEvent};
@@ -191,7 +191,7 @@ impl Bot {
         }
     }
 
-    fn send(&mut self, channel: usize, message: GameMessage) {
+    fn send(&mut self, channel: ChannelId, message: GameMessage) {
         let bits = netproto::measure(&message);
         let naive = message.naive_size();
         let is_input = channel == UNRELIABLE;

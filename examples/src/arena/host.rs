@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use netproto::channel::LayerConfig;
+use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::{ClientId, LinkStats};
 use netproto::netcode::Key;
 use netproto::transport::{UdpServer, UdpServerEvent};
@@ -267,7 +267,7 @@ impl Host {
         }
     }
 
-    fn send(&mut self, to: ClientId, channel: usize, message: GameMessage) -> bool {
+    fn send(&mut self, to: ClientId, channel: ChannelId, message: GameMessage) -> bool {
         let bits = netproto::measure(&message);
         let naive = message.naive_size();
         let sent = self.server.send(to, channel, message).is_ok();

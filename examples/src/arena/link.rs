@@ -1,6 +1,7 @@
 //! A simulated last mile over real UDP: the network simulator between one client and
 //! the server.
 
+use netproto::Time;
 use std::io::{self, ErrorKind};
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Instant;
@@ -161,7 +162,8 @@ impl SimLink {
             }
             self.stats.up_datagrams += 1;
             self.stats.up_bytes += len as u64;
-            self.up.send(now, CLIENT, SERVER, &self.buf[..len]);
+            self.up
+                .send(Time::from_secs_f64(now), CLIENT, SERVER, &self.buf[..len]);
         }
         while let Some((len, from)) = recv(&self.back, &mut self.buf)? {
             if from != self.server {
@@ -170,19 +172,20 @@ impl SimLink {
             }
             self.stats.down_datagrams += 1;
             self.stats.down_bytes += len as u64;
-            self.down.send(now, SERVER, CLIENT, &self.buf[..len]);
+            self.down
+                .send(Time::from_secs_f64(now), SERVER, CLIENT, &self.buf[..len]);
         }
         loop {
-            let (delivery, delivered) = if let Some(d) = self.up.poll(now) {
+            let (delivery, delivered) = if let Some(d) = self.up.poll(Time::from_secs_f64(now)) {
                 (d, &mut self.stats.up_delivered)
-            } else if let Some(d) = self.down.poll(now) {
+            } else if let Some(d) = self.down.poll(Time::from_secs_f64(now)) {
                 (d, &mut self.stats.down_delivered)
             } else {
                 break;
             };
             // Delayed by the simulator until now (the pump's time, when it forwards).
             delivered.0 += 1;
-            delivered.1 += now - delivery.sent_at;
+            delivered.1 += now - delivery.sent_at.as_secs_f64();
             let sent = if delivery.to == SERVER {
                 self.back.send_to(&delivery.payload, self.server)
             } else if let Some(client) = self.client {

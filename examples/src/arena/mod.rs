@@ -30,6 +30,7 @@ mod report;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use netproto::channel::ChannelId;
 use netproto::sim::LinkConfig;
 
 pub use bot::{Bot, BotLive, BotStats};
@@ -38,9 +39,9 @@ pub use link::{SimLink, WireStats};
 pub use report::{BotRow, EstimateLog, Live, LiveBot, Summary};
 
 /// The reliable-ordered channel of [`LayerConfig::default`](netproto::channel::LayerConfig).
-pub const RELIABLE: usize = 0;
+pub const RELIABLE: ChannelId = ChannelId::RELIABLE;
 /// The unreliable channel of [`LayerConfig::default`](netproto::channel::LayerConfig).
-pub const UNRELIABLE: usize = 1;
+pub const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 
 /// Why the arena could not run.
 #[derive(Debug, thiserror::Error)]
@@ -134,11 +135,11 @@ impl Default for ArenaConfig {
             snapshot_every: 3,
             chat_rate: 1.0,
             link: LinkConfig::default()
-                .with_latency(0.080)
-                .with_jitter(0.020)
+                .with_latency(Duration::from_millis(80))
+                .with_jitter(Duration::from_millis(20))
                 .with_loss(0.05)
                 .with_duplicates(0.01)
-                .with_reordering(0.02, 0.050),
+                .with_reordering(0.02, Duration::from_millis(50)),
             spread: true,
             seed: 1,
             display_interval: 1.0,
@@ -152,8 +153,8 @@ impl ArenaConfig {
         let mut link = self.link;
         if self.spread && self.bots > 1 {
             let scale = 0.4 + 1.2 * index as f64 / (self.bots - 1) as f64;
-            link.latency *= scale;
-            link.jitter *= scale;
+            link.latency = link.latency.mul_f64(scale);
+            link.jitter = link.jitter.mul_f64(scale);
         }
         link
     }
@@ -182,11 +183,12 @@ impl ArenaConfig {
         if probabilities.iter().any(|p| !(0.0..=1.0).contains(p)) {
             return fail("loss, duplicate and reorder are probabilities (0 to 100%)");
         }
-        if ![link.latency, link.jitter, link.reorder_delay]
+        let max_delay = Duration::from_secs(1_000_000_000);
+        if [link.latency, link.jitter, link.reorder_delay]
             .iter()
-            .all(|t| finite.contains(t))
+            .any(|t| *t > max_delay)
         {
-            return fail("latency, jitter and reorder delay must not be negative");
+            return fail("latency, jitter and reorder delay must be at most 1e9 s");
         }
         Ok(())
     }
@@ -454,8 +456,9 @@ mod tests {
     fn the_spread_keeps_the_mean_latency() {
         let config = ArenaConfig::default();
         let n = config.bots;
-        let mean = (0..n).map(|i| config.link_of(i).latency).sum::<f64>() / n as f64;
-        assert!((mean - config.link.latency).abs() < 1e-9);
+        let latency = |i| config.link_of(i).latency.as_secs_f64();
+        let mean = (0..n).map(latency).sum::<f64>() / n as f64;
+        assert!((mean - config.link.latency.as_secs_f64()).abs() < 1e-9);
         assert!(config.link_of(0).latency < config.link_of(n - 1).latency);
     }
 }

@@ -273,7 +273,7 @@ impl fmt::Display for Table {
 }
 
 fn mode(stats: Option<&LinkStats>) -> String {
-    match stats.map(|s| (s.mode, s.penalty_seconds)) {
+    match stats.map(|s| (s.mode, s.penalty.as_secs_f64())) {
         Some((Mode::Good, _)) => "good".to_owned(),
         Some((Mode::Bad, penalty)) => format!("bad ({penalty:.0}s)"),
         Some(_) => "?".to_owned(),
@@ -288,7 +288,11 @@ fn versus(estimate: Option<f64>, truth: Option<f64>, decimals: usize, unit: &str
 }
 
 fn link(link: &LinkConfig) -> String {
-    format!("{:.0}ms {:.0}%", link.latency * 1e3, link.loss * 100.0)
+    format!(
+        "{:.0}ms {:.0}%",
+        link.latency.as_secs_f64() * 1e3,
+        link.loss * 100.0
+    )
 }
 
 fn ratio(part: u64, whole: u64) -> String {
@@ -311,7 +315,7 @@ impl fmt::Display for Live {
             for c in &self.server {
                 table.row(vec![
                     c.address.to_string(),
-                    format!("{:.0}ms", c.stats.rtt_ms),
+                    format!("{:.0}ms", c.stats.rtt.as_secs_f64() * 1e3),
                     format!("{:.1}%", c.stats.packet_loss_percent),
                     format!("{:.1}", c.stats.sent_kbps),
                     format!("{:.1}", c.stats.received_kbps),
@@ -339,7 +343,12 @@ impl fmt::Display for Live {
             table.row(vec![
                 bot.index.to_string(),
                 link(&bot.link),
-                versus(s.map(|s| s.rtt_ms), bot.wire.mean_rtt_ms(), 0, "ms"),
+                versus(
+                    s.map(|s| s.rtt.as_secs_f64() * 1e3),
+                    bot.wire.mean_rtt_ms(),
+                    0,
+                    "ms",
+                ),
                 versus(
                     s.map(|s| s.packet_loss_percent),
                     bot.wire.up_loss().map(|l| l * 100.0),
@@ -405,7 +414,10 @@ impl fmt::Display for Summary {
                 let from_server =
                     |f: fn(&ClientTally) -> u64| s.map_or("-".to_owned(), |s| f(s).to_string());
                 let order_ok = b.out_of_order == 0 && s.is_none_or(|s| s.out_of_order == 0);
-                let (rtt, truth) = (stats.map(|s| s.rtt_ms), row.wire.mean_rtt_ms());
+                let (rtt, truth) = (
+                    stats.map(|s| s.rtt.as_secs_f64() * 1e3),
+                    row.wire.mean_rtt_ms(),
+                );
                 let error = match (rtt, truth) {
                     (Some(rtt), Some(truth)) => format!("{:+.0}ms", rtt - truth),
                     _ => "-".to_owned(),

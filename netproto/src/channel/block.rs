@@ -1,13 +1,15 @@
 //! Blocks: a message too large for one packet, split into fragments that are each
 //! acked and resent on their own, and reassembled before delivery.
 
+use crate::Time;
+
 /// A block being sent: its encoded bytes and the state of each fragment.
 #[derive(Debug)]
 pub(crate) struct OutgoingBlock {
     pub(crate) bytes: Box<[u8]>,
     pub(crate) fragment_size: usize,
     /// When each fragment last went into a packet (`-inf`: never).
-    pub(crate) last_sent: Box<[f64]>,
+    pub(crate) last_sent: Box<[Time]>,
     pub(crate) acked: Box<[bool]>,
     /// Fragments not acked yet.
     pub(crate) remaining: usize,
@@ -19,7 +21,7 @@ impl OutgoingBlock {
         Self {
             bytes,
             fragment_size,
-            last_sent: vec![f64::NEG_INFINITY; count].into_boxed_slice(),
+            last_sent: vec![Time::NEVER; count].into_boxed_slice(),
             acked: vec![false; count].into_boxed_slice(),
             remaining: count,
         }

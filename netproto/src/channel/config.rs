@@ -1,5 +1,7 @@
 //! Configuration of the message layer and its channels, validated up front.
 
+use std::time::Duration;
+
 use super::payload::{
     entry_header_bits, fragment_bits, frame_bits, group_header_bits, message_id_bits,
 };
@@ -116,9 +118,9 @@ pub struct ChannelConfig {
     ///
     /// [`receive`]: super::MessageLayer::receive
     pub receive_queue_size: usize,
-    /// Seconds before an unacked reliable message (or fragment) is sent again, at
-    /// least (see `resend_rtt_factor`).
-    pub resend_interval: f64,
+    /// How long an unacked reliable message (or fragment) waits before it is sent
+    /// again, at least (see `resend_rtt_factor`).
+    pub resend_interval: Duration,
     /// When above 0, the resend interval is at least this many round trips (as last
     /// given to [`set_rtt`](super::MessageLayer::set_rtt); the
     /// [`MessageStack`](super::MessageStack) passes the endpoint's estimate, the
@@ -165,7 +167,7 @@ impl ChannelConfig {
             kind: ChannelKind::ReliableOrdered,
             send_queue_size: 1024,
             receive_queue_size: 1024,
-            resend_interval: 0.1,
+            resend_interval: Duration::from_millis(100),
             resend_rtt_factor: 1.25,
             max_messages_per_packet: 64,
             max_bits_per_packet: 7936,
@@ -192,7 +194,7 @@ impl ChannelConfig {
             kind: ChannelKind::UnreliableUnordered,
             send_queue_size: 256,
             receive_queue_size: 256,
-            resend_interval: 0.0,
+            resend_interval: Duration::ZERO,
             resend_rtt_factor: 0.0,
             max_messages_per_packet: 64,
             max_bits_per_packet: 7936,
@@ -253,8 +255,8 @@ impl ChannelConfig {
 
     /// This channel with a resend interval.
     #[must_use]
-    pub fn with_resend_interval(mut self, seconds: f64) -> Self {
-        self.resend_interval = seconds;
+    pub fn with_resend_interval(mut self, interval: Duration) -> Self {
+        self.resend_interval = interval;
         self
     }
 
@@ -344,7 +346,8 @@ pub struct LayerConfig {
 }
 
 impl Default for LayerConfig {
-    /// One reliable-ordered channel (index 0) and one unreliable channel (index 1).
+    /// One reliable-ordered channel ([`ChannelId::RELIABLE`](super::ChannelId::RELIABLE))
+    /// and one unreliable channel ([`ChannelId::UNRELIABLE`](super::ChannelId::UNRELIABLE)).
     fn default() -> Self {
         Self {
             channels: vec![ChannelConfig::reliable(), ChannelConfig::unreliable()],
@@ -383,11 +386,9 @@ pub enum ConfigError {
         /// The largest accepted value.
         max: usize,
     },
-    /// The resend interval or its round-trip factor is negative or not finite.
-    #[error(
-        "channel {channel}: resend_interval and resend_rtt_factor must be finite and >= 0, got {value}"
-    )]
-    ResendInterval {
+    /// The resend interval's round-trip factor is negative or not finite.
+    #[error("channel {channel}: resend_rtt_factor must be finite and >= 0, got {value}")]
+    ResendRttFactor {
         /// The channel.
         channel: usize,
         /// Its value.
@@ -548,7 +549,22 @@ impl LayerConfig {
         sum(&[total, records, staging])
     }
 
-    /// A layer with these channels and the default budgets.
+    /// Adds `channel` after the others and returns its id: what
+    /// [`send`](super::MessageLayer::send) and [`receive`](super::MessageLayer::receive)
+    /// take. Both sides must add the same channels in the same order. A configuration
+    /// with more than [`MAX_CHANNELS`] channels is invalid ([`validate`](Self::validate)).
+    pub fn add(&mut self, channel: ChannelConfig) -> super::ChannelId {
+        self.channels.push(channel);
+        super::ChannelId::new(self.channels.len() - 1)
+    }
+
+    /// The ids of the channels, in order.
+    pub fn ids(&self) -> impl Iterator<Item = super::ChannelId> + use<> {
+        (0..self.channels.len()).map(super::ChannelId::new)
+    }
+
+    /// A layer with these channels and the default budgets: channel `i` of the list is
+    /// [`ChannelId::new(i)`](super::ChannelId::new).
     pub fn with_channels(channels: Vec<ChannelConfig>) -> Self {
         Self {
             channels,
@@ -603,10 +619,9 @@ impl LayerConfig {
                     max: 1024,
                 });
             }
-            for value in [c.resend_interval, c.resend_rtt_factor] {
-                if !(value.is_finite() && value >= 0.0) {
-                    return Err(ConfigError::ResendInterval { channel: i, value });
-                }
+            let value = c.resend_rtt_factor;
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(ConfigError::ResendRttFactor { channel: i, value });
             }
             if c.weight == 0 || c.weight > 1024 {
                 return Err(ConfigError::OutOfRange {
@@ -736,8 +751,8 @@ mod tests {
             Err(ConfigError::OutOfRange { .. })
         ));
         assert!(matches!(
-            with(&|c| c.resend_interval = f64::NAN),
-            Err(ConfigError::ResendInterval { .. })
+            with(&|c| c.resend_rtt_factor = f64::NAN),
+            Err(ConfigError::ResendRttFactor { .. })
         ));
         assert!(matches!(
             with(&|c| c.max_bits_per_packet = 50),

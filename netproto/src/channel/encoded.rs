@@ -19,8 +19,9 @@ use crate::stream::{Stream, WriteStream};
 /// [`ServerStack::broadcast`](crate::transport::ServerStack::broadcast) does).
 ///
 /// ```
+/// use netproto::Time;
 /// use netproto::NetMessage;
-/// use netproto::channel::{Encoded, LayerConfig, MessageLayer};
+/// use netproto::channel::{ChannelId, Encoded, LayerConfig, MessageLayer};
 /// use netproto::packet::Sequence;
 ///
 /// #[derive(NetMessage, Debug, PartialEq)]
@@ -36,13 +37,13 @@ use crate::stream::{Stream, WriteStream};
 /// let mut layers: Vec<MessageLayer<Msg>> =
 ///     (0..3).map(|_| MessageLayer::new(LayerConfig::default())).collect::<Result<_, _>>()?;
 /// for layer in &mut layers {
-///     layer.send_encoded(0, &encoded)?;
+///     layer.send_encoded(ChannelId::RELIABLE, &encoded)?;
 /// }
 /// let mut payload = Vec::new();
-/// layers[2].write_packet(0.0, Sequence(0), &mut payload);
+/// layers[2].write_packet(Time::ZERO, Sequence(0), &mut payload);
 /// let mut peer = MessageLayer::<Msg>::new(LayerConfig::default())?;
 /// peer.read_packet(&payload)?;
-/// assert_eq!(peer.receive(0), Some(Msg::Score(Score(42))));
+/// assert_eq!(peer.receive(ChannelId::RELIABLE), Some(Msg::Score(Score(42))));
 /// // A string is byte-aligned: its bits depend on where it starts.
 /// assert!(Encoded::new(&Msg::Chat(Chat("gg".into())))?.is_none());
 /// # Ok::<(), Box<dyn std::error::Error>>(())

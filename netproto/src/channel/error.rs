@@ -5,15 +5,20 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SendError {
-    /// No channel has this index.
-    #[error("no channel {0}")]
-    NoSuchChannel(usize),
+    /// The layer has no such channel: the id is not one of its configuration's.
+    #[error("no channel {channel}: this layer has {channels} channels (0 to {last})", last = channels.saturating_sub(1))]
+    NoSuchChannel {
+        /// The channel asked for.
+        channel: super::ChannelId,
+        /// How many channels the layer has.
+        channels: usize,
+    },
     /// The message can never be sent on this channel: larger than its inline limit
     /// (and blocks are disabled) or than its largest block. Retrying will not help.
     #[error("message of {size} bits can never fit channel {channel} (at most {max} bits): {fix}")]
     TooLarge {
         /// The channel.
-        channel: usize,
+        channel: super::ChannelId,
         /// Measured size, bits.
         size: usize,
         /// The channel's limit, bits.
@@ -26,7 +31,7 @@ pub enum SendError {
     #[error("send queue of channel {channel} is full ({size} messages)")]
     QueueFull {
         /// The channel.
-        channel: usize,
+        channel: super::ChannelId,
         /// The queue size.
         size: usize,
     },

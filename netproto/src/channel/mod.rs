@@ -3,7 +3,8 @@
 //!
 //! [`MessageLayer`] is sans-IO and generic over a message set `M: NetMessage` (a
 //! derived enum: its serialize function writes the type id, then the body). It keeps
-//! a list of configured channels ([`LayerConfig`], [`ChannelConfig`]):
+//! a list of configured channels ([`LayerConfig`], [`ChannelConfig`]), each named by a
+//! [`ChannelId`] ([`LayerConfig::add`] returns it):
 //!
 //! * [`send`](MessageLayer::send) measures a message and queues it, or refuses it at
 //!   once: [`SendError::TooLarge`] if it can never fit, [`SendError::QueueFull`] for
@@ -137,8 +138,9 @@
 //! to the packet being filled all run it (or its parts), so they cannot disagree.
 //!
 //! ```
+//! use netproto::Time;
 //! use netproto::NetMessage;
-//! use netproto::channel::{LayerConfig, MessageLayer};
+//! use netproto::channel::{ChannelId, LayerConfig, MessageLayer};
 //! use netproto::packet::Sequence;
 //!
 //! #[derive(NetMessage, Debug, PartialEq)]
@@ -147,22 +149,22 @@
 //!     Bye,
 //! }
 //!
-//! let config = LayerConfig::default(); // channel 0 reliable, channel 1 unreliable
+//! let config = LayerConfig::default(); // ChannelId::RELIABLE and ChannelId::UNRELIABLE
 //! let mut a = MessageLayer::<Msg>::new(config.clone())?;
 //! let mut b = MessageLayer::<Msg>::new(config)?;
-//! a.send(0, Msg::Hello(42))?;
-//! a.send(0, Msg::Bye)?;
+//! a.send(ChannelId::RELIABLE, Msg::Hello(42))?;
+//! a.send(ChannelId::RELIABLE, Msg::Bye)?;
 //!
 //! let mut payload = Vec::new();
-//! a.write_packet(0.0, Sequence(0), &mut payload);
+//! a.write_packet(Time::ZERO, Sequence(0), &mut payload);
 //! b.read_packet(&payload)?;
-//! assert_eq!(b.receive(0), Some(Msg::Hello(42)));
-//! assert_eq!(b.receive(0), Some(Msg::Bye));
+//! assert_eq!(b.receive(ChannelId::RELIABLE), Some(Msg::Hello(42)));
+//! assert_eq!(b.receive(ChannelId::RELIABLE), Some(Msg::Bye));
 //!
 //! // The packet endpoint tells `a` that packet 0 was acked: the messages are released.
-//! assert_eq!(a.send_queue_len(0), 2);
+//! assert_eq!(a.send_queue_len(ChannelId::RELIABLE), 2);
 //! a.on_packet_acked(Sequence(0));
-//! assert_eq!(a.send_queue_len(0), 0);
+//! assert_eq!(a.send_queue_len(ChannelId::RELIABLE), 0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -170,6 +172,7 @@ mod block;
 mod config;
 mod encoded;
 mod error;
+mod id;
 mod payload;
 mod reader;
 mod reliable;
@@ -185,10 +188,14 @@ pub use config::{
 };
 pub use encoded::Encoded;
 pub use error::{LayerCounters, ReadError, SendError};
+pub use id::ChannelId;
+pub(crate) use stack::deliver;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
-pub(crate) use stack::{ack_time, deliver};
 pub use stats::MessageStats;
 
+use std::time::Duration;
+
+use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::{Sequence, SequenceBuffer};
 use crate::stream::WriteStream;
@@ -227,7 +234,7 @@ impl BlockProgress {
 /// naming the setting to change.
 fn too_large(channel: usize, config: &ChannelConfig, size: usize, max: usize) -> SendError {
     SendError::TooLarge {
-        channel,
+        channel: ChannelId::new(channel),
         size,
         max,
         fix: if config.blocks.is_none() {
@@ -366,10 +373,16 @@ impl<M: NetMessage> MessageLayer<M> {
         &self.counters
     }
 
-    /// Sets the round-trip time estimate (seconds) that channels with a
+    /// Sets the round-trip time estimate that channels with a
     /// [`resend_rtt_factor`](ChannelConfig::resend_rtt_factor) scale their resend
-    /// interval by. Ignored unless finite and positive.
-    pub fn set_rtt(&mut self, seconds: f64) {
+    /// interval by. Ignored unless positive.
+    pub fn set_rtt(&mut self, rtt: Duration) {
+        self.set_rtt_secs(rtt.as_secs_f64());
+    }
+
+    /// [`set_rtt`](Self::set_rtt) in `f64` seconds, as the estimators compute it.
+    /// Ignored unless finite and positive.
+    pub(crate) fn set_rtt_secs(&mut self, seconds: f64) {
         if seconds.is_finite() && seconds > 0.0 {
             self.rtt = seconds;
         }
@@ -388,7 +401,9 @@ impl<M: NetMessage> MessageLayer<M> {
     /// acked, and every unreliable one written into a packet. A graceful disconnect
     /// waits for this.
     pub fn is_flushed(&self) -> bool {
-        (0..self.channels.len()).all(|c| self.send_queue_len(c) == 0)
+        (0..self.channels.len())
+            .map(ChannelId::new)
+            .all(|c| self.send_queue_len(c) == 0)
     }
 
     /// `true` when the last [`write_packet`](Self::write_packet) left something that
@@ -416,7 +431,8 @@ impl<M: NetMessage> MessageLayer<M> {
     /// be sent on this channel; [`SendError::QueueFull`] when the send queue is full
     /// (back-pressure: retry later); [`SendError::Invalid`] when a value is out of its
     /// declared range.
-    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
+        let channel = channel.index();
         let bits = crate::codec::measure(&message);
         // Measured with every align at 7 bits: the written size may be 7 bits less.
         let block = self.admit(channel, bits, 7)?;
@@ -450,7 +466,7 @@ impl<M: NetMessage> MessageLayer<M> {
     /// delivery, but its bits are copied into the packet instead of written again
     /// (a broadcast queues one [`Encoded`] on many layers). On a channel with blocks a
     /// message above the inline limit becomes a block of its encoded bytes.
-    pub fn send_encoded(&mut self, channel: usize, encoded: &Encoded) -> Result<(), SendError> {
+    pub fn send_encoded(&mut self, channel: ChannelId, encoded: &Encoded) -> Result<(), SendError> {
         let bits = encoded.bits();
         if bits > M::MAX_BITS {
             // Encoded from another message set.
@@ -461,6 +477,7 @@ impl<M: NetMessage> MessageLayer<M> {
                 fix: "encode a message of this layer's message set",
             });
         }
+        let channel = channel.index();
         let block = self.admit(channel, bits, 0)?;
         let bytes = block.then(|| encoded.bytes().to_vec().into_boxed_slice());
         self.push(channel, Payload::Encoded(encoded.clone()), bits, bytes);
@@ -472,7 +489,10 @@ impl<M: NetMessage> MessageLayer<M> {
     /// Returns whether it goes as a block.
     fn admit(&mut self, channel: usize, bits: usize, slack: usize) -> Result<bool, SendError> {
         let Some(ch) = self.channels.get(channel) else {
-            return Err(SendError::NoSuchChannel(channel));
+            return Err(SendError::NoSuchChannel {
+                channel: ChannelId::new(channel),
+                channels: self.channels.len(),
+            });
         };
         let block = bits > ch.inline_max;
         if block {
@@ -491,7 +511,7 @@ impl<M: NetMessage> MessageLayer<M> {
         if full {
             self.counters.send_queue_full += 1;
             return Err(SendError::QueueFull {
-                channel,
+                channel: ChannelId::new(channel),
                 size: ch.config.send_queue_size,
             });
         }
@@ -513,7 +533,7 @@ impl<M: NetMessage> MessageLayer<M> {
                     _ => Outgoing::Message {
                         message,
                         bits,
-                        last_sent: f64::NEG_INFINITY,
+                        last_sent: Time::NEVER,
                     },
                 };
                 send.push(item);
@@ -525,7 +545,7 @@ impl<M: NetMessage> MessageLayer<M> {
 
     /// What the layer sent, received and resent, and what its queues hold.
     pub fn stats(&self) -> MessageStats {
-        let channels = 0..self.channels.len();
+        let channels = (0..self.channels.len()).map(ChannelId::new);
         MessageStats {
             sent: self.counters.messages_sent,
             received: self.counters.messages_received,
@@ -536,18 +556,18 @@ impl<M: NetMessage> MessageLayer<M> {
     }
 
     /// `true` when `channel` has room for one more message right now.
-    pub fn can_send(&self, channel: usize) -> bool {
+    pub fn can_send(&self, channel: ChannelId) -> bool {
         self.send_queue_len(channel)
             < self
                 .channels
-                .get(channel)
+                .get(channel.index())
                 .map_or(0, |c| c.config.send_queue_size)
     }
 
     /// Messages queued on `channel` and not released: for a reliable channel, sent or
     /// not and not acked; for an unreliable one, not sent yet.
-    pub fn send_queue_len(&self, channel: usize) -> usize {
-        match self.channels.get(channel).map(|c| &c.state) {
+    pub fn send_queue_len(&self, channel: ChannelId) -> usize {
+        match self.channels.get(channel.index()).map(|c| &c.state) {
             Some(State::Reliable { send, .. }) => send.len(),
             Some(State::Unreliable { send, .. }) => send.queue.len(),
             None => 0,
@@ -557,8 +577,8 @@ impl<M: NetMessage> MessageLayer<M> {
     /// Messages received on `channel` and buffered, not taken by
     /// [`receive`](Self::receive) (reliable: including those waiting for an earlier
     /// one).
-    pub fn receive_queue_len(&self, channel: usize) -> usize {
-        match self.channels.get(channel).map(|c| &c.state) {
+    pub fn receive_queue_len(&self, channel: ChannelId) -> usize {
+        match self.channels.get(channel.index()).map(|c| &c.state) {
             Some(State::Reliable { recv, .. }) => recv.buffered(),
             Some(State::Unreliable { recv, .. }) => recv.queue.len(),
             None => 0,
@@ -567,8 +587,8 @@ impl<M: NetMessage> MessageLayer<M> {
 
     /// The next message of `channel`: in send order on a reliable channel, in arrival
     /// order on an unreliable one.
-    pub fn receive(&mut self, channel: usize) -> Option<M> {
-        let message = match &mut self.channels.get_mut(channel)?.state {
+    pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
+        let message = match &mut self.channels.get_mut(channel.index())?.state {
             State::Reliable { recv, .. } => recv.pop(),
             State::Unreliable { recv, .. } => recv.queue.pop_front(),
         };
@@ -581,11 +601,11 @@ impl<M: NetMessage> MessageLayer<M> {
     /// How far the oldest block queued on `channel` has come: its bytes acked by the
     /// peer of its total (a loading bar on the sending side). `None` when no block is
     /// queued (an acked block is released at once: poll while it is in flight).
-    pub fn send_progress(&self, channel: usize) -> Option<BlockProgress> {
+    pub fn send_progress(&self, channel: ChannelId) -> Option<BlockProgress> {
         let Some(Channel {
             state: State::Reliable { send, .. },
             ..
-        }) = self.channels.get(channel)
+        }) = self.channels.get(channel.index())
         else {
             return None;
         };
@@ -606,11 +626,11 @@ impl<M: NetMessage> MessageLayer<M> {
     /// has come: its bytes received of its total (a loading bar on the receiving
     /// side). `None` when no block is in reassembly: before its first fragment, and
     /// once complete (then it is delivered, or waits in the receive queue).
-    pub fn receive_progress(&self, channel: usize) -> Option<BlockProgress> {
+    pub fn receive_progress(&self, channel: ChannelId) -> Option<BlockProgress> {
         let Some(Channel {
             state: State::Reliable { recv, .. },
             ..
-        }) = self.channels.get(channel)
+        }) = self.channels.get(channel.index())
         else {
             return None;
         };

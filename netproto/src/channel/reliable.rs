@@ -2,6 +2,8 @@
 
 use std::collections::VecDeque;
 
+use crate::Time;
+
 use super::block::{OutgoingBlock, PartialBlock};
 use super::encoded::Payload;
 
@@ -14,7 +16,7 @@ pub(crate) enum Outgoing<M> {
         /// Measured size (an upper bound on the written size).
         bits: usize,
         /// When it last went into a packet (`-inf`: never).
-        last_sent: f64,
+        last_sent: Time,
     },
     /// A message sent as fragments.
     Block(OutgoingBlock),
@@ -309,7 +311,7 @@ mod tests {
             s.push(Outgoing::Message {
                 message: Payload::Value(0),
                 bits: 8,
-                last_sent: f64::NEG_INFINITY,
+                last_sent: Time::NEVER,
             });
         }
         assert_eq!(s.len(), 4);

@@ -7,6 +7,7 @@
 //! What a part costs is measured with the payload format's own functions
 //! ([`payload`](super::payload)), never computed here.
 
+use crate::Time;
 use core::ops::Range;
 
 use super::config::ChannelConfig;
@@ -49,8 +50,8 @@ pub(crate) struct Selection {
 /// interval. A send time after `now` means the clock went back: the message is due
 /// at once (and is stamped with the new time), rather than held until the clock
 /// catches up.
-fn waiting(last_sent: f64, interval: f64, now: f64) -> bool {
-    last_sent <= now && last_sent + interval > now
+fn waiting(last_sent: Time, interval: f64, now: Time) -> bool {
+    last_sent <= now && last_sent.plus_secs(interval) > now
 }
 
 /// `true` when `ch` has something queued.
@@ -69,13 +70,13 @@ fn select_reliable<M: NetMessage>(
     send: &mut ReliableSender<M>,
     config: &ChannelConfig,
     channel: usize,
-    now: f64,
+    now: Time,
     rtt: f64,
     budget: usize,
     header: usize,
     sel: &mut Selection,
 ) -> Option<(EntrySel, usize)> {
-    let interval = config.resend_interval.max(config.resend_rtt_factor * rtt);
+    let interval = (config.resend_interval.as_secs_f64()).max(config.resend_rtt_factor * rtt);
     let max_messages = config.max_messages_per_packet;
     let mut used = header;
     let ids_start = sel.ids.len();
@@ -118,7 +119,7 @@ fn select_reliable<M: NetMessage>(
                     continue;
                 }
                 used += cost;
-                sel.resends += u64::from(*last_sent != f64::NEG_INFINITY);
+                sel.resends += u64::from(*last_sent != Time::NEVER);
                 *last_sent = now;
                 previous = Some(value);
                 sel.ids.push(id);
@@ -153,7 +154,7 @@ fn select_reliable<M: NetMessage>(
                         continue;
                     }
                     used += cost;
-                    sel.resends += u64::from(b.last_sent[f] != f64::NEG_INFINITY);
+                    sel.resends += u64::from(b.last_sent[f] != Time::NEVER);
                     b.last_sent[f] = now;
                     sel.frags.push(f as u32);
                 }
@@ -221,7 +222,7 @@ impl<M: NetMessage> MessageLayer<M> {
     /// Selects what the next packet carries (into `self.packer`), marking the reliable
     /// messages and fragments taken as sent at `now`, and records whether something due
     /// did not fit.
-    pub(super) fn select(&mut self, now: f64) {
+    pub(super) fn select(&mut self, now: Time) {
         let n = self.channels.len();
         let rtt = self.rtt;
         let Self {
@@ -302,6 +303,13 @@ mod tests {
 
     #[test]
     fn a_send_time_in_the_future_is_due() {
+        let waiting = |last_sent: f64, interval, now: f64| {
+            waiting(
+                Time::from_secs_f64(last_sent),
+                interval,
+                Time::from_secs_f64(now),
+            )
+        };
         assert!(!waiting(f64::NEG_INFINITY, 0.1, 0.0));
         assert!(waiting(1.0, 0.1, 1.05));
         assert!(!waiting(1.0, 0.1, 1.1));

@@ -1,6 +1,7 @@
 //! [`MessageStack`]: a message layer on top of a packet endpoint.
 
-use super::{ConfigError, LayerConfig, MessageLayer, ReadError, SendError};
+use super::{ChannelId, ConfigError, LayerConfig, MessageLayer, ReadError, SendError};
+use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::{
     self, Acks, Endpoint, EndpointConfig, Incoming, PendingPacket, ReceiveError, Received, Sent,
@@ -102,22 +103,23 @@ pub enum StackReceiveError {
 /// packets need nothing: the resend interval covers them.
 ///
 /// ```
+/// use netproto::Time;
 /// use netproto::NetMessage;
-/// use netproto::channel::{LayerConfig, MessageStack};
+/// use netproto::channel::{ChannelId, LayerConfig, MessageStack};
 /// use netproto::packet::EndpointConfig;
 ///
 /// #[derive(NetMessage, Debug, PartialEq)]
 /// struct Chat(#[net(range = 0..=9)] u8);
 ///
-/// let new = || MessageStack::<Chat>::new(EndpointConfig::default(), LayerConfig::default(), 0.0);
+/// let new = || MessageStack::<Chat>::new(EndpointConfig::default(), LayerConfig::default(), Time::ZERO);
 /// let (mut a, mut b) = (new()?, new()?);
-/// a.send(0, Chat(7))?;
+/// a.send(ChannelId::RELIABLE, Chat(7))?;
 /// let mut wire = Vec::new();
-/// a.send_packet(0.0, |d| wire.push(d.to_vec()))?;
+/// a.send_packet(Time::ZERO, |d| wire.push(d.to_vec()))?;
 /// for d in &wire {
-///     b.receive_datagram(0.05, d)?;
+///     b.receive_datagram(Time::from_secs_f64(0.05), d)?;
 /// }
-/// assert_eq!(b.receive(0), Some(Chat(7)));
+/// assert_eq!(b.receive(ChannelId::RELIABLE), Some(Chat(7)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -132,7 +134,7 @@ impl<M: NetMessage> MessageStack<M> {
     pub fn new(
         endpoint: EndpointConfig,
         layer: LayerConfig,
-        now: f64,
+        now: Time,
     ) -> Result<Self, StackConfigError> {
         check_pair(&endpoint, &layer)?;
         let endpoint = Endpoint::new(endpoint, now).map_err(StackConfigError::Endpoint)?;
@@ -165,12 +167,12 @@ impl<M: NetMessage> MessageStack<M> {
     }
 
     /// Queues a message: see [`MessageLayer::send`].
-    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
         self.layer.send(channel, message)
     }
 
     /// The next received message of `channel`: see [`MessageLayer::receive`].
-    pub fn receive(&mut self, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.layer.receive(channel)
     }
 
@@ -179,11 +181,12 @@ impl<M: NetMessage> MessageStack<M> {
     /// carries acks.
     pub fn send_packet(
         &mut self,
-        now: f64,
+        now: Time,
         transmit: impl FnMut(&[u8]),
     ) -> Result<Sent, packet::SendError> {
         let sequence = self.endpoint.next_sequence();
-        self.layer.set_rtt(ack_time(self.endpoint.stats()));
+        self.layer
+            .set_rtt_secs(self.endpoint.estimates().ack_time());
         self.layer.write_packet(now, sequence, &mut self.payload);
         self.endpoint.send(now, &self.payload, transmit)
     }
@@ -194,7 +197,7 @@ impl<M: NetMessage> MessageStack<M> {
     /// what it carried; its acks still apply); a malformed one is refused whole.
     pub fn receive_datagram(
         &mut self,
-        now: f64,
+        now: Time,
         datagram: &[u8],
     ) -> Result<Received, StackReceiveError> {
         let packet = match self.endpoint.receive(now, datagram) {
@@ -231,10 +234,4 @@ pub(crate) fn deliver<M: NetMessage>(
         layer.on_packet_acked(sequence);
     }
     (read, acks)
-}
-
-/// How long an ack takes to come back, seconds (the layer's resend timer waits at
-/// least a factor of it): the round trip plus the peer's hold.
-pub(crate) fn ack_time(stats: &crate::packet::Stats) -> f64 {
-    (stats.rtt_ms + stats.ack_delay_ms) / 1000.0
 }

@@ -7,6 +7,7 @@ use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
 use super::reliable::Outgoing;
 use super::select::Selection;
 use super::{Channel, MessageLayer, SentItem, State, WHOLE};
+use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::Sequence;
 use crate::stream::WriteStream;
@@ -175,7 +176,7 @@ impl<M: NetMessage> MessageLayer<M> {
     /// releases them when [`on_packet_acked`](Self::on_packet_acked) names it. With
     /// nothing to send the payload is one byte (no entries): send it anyway, it
     /// carries the packet header's acks.
-    pub fn write_packet(&mut self, now: f64, sequence: Sequence, out: &mut Vec<u8>) -> usize {
+    pub fn write_packet(&mut self, now: Time, sequence: Sequence, out: &mut Vec<u8>) -> usize {
         self.select(now);
         out.clear();
         out.resize(self.config.max_packet_bits.div_ceil(8) + 8, 0);

@@ -1,5 +1,6 @@
 //! The sans-IO netcode client: request, response, session.
 
+use crate::Time;
 use core::fmt::Debug;
 use std::collections::VecDeque;
 
@@ -14,7 +15,7 @@ use super::{ConnectionError, Opened, opened};
 use crate::netcode::{
     AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType, ReadError,
 };
-use crate::packet::{Counters, Incoming, ReceiveError, Sequence, Stats};
+use crate::packet::{Counters, Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, Refusal};
 
 /// Where a [`Client`] is in its life.
@@ -51,9 +52,9 @@ pub struct Client<A> {
     /// The connection timeout the token sets, seconds.
     timeout: f64,
     state: ClientState,
-    started: f64,
-    last_handshake_sent: f64,
-    last_received: f64,
+    started: Time,
+    last_handshake_sent: Time,
+    last_received: Time,
     challenge: Option<(u64, [u8; CHALLENGE_TOKEN_BYTES])>,
     crypto: Crypto,
     link: Option<Link>,
@@ -80,7 +81,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
         config: ConnectionConfig,
         token: &ConnectToken,
         server: A,
-        now: f64,
+        now: Time,
     ) -> Result<Self, ConfigError> {
         config.validate()?;
         if token.protocol_id != config.protocol_id {
@@ -108,7 +109,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
             timeout,
             state: ClientState::Requesting,
             started: now,
-            last_handshake_sent: f64::NEG_INFINITY,
+            last_handshake_sent: Time::NEVER,
             last_received: now,
             challenge: None,
             crypto,
@@ -173,8 +174,8 @@ impl<A: Copy + Eq + Debug> Client<A> {
     }
 
     /// The packet endpoint's estimates, once connected.
-    pub(crate) fn endpoint_stats(&self) -> Option<&Stats> {
-        self.link.as_ref().map(Link::stats)
+    pub(crate) fn endpoint_estimates(&self) -> Option<&Estimates> {
+        self.link.as_ref().map(Link::estimates)
     }
 
     /// The packet endpoint counters, once connected.
@@ -189,7 +190,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
 
     /// `true` when connected and a payload sent now keeps to the congestion mode's
     /// send rate.
-    pub fn ready_to_send(&self, now: f64) -> bool {
+    pub fn ready_to_send(&self, now: Time) -> bool {
         self.is_connected() && self.link.as_ref().is_some_and(|l| l.ready_to_send(now))
     }
 
@@ -205,7 +206,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
         self.events.pop_front()
     }
 
-    fn send_handshake(&mut self, now: f64) {
+    fn send_handshake(&mut self, now: Time) {
         self.last_handshake_sent = now;
         let server = self.server;
         match (self.state, &self.challenge) {
@@ -250,7 +251,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
     /// clock went back) restarts the timers (handshake resend and give-up, timeout,
     /// keep-alive) from `now`. A jump forward is elapsed time: a server silent for
     /// the timeout by the new clock times out.
-    pub fn update(&mut self, now: f64) {
+    pub fn update(&mut self, now: Time) {
         match self.state {
             ClientState::Requesting | ClientState::Responding => {
                 self.started = self.started.min(now);
@@ -260,11 +261,13 @@ impl<A: Copy + Eq + Debug> Client<A> {
                     self.token
                         .expire_timestamp
                         .saturating_sub(self.token.create_timestamp) as f64;
-                if now - self.started >= lifetime {
+                if now.secs_since(self.started) >= lifetime {
                     self.end(DisconnectReason::TokenExpired);
-                } else if now - self.last_received >= self.timeout {
+                } else if now.secs_since(self.last_received) >= self.timeout {
                     self.end(DisconnectReason::HandshakeTimedOut);
-                } else if now - self.last_handshake_sent >= self.config.handshake_resend_interval {
+                } else if now.secs_since(self.last_handshake_sent)
+                    >= self.config.handshake_resend_interval.as_secs_f64()
+                {
                     self.send_handshake(now);
                 }
             }
@@ -297,7 +300,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
         self.drop_log.flush(now, "client");
     }
 
-    fn keep_alive(&mut self, now: f64) {
+    fn keep_alive(&mut self, now: Time) {
         let packet = Packet::KeepAlive {
             client_index: self.client_id.map_or(0, |c| u32::from(c.0)),
             max_clients: self.max_clients,
@@ -311,7 +314,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
     /// Handles one datagram from `from` at time `now`. Returns the server's payload
     /// when one arrived, for the layer above to [`accept`](Delivery::accept) or
     /// [`refuse`](Delivery::refuse); everything else is done by then.
-    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) -> Option<Delivery<'_>> {
+    pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) -> Option<Delivery<'_>> {
         let range = self.open(now, from, datagram)?;
         let Self {
             link,
@@ -348,7 +351,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
 
     /// Opens a datagram and does what its packet says; the range of the endpoint
     /// datagram in `scratch` when it is a payload to receive.
-    fn open(&mut self, now: f64, from: A, datagram: &[u8]) -> Option<core::ops::Range<usize>> {
+    fn open(&mut self, now: Time, from: A, datagram: &[u8]) -> Option<core::ops::Range<usize>> {
         let len = datagram.len();
         let allowed = match self.state {
             ClientState::Requesting => AllowedPackets::NONE
@@ -475,7 +478,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
     }
 
     /// Counts a dropped datagram and logs it (rate-limited).
-    fn dropped_datagram(&mut self, now: f64, from: A, reason: &'static str) {
+    fn dropped_datagram(&mut self, now: Time, from: A, reason: &'static str) {
         self.dropped += 1;
         trace::log_drop!(
             self.drop_log,
@@ -490,7 +493,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
     /// Sends `payload` to the server as the packet endpoint's next packet, and
     /// returns its sequence. The caller keeps to the send rate with
     /// [`ready_to_send`](Self::ready_to_send).
-    pub fn send(&mut self, now: f64, payload: &[u8]) -> Result<Sequence, ConnectionError> {
+    pub fn send(&mut self, now: Time, payload: &[u8]) -> Result<Sequence, ConnectionError> {
         self.send_with(now, |_, buf| buf.extend_from_slice(payload))
     }
 
@@ -499,7 +502,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
     /// to call). Returns that sequence.
     pub fn send_with(
         &mut self,
-        now: f64,
+        now: Time,
         write: impl FnOnce(Sequence, &mut Vec<u8>),
     ) -> Result<Sequence, ConnectionError> {
         if self.state != ClientState::Connected {
@@ -536,7 +539,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
 
     /// Disconnects: sends `disconnect_copies` disconnect packets when connected, and
     /// reports [`DisconnectReason::Local`]. Does nothing once denied or disconnected.
-    pub fn disconnect(&mut self, _now: f64) {
+    pub fn disconnect(&mut self, _now: Time) {
         self.disconnect_with(DisconnectReason::Local);
     }
 

@@ -1,6 +1,7 @@
 //! Connection configuration.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use super::congestion::CongestionConfig;
 use crate::netcode::Key;
@@ -53,9 +54,10 @@ use crate::packet::EndpointConfig;
 ///
 /// ```
 /// use netproto::connection::{ConfigError, ConnectionConfig};
+/// use std::time::Duration;
 ///
 /// let mut config = ConnectionConfig::new(7);
-/// config.max_timeout = 240.0; // four minutes at 130 packets per second: 31,200 packets
+/// config.max_timeout = Duration::from_secs(240); // four minutes at 130 packets per second: 31,200 packets
 /// assert!(config.validate().is_ok());
 /// config.congestion.good_rate = 240.0; // 60,000: an old ack could look new
 /// assert!(matches!(
@@ -69,12 +71,13 @@ pub struct ConnectionConfig {
     /// the channel configuration. Tokens carry it; a request with another one is
     /// ignored, and a client refuses a token made for another.
     pub protocol_id: u64,
-    /// A keep-alive is sent when nothing was sent for this many seconds.
-    pub keepalive_interval: f64,
-    /// The longest connection timeout (seconds) a connect token may set.
-    pub max_timeout: f64,
+    /// A keep-alive is sent when nothing was sent for this long.
+    pub keepalive_interval: Duration,
+    /// The longest connection timeout a connect token may set (tokens count it in
+    /// whole seconds).
+    pub max_timeout: Duration,
     /// The client resends its request or response this often during the handshake.
-    pub handshake_resend_interval: f64,
+    pub handshake_resend_interval: Duration,
     /// Copies of the disconnect packet sent when a side disconnects (1 to 16).
     pub disconnect_copies: u32,
     /// The packet endpoint of each connection (its windows and reassembly table bound
@@ -90,9 +93,9 @@ impl ConnectionConfig {
     pub fn new(protocol_id: u64) -> Self {
         Self {
             protocol_id,
-            keepalive_interval: 0.1,
-            max_timeout: 60.0,
-            handshake_resend_interval: 0.1,
+            keepalive_interval: Duration::from_millis(100),
+            max_timeout: Duration::from_secs(60),
+            handshake_resend_interval: Duration::from_millis(100),
             disconnect_copies: 3,
             endpoint: EndpointConfig {
                 rtt_smoothing_factor: 0.1,
@@ -115,9 +118,12 @@ impl ConnectionConfig {
     /// Checks every field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (field, value) in [
-            ("keepalive_interval", self.keepalive_interval),
-            ("max_timeout", self.max_timeout),
-            ("handshake_resend_interval", self.handshake_resend_interval),
+            ("keepalive_interval", self.keepalive_interval.as_secs_f64()),
+            ("max_timeout", self.max_timeout.as_secs_f64()),
+            (
+                "handshake_resend_interval",
+                self.handshake_resend_interval.as_secs_f64(),
+            ),
         ] {
             positive(field, value)?;
         }
@@ -145,14 +151,15 @@ impl ConnectionConfig {
     /// sends keep-alives: `max_timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)`.
     pub fn packets_per_timeout(&self) -> f64 {
         let rate = self.congestion.good_rate.max(self.congestion.bad_rate);
-        self.max_timeout * (rate + 1.0 / self.keepalive_interval)
+        self.max_timeout.as_secs_f64() * (rate + 1.0 / self.keepalive_interval.as_secs_f64())
     }
 
     /// The connection timeout a token's `timeout_seconds` sets, if this side accepts
-    /// it: positive and at most `max_timeout`.
+    /// it: positive and at most `max_timeout`. In seconds, as the timeout timer
+    /// counts.
     pub(crate) fn token_timeout(&self, timeout_seconds: i32) -> Option<f64> {
         let seconds = f64::from(timeout_seconds);
-        (timeout_seconds > 0 && seconds <= self.max_timeout).then_some(seconds)
+        (timeout_seconds > 0 && seconds <= self.max_timeout.as_secs_f64()).then_some(seconds)
     }
 
     /// The larger packet window of the endpoint (sent or received).
@@ -297,13 +304,13 @@ pub enum ConfigError {
     },
     /// The connect token's timeout is not positive or longer than `max_timeout`.
     #[error(
-        "the connect token's timeout is {seconds} s; this side accepts 1 to max_timeout ({max} s)"
+        "the connect token's timeout is {seconds} s; this side accepts 1 to max_timeout ({max:?})"
     )]
     TokenTimeout {
         /// The token's `timeout_seconds`.
         seconds: i32,
         /// `max_timeout`.
-        max: f64,
+        max: Duration,
     },
     /// A side may send so many packets within `max_timeout` seconds that endpoint
     /// sequence numbers could wrap around and an old ack be taken for a new one (see
@@ -341,7 +348,7 @@ mod tests {
         // 32768 - 256 = 32512 packets allowed within the timeout, at 40 per second.
         let at = |max_timeout: f64| {
             ConnectionConfig {
-                max_timeout,
+                max_timeout: Duration::from_secs_f64(max_timeout),
                 ..base.clone()
             }
             .validate()
@@ -356,8 +363,8 @@ mod tests {
         );
         // Keep-alives count: a 1 ms interval is 1000 packets a second.
         let fast = ConnectionConfig {
-            keepalive_interval: 0.001,
-            max_timeout: 40.0,
+            keepalive_interval: Duration::from_millis(1),
+            max_timeout: Duration::from_secs(40),
             ..base.clone()
         };
         assert!(matches!(
@@ -366,7 +373,7 @@ mod tests {
         ));
         // So does the packet window.
         let mut wide = base.clone();
-        wide.max_timeout = 500.0; // 20000 packets
+        wide.max_timeout = Duration::from_secs(500); // 20000 packets
         assert_eq!(wide.validate(), Ok(()));
         wide.endpoint.received_packets_buffer_size = 16384;
         assert!(matches!(

@@ -14,7 +14,11 @@
 //! to send than one packet holds (a large transfer), so that 120 packets per second
 //! is reached only by a download.
 
+use std::time::Duration;
+
 use super::config::{ConfigError, positive};
+use crate::Time;
+use crate::time::{as_millis_f64, saturating_duration};
 
 /// The thresholds of [`Congestion`]; every field is configurable.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -25,18 +29,18 @@ pub struct CongestionConfig {
     pub bad_rate: f64,
     /// The mode a connection starts in (good).
     pub initial_mode: Mode,
-    /// RTT above this (milliseconds) is bad conditions (250).
-    pub rtt_threshold_ms: f64,
+    /// RTT above this is bad conditions (250 ms).
+    pub rtt_threshold: Duration,
     /// The penalty time at start (4 s).
-    pub initial_penalty: f64,
+    pub initial_penalty: Duration,
     /// The smallest penalty time (1 s).
-    pub min_penalty: f64,
+    pub min_penalty: Duration,
     /// The largest penalty time (60 s).
-    pub max_penalty: f64,
-    /// Going bad within this many seconds of going good doubles the penalty (10 s).
-    pub relapse_window: f64,
-    /// Every this many seconds in good halve the penalty (10 s).
-    pub reduce_every: f64,
+    pub max_penalty: Duration,
+    /// Going bad within this long of going good doubles the penalty (10 s).
+    pub relapse_window: Duration,
+    /// Every this long in good halves the penalty (10 s).
+    pub reduce_every: Duration,
 }
 
 impl Default for CongestionConfig {
@@ -45,12 +49,12 @@ impl Default for CongestionConfig {
             good_rate: 120.0,
             bad_rate: 30.0,
             initial_mode: Mode::Good,
-            rtt_threshold_ms: 250.0,
-            initial_penalty: 4.0,
-            min_penalty: 1.0,
-            max_penalty: 60.0,
-            relapse_window: 10.0,
-            reduce_every: 10.0,
+            rtt_threshold: Duration::from_millis(250),
+            initial_penalty: Duration::from_secs(4),
+            min_penalty: Duration::from_secs(1),
+            max_penalty: Duration::from_secs(60),
+            relapse_window: Duration::from_secs(10),
+            reduce_every: Duration::from_secs(10),
         }
     }
 }
@@ -68,18 +72,18 @@ impl CongestionConfig {
         }
     }
 
-    /// Checks every field: all positive and finite, `min_penalty <= initial_penalty
-    /// <= max_penalty`.
+    /// Checks every field: all positive (the rates finite), `min_penalty <=
+    /// initial_penalty <= max_penalty`.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (field, value) in [
             ("good_rate", self.good_rate),
             ("bad_rate", self.bad_rate),
-            ("rtt_threshold_ms", self.rtt_threshold_ms),
-            ("initial_penalty", self.initial_penalty),
-            ("min_penalty", self.min_penalty),
-            ("max_penalty", self.max_penalty),
-            ("relapse_window", self.relapse_window),
-            ("reduce_every", self.reduce_every),
+            ("rtt_threshold", self.rtt_threshold.as_secs_f64()),
+            ("initial_penalty", self.initial_penalty.as_secs_f64()),
+            ("min_penalty", self.min_penalty.as_secs_f64()),
+            ("max_penalty", self.max_penalty.as_secs_f64()),
+            ("relapse_window", self.relapse_window.as_secs_f64()),
+            ("reduce_every", self.reduce_every.as_secs_f64()),
         ] {
             positive(field, value)?;
         }
@@ -89,6 +93,29 @@ impl CongestionConfig {
             });
         }
         Ok(())
+    }
+}
+
+/// The durations of a [`CongestionConfig`] in the `f64` seconds (and milliseconds for
+/// the RTT threshold) the state machine computes in.
+#[derive(Clone, Copy)]
+struct Seconds {
+    rtt_threshold_ms: f64,
+    min_penalty: f64,
+    max_penalty: f64,
+    relapse_window: f64,
+    reduce_every: f64,
+}
+
+impl Seconds {
+    fn of(c: &CongestionConfig) -> Self {
+        Self {
+            rtt_threshold_ms: as_millis_f64(c.rtt_threshold),
+            min_penalty: c.min_penalty.as_secs_f64(),
+            max_penalty: c.max_penalty.as_secs_f64(),
+            relapse_window: c.relapse_window.as_secs_f64(),
+            reduce_every: c.reduce_every.as_secs_f64(),
+        }
     }
 }
 
@@ -123,25 +150,30 @@ impl Mode {
 /// ```
 /// use netproto::connection::{Congestion, CongestionConfig, Mode};
 ///
-/// let mut c = Congestion::new(CongestionConfig::article(), 0.0);
-/// assert_eq!((c.mode(), c.penalty()), (Mode::Bad, 4.0));
-/// let mut now = 0.0;
+/// use netproto::Time;
+/// use std::time::Duration;
+///
+/// let ms = Duration::from_millis;
+/// let mut c = Congestion::new(CongestionConfig::article(), Time::ZERO);
+/// assert_eq!((c.mode(), c.penalty()), (Mode::Bad, Duration::from_secs(4)));
+/// let mut now = Time::ZERO;
 /// while c.mode() == Mode::Bad {
-///     now += 0.1;
-///     c.update(now, 50.0);
+///     now += ms(100);
+///     c.update(now, ms(50));
 /// }
-/// assert!((now - 4.0).abs() < 0.15);
+/// assert!((now.as_secs_f64() - 4.0).abs() < 0.15);
 /// assert_eq!(c.send_rate(), 30.0);
-/// c.update(now + 0.1, 300.0); // RTT above 250 ms: bad at once,
+/// c.update(now + ms(100), ms(300)); // RTT above 250 ms: bad at once,
 /// assert_eq!(c.mode(), Mode::Bad);
-/// assert_eq!(c.penalty(), 8.0); // and within 10 s of going good: t doubles.
+/// assert_eq!(c.penalty(), Duration::from_secs(8)); // and within 10 s of going good: t doubles.
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Congestion {
     config: CongestionConfig,
     mode: Mode,
+    /// Seconds.
     penalty: f64,
-    last_update: f64,
+    last_update: Time,
     /// Bad mode: seconds of good conditions so far. Good mode: seconds since going good.
     good_time: f64,
     /// Good mode: seconds toward the next halving of the penalty.
@@ -150,14 +182,14 @@ pub struct Congestion {
 
 impl Congestion {
     /// Bad mode with the initial penalty, at time `now`.
-    pub fn new(config: CongestionConfig, now: f64) -> Self {
+    pub fn new(config: CongestionConfig, now: Time) -> Self {
         Self {
             mode: config.initial_mode,
-            penalty: config.initial_penalty,
+            penalty: config.initial_penalty.as_secs_f64(),
             last_update: now,
             // Starting good is no relapse: a first drop does not double the penalty.
             good_time: match config.initial_mode {
-                Mode::Good => config.relapse_window,
+                Mode::Good => config.relapse_window.as_secs_f64(),
                 Mode::Bad => 0.0,
             },
             reduction: 0.0,
@@ -170,8 +202,13 @@ impl Congestion {
         self.mode
     }
 
-    /// The penalty time `t`, seconds.
-    pub fn penalty(&self) -> f64 {
+    /// The penalty time `t`.
+    pub fn penalty(&self) -> Duration {
+        saturating_duration(self.penalty)
+    }
+
+    /// [`penalty`](Self::penalty) in the `f64` seconds it is computed in.
+    pub(crate) fn penalty_secs(&self) -> f64 {
         self.penalty
     }
 
@@ -183,12 +220,18 @@ impl Congestion {
         }
     }
 
-    /// Seconds between packets at the mode's rate.
-    pub fn send_interval(&self) -> f64 {
+    /// The time between packets at the mode's rate.
+    pub fn send_interval(&self) -> Duration {
+        saturating_duration(self.send_interval_secs())
+    }
+
+    /// [`send_interval`](Self::send_interval) in `f64` seconds, as the send timer
+    /// computes it.
+    pub(crate) fn send_interval_secs(&self) -> f64 {
         1.0 / self.send_rate()
     }
 
-    /// Advances to `now` with the current RTT (ms). Conditions are taken to have held
+    /// Advances to `now` with the current RTT. Conditions are taken to have held
     /// since the previous update. Returns the mode after the update.
     ///
     /// Time anomalies: a `now` before the previous update (the clock went back)
@@ -196,13 +239,19 @@ impl Congestion {
     /// from the new clock instead of waiting for it to catch up; a jump forward is
     /// elapsed time (minutes of good conditions return to good and halve the penalty
     /// down to its minimum); a non-finite `now` is ignored.
-    pub fn update(&mut self, now: f64, rtt_ms: f64) -> Mode {
-        if !now.is_finite() {
+    pub fn update(&mut self, now: Time, rtt: Duration) -> Mode {
+        self.update_ms(now, as_millis_f64(rtt))
+    }
+
+    /// [`update`](Self::update) with the RTT in `f64` milliseconds, as the packet
+    /// endpoint estimates it.
+    pub(crate) fn update_ms(&mut self, now: Time, rtt_ms: f64) -> Mode {
+        if !now.as_secs_f64().is_finite() {
             return self.mode;
         }
-        let dt = (now - self.last_update).max(0.0);
+        let dt = now.secs_since(self.last_update).max(0.0);
         self.last_update = now;
-        let c = self.config;
+        let c = Seconds::of(&self.config);
         let bad_conditions = rtt_ms > c.rtt_threshold_ms;
         match self.mode {
             Mode::Good => {
@@ -249,14 +298,19 @@ impl Congestion {
 mod tests {
     use super::*;
 
+    /// `update` at `now` seconds with an RTT of `rtt_ms`.
+    fn at(c: &mut Congestion, now: f64, rtt_ms: f64) -> Mode {
+        c.update_ms(Time::from_secs_f64(now), rtt_ms)
+    }
+
     #[test]
     fn rules_one_by_one() {
-        let mut c = Congestion::new(CongestionConfig::article(), 0.0);
+        let mut c = Congestion::new(CongestionConfig::article(), Time::ZERO);
         let mut now = 0.0;
         let mut step = |c: &mut Congestion, rtt: f64, seconds: f64| {
             for _ in 0..(seconds * 10.0).round() as u32 {
                 now += 0.1;
-                c.update(now, rtt);
+                at(c, now, rtt);
             }
         };
         // Bad conditions keep it bad and reset the good time.
@@ -269,15 +323,21 @@ mod tests {
         // Relapse after 5 s of good: t doubles to 8.
         step(&mut c, 50.0, 5.0);
         step(&mut c, 300.0, 0.1);
-        assert_eq!((c.mode(), c.penalty()), (Mode::Bad, 8.0));
+        assert_eq!(
+            (c.mode(), c.penalty()),
+            (Mode::Bad, Duration::from_secs_f64(8.0))
+        );
         // 8 s of good conditions, then 25 s in good: halved twice, to 2.
         step(&mut c, 50.0, 8.1);
         assert_eq!(c.mode(), Mode::Good);
         step(&mut c, 50.0, 25.0);
-        assert_eq!(c.penalty(), 2.0);
+        assert_eq!(c.penalty().as_secs_f64(), 2.0);
         // A relapse after more than 10 s in good does not double.
         step(&mut c, 300.0, 0.1);
-        assert_eq!((c.mode(), c.penalty()), (Mode::Bad, 2.0));
+        assert_eq!(
+            (c.mode(), c.penalty()),
+            (Mode::Bad, Duration::from_secs_f64(2.0))
+        );
         // Doubling stops at 60, halving at 1.
         for _ in 0..10 {
             while c.mode() == Mode::Bad {
@@ -285,44 +345,44 @@ mod tests {
             }
             step(&mut c, 300.0, 0.1);
         }
-        assert_eq!(c.penalty(), 60.0);
+        assert_eq!(c.penalty().as_secs_f64(), 60.0);
         step(&mut c, 50.0, 60.0);
         step(&mut c, 50.0, 200.0);
-        assert_eq!(c.penalty(), 1.0);
+        assert_eq!(c.penalty().as_secs_f64(), 1.0);
     }
 
     #[test]
     fn far_jumps_end_and_a_clock_that_goes_back_restarts_the_timers() {
         let config = CongestionConfig::default();
-        let mut c = Congestion::new(config, 0.0);
-        assert_eq!(c.update(1e18, 50.0), Mode::Good);
+        let mut c = Congestion::new(config, Time::ZERO);
+        assert_eq!(at(&mut c, 1e18, 50.0), Mode::Good);
         // Halving period by period would never end at this magnitude.
-        assert_eq!(c.update(2e18, 50.0), Mode::Good);
+        assert_eq!(at(&mut c, 2e18, 50.0), Mode::Good);
         assert_eq!(c.penalty(), config.min_penalty);
-        c.update(f64::NAN, 50.0);
-        c.update(f64::NEG_INFINITY, 50.0);
-        assert_eq!(c.update(2e18, 300.0), Mode::Bad);
+        at(&mut c, f64::NAN, 50.0);
+        at(&mut c, f64::NEG_INFINITY, 50.0);
+        assert_eq!(at(&mut c, 2e18, 300.0), Mode::Bad);
         // Back to 0: good again after the penalty on the new clock.
         let mut now = 0.0;
-        while c.update(now, 50.0) == Mode::Bad {
+        while at(&mut c, now, 50.0) == Mode::Bad {
             now += 0.1;
-            assert!(now <= config.min_penalty + 0.2, "{now}");
+            assert!(now <= config.min_penalty.as_secs_f64() + 0.2, "{now}");
         }
     }
 
     #[test]
     fn starting_good_is_no_relapse() {
-        let mut c = Congestion::new(CongestionConfig::default(), 0.0);
+        let mut c = Congestion::new(CongestionConfig::default(), Time::ZERO);
         assert_eq!((c.mode(), c.send_rate()), (Mode::Good, 120.0));
-        assert_eq!(c.update(0.1, 300.0), Mode::Bad);
-        assert_eq!(c.penalty(), 4.0);
+        assert_eq!(at(&mut c, 0.1, 300.0), Mode::Bad);
+        assert_eq!(c.penalty().as_secs_f64(), 4.0);
     }
 
     #[test]
     fn config_is_checked() {
         assert!(CongestionConfig::default().validate().is_ok());
         let bad = CongestionConfig {
-            min_penalty: 5.0,
+            min_penalty: Duration::from_secs(5),
             ..CongestionConfig::default()
         };
         assert!(bad.validate().is_err());

@@ -3,6 +3,7 @@
 //! bounded by the configuration, allocated once, and hold nothing for a request that
 //! failed a check.
 
+use crate::Time;
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -23,7 +24,7 @@ pub(crate) struct Pending {
     pub(crate) expire_timestamp: u64,
     pub(crate) tag: TokenTag,
     /// When the last request arrived (server time).
-    last_seen: f64,
+    last_seen: Time,
 }
 
 impl Pending {
@@ -33,7 +34,7 @@ impl Pending {
         timeout: f64,
         expire_timestamp: u64,
         tag: TokenTag,
-        now: f64,
+        now: Time,
     ) -> Self {
         Self {
             send_key,
@@ -45,8 +46,8 @@ impl Pending {
         }
     }
 
-    fn expired(&self, now: f64, unix: u64) -> bool {
-        unix >= self.expire_timestamp || now - self.last_seen >= self.timeout
+    fn expired(&self, now: Time, unix: u64) -> bool {
+        unix >= self.expire_timestamp || now.secs_since(self.last_seen) >= self.timeout
     }
 }
 
@@ -153,7 +154,7 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
 
     /// Starts (or refreshes) the handshake of `from`. `false` when the table is full
     /// of live handshakes: the request is ignored, the client tries again.
-    pub(crate) fn start(&mut self, from: A, pending: Pending, now: f64, unix: u64) -> bool {
+    pub(crate) fn start(&mut self, from: A, pending: Pending, now: Time, unix: u64) -> bool {
         if !self.pending.contains_key(&from) && self.pending.len() >= self.pending_limit {
             self.pending.retain(|_, p| !p.expired(now, unix));
             if self.pending.len() >= self.pending_limit {
@@ -165,7 +166,7 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
     }
 
     /// The live handshake of `from`, if any.
-    pub(crate) fn pending(&self, from: &A, now: f64, unix: u64) -> Option<&Pending> {
+    pub(crate) fn pending(&self, from: &A, now: Time, unix: u64) -> Option<&Pending> {
         self.pending.get(from).filter(|p| !p.expired(now, unix))
     }
 
@@ -175,7 +176,7 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
     }
 
     /// Forgets expired handshakes and tokens.
-    pub(crate) fn expire(&mut self, now: f64, unix: u64) {
+    pub(crate) fn expire(&mut self, now: Time, unix: u64) {
         self.pending.retain(|_, p| !p.expired(now, unix));
         self.tokens.retain(|_, e| e.expire_timestamp > unix);
     }
@@ -200,7 +201,7 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
 mod tests {
     use super::*;
 
-    fn pending(tag: u8, now: f64) -> Pending {
+    fn pending(tag: u8, now: Time) -> Pending {
         Pending::new(
             Key::from_bytes([1; 32]),
             Key::from_bytes([2; 32]),
@@ -223,7 +224,7 @@ mod tests {
         h.spend(&[1; 16]);
         assert_eq!(h.check_token(&[1; 16], &10), Err(TokenRefusal::Spent));
         // Expired tokens are forgotten.
-        h.expire(0.0, 1000);
+        h.expire(Time::ZERO, 1000);
         assert_eq!(h.tokens_len(), 0);
     }
 
@@ -245,18 +246,37 @@ mod tests {
     #[test]
     fn pending_handshakes_are_bounded_and_expire() {
         let mut h = Handshakes::<u8>::new(2);
-        assert!(h.start(1, pending(1, 0.0), 0.0, 0));
-        assert!(h.start(2, pending(2, 0.0), 0.0, 0));
+        assert!(h.start(1, pending(1, Time::ZERO), Time::ZERO, 0));
+        assert!(h.start(2, pending(2, Time::ZERO), Time::ZERO, 0));
         assert!(
-            !h.start(3, pending(3, 0.0), 1.0, 0),
+            !h.start(3, pending(3, Time::ZERO), Time::from_secs_f64(1.0), 0),
             "full of live handshakes"
         );
-        assert!(h.start(2, pending(2, 1.0), 1.0, 0), "a refresh always fits");
-        assert!(h.pending(&1, 4.9, 0).is_some());
-        assert!(h.pending(&1, 5.0, 0).is_none(), "timed out");
-        assert!(h.pending(&2, 1.0, 1000).is_none(), "token expired");
         assert!(
-            h.start(3, pending(3, 5.0), 5.0, 0),
+            h.start(
+                2,
+                pending(2, Time::from_secs_f64(1.0)),
+                Time::from_secs_f64(1.0),
+                0
+            ),
+            "a refresh always fits"
+        );
+        assert!(h.pending(&1, Time::from_secs_f64(4.9), 0).is_some());
+        assert!(
+            h.pending(&1, Time::from_secs_f64(5.0), 0).is_none(),
+            "timed out"
+        );
+        assert!(
+            h.pending(&2, Time::from_secs_f64(1.0), 1000).is_none(),
+            "token expired"
+        );
+        assert!(
+            h.start(
+                3,
+                pending(3, Time::from_secs_f64(5.0)),
+                Time::from_secs_f64(5.0),
+                0
+            ),
             "the expired one made room"
         );
         assert_eq!(h.pending_len(), 2);

@@ -1,6 +1,7 @@
 //! The sans-IO netcode server: requests checked cheapest first, stateless
 //! challenges, client slots, sealed sessions.
 
+use crate::Time;
 use core::fmt::Debug;
 use core::hash::Hash;
 use std::collections::{HashMap, VecDeque};
@@ -18,7 +19,7 @@ use crate::netcode::{
     self, AllowedPackets, ChallengeToken, ConnectTokenPrivate, Key, MAC_BYTES, Packet, PacketType,
     ReadError, USER_DATA_BYTES,
 };
-use crate::packet::{Counters, Incoming, ReceiveError, Sequence, Stats};
+use crate::packet::{Counters, Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, Refusal};
 
 /// Why the server dropped a datagram: the counter it lands in, and the `reason` of its
@@ -194,6 +195,7 @@ struct Slot<A> {
 /// from, and spent when its session ends.
 ///
 /// ```
+/// use netproto::Time;
 /// use netproto::connection::{
 ///     Client, ClientEvent, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig,
 ///     ServerEvent,
@@ -205,17 +207,17 @@ struct Slot<A> {
 /// let config = ConnectionConfig::new(0xfeed);
 /// let server_config = ServerConfig::new(config.clone(), private_key.clone(), vec![server_address]);
 /// let unix_time = 1_800_000_000;
-/// let mut server = Server::new(server_config, 0.0, unix_time)?;
+/// let mut server = Server::new(server_config, Time::ZERO, unix_time)?;
 ///
 /// // The backend makes a token for player 42 and hands it to the client.
 /// let params = TokenParams::new(0xfeed, 42, vec![server_address]);
 /// let token = generate_connect_token(&params, &private_key, unix_time)?;
-/// let mut client = Client::new(config, &token, "server", 0.0)?;
+/// let mut client = Client::new(config, &token, "server", Time::ZERO)?;
 ///
 /// // A perfect, instant network between "client" and "server".
 /// let mut buf = [0u8; MAX_DATAGRAM_BYTES];
 /// for tick in 0..10 {
-///     let now = f64::from(tick) * 0.05;
+///     let now = Time::from_secs_f64(f64::from(tick) * 0.05);
 ///     client.update(now);
 ///     server.update(now);
 ///     while let Some((_, len)) = client.poll_transmit(&mut buf) {
@@ -250,7 +252,7 @@ pub struct Server<A> {
     /// under the same key.
     global_sequence: u64,
     challenge_sequence: u64,
-    last_expiry: f64,
+    last_expiry: Time,
     /// Where a datagram is opened in place.
     scratch: Box<[u8]>,
     /// Where the layer above writes a payload.
@@ -262,7 +264,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// A server with `config` at time `now` (seconds, any origin: the time every
     /// other call takes), when the Unix time is `unix_time` seconds (to check token
     /// expiry). Fails when the configuration is invalid.
-    pub fn new(config: ServerConfig, now: f64, unix_time: u64) -> Result<Self, ConfigError> {
+    pub fn new(config: ServerConfig, now: Time, unix_time: u64) -> Result<Self, ConfigError> {
         config.validate()?;
         let mut slots = Vec::with_capacity(config.max_clients);
         slots.resize_with(config.max_clients, || None);
@@ -273,7 +275,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             transmits: TransmitQueue::new(),
             events: VecDeque::new(),
             counters: ServerCounters::default(),
-            unix_offset: unix_time as f64 - now,
+            unix_offset: unix_time as f64 - now.as_secs_f64(),
             global_sequence: 1 << 63,
             challenge_sequence: 0,
             last_expiry: now,
@@ -311,8 +313,8 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     }
 
     /// The Unix time (seconds) at server time `now`.
-    pub fn unix_time(&self, now: f64) -> u64 {
-        let t = self.unix_offset + now;
+    pub fn unix_time(&self, now: Time) -> u64 {
+        let t = self.unix_offset + now.as_secs_f64();
         if t > 0.0 { t as u64 } else { 0 }
     }
 
@@ -403,8 +405,8 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     }
 
     /// The packet endpoint's estimates of a connected client's link.
-    pub(crate) fn endpoint_stats(&self, client: ClientId) -> Option<&Stats> {
-        self.slot(client).map(|s| s.link.stats())
+    pub(crate) fn endpoint_estimates(&self, client: ClientId) -> Option<&Estimates> {
+        self.slot(client).map(|s| s.link.estimates())
     }
 
     /// The packet endpoint counters of a connected client's connection (packets and
@@ -420,7 +422,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
 
     /// `true` when a payload sent to `client` now keeps to its congestion mode's
     /// send rate (120 or 30 packets per second by default).
-    pub fn ready_to_send(&self, now: f64, client: ClientId) -> bool {
+    pub fn ready_to_send(&self, now: Time, client: ClientId) -> bool {
         self.slot(client).is_some_and(|s| s.link.ready_to_send(now))
     }
 
@@ -458,7 +460,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// when one arrived, for the layer above to [`accept`](Delivery::accept) or
     /// [`refuse`](Delivery::refuse); everything else (handshakes, keep-alives,
     /// disconnects, fragments, packets dropped and counted) is done by then.
-    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) -> Option<Delivery<'_>> {
+    pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) -> Option<Delivery<'_>> {
         self.counters.datagrams_received += 1;
         let len = datagram.len();
         let Some(buf) = self.scratch.get_mut(..len) else {
@@ -486,7 +488,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         }
     }
 
-    fn handle_request(&mut self, now: f64, unix: u64, from: A, len: usize) {
+    fn handle_request(&mut self, now: Time, unix: u64, from: A, len: usize) {
         if self.by_address.contains_key(&from) {
             self.dropped(now, from, Dropped::RequestAlreadyConnected);
             return;
@@ -604,7 +606,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
 
     /// Logs a denial, within the drops' rate limit: a request replayed from a spoofed
     /// address is denied as often as it comes.
-    fn log_denied(&mut self, now: f64, from: A) {
+    fn log_denied(&mut self, now: Time, from: A) {
         if tracing::enabled!(target: trace::CONNECTION, tracing::Level::INFO)
             && self.drop_log.admit(now, "server")
         {
@@ -613,7 +615,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     }
 
     /// Counts a dropped datagram and logs it (rate-limited).
-    fn dropped(&mut self, now: f64, from: A, why: Dropped) {
+    fn dropped(&mut self, now: Time, from: A, why: Dropped) {
         *why.counter(&mut self.counters) += 1;
         trace::log_drop!(
             self.drop_log,
@@ -631,7 +633,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             .position(|s| s.as_ref().is_some_and(|s| s.user_id == user_id))
     }
 
-    fn handle_response(&mut self, now: f64, unix: u64, from: A, len: usize) {
+    fn handle_response(&mut self, now: Time, unix: u64, from: A, len: usize) {
         let Some(pending) = self.handshakes.pending(&from, now, unix) else {
             self.dropped(now, from, Dropped::UnknownAddress);
             return;
@@ -738,7 +740,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// A sealed packet from a connected client's address.
     fn handle_session(
         &mut self,
-        now: f64,
+        now: Time,
         from: A,
         index: usize,
         len: usize,
@@ -832,7 +834,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         });
     }
 
-    fn keep_alive(&mut self, now: f64, index: usize) {
+    fn keep_alive(&mut self, now: Time, index: usize) {
         let max_clients = self.slots.len() as u32;
         let Some(slot) = self.slots.get_mut(index).and_then(Option::as_mut) else {
             return;
@@ -854,7 +856,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// `now` should not decrease, but may: a time earlier than a client's last
     /// packet (the clock went back) restarts its timers from `now` (see
     /// [`Client::update`](super::Client::update)).
-    pub fn update(&mut self, now: f64) {
+    pub fn update(&mut self, now: Time) {
         for index in 0..self.slots.len() {
             let Some(slot) = self.slots[index].as_mut() else {
                 continue;
@@ -883,7 +885,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             }
         }
         self.drop_log.flush(now, "server");
-        if now - self.last_expiry >= 1.0 || now < self.last_expiry {
+        if now.secs_since(self.last_expiry) >= 1.0 || now < self.last_expiry {
             self.last_expiry = now;
             let unix = self.unix_time(now);
             self.handshakes.expire(now, unix);
@@ -895,7 +897,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// [`ready_to_send`](Self::ready_to_send).
     pub fn send(
         &mut self,
-        now: f64,
+        now: Time,
         client: ClientId,
         payload: &[u8],
     ) -> Result<Sequence, ConnectionError> {
@@ -907,7 +909,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// from call to call). Returns that sequence.
     pub fn send_with(
         &mut self,
-        now: f64,
+        now: Time,
         client: ClientId,
         write: impl FnOnce(Sequence, &mut Vec<u8>),
     ) -> Result<Sequence, ConnectionError> {
@@ -943,7 +945,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
 
     /// Disconnects `client`: sends `disconnect_copies` disconnect packets and reports
     /// [`DisconnectReason::Local`]; `false` if it was not connected.
-    pub fn disconnect(&mut self, _now: f64, client: ClientId) -> bool {
+    pub fn disconnect(&mut self, _now: Time, client: ClientId) -> bool {
         if self.slot_mut(client).is_none() {
             return false;
         }
@@ -963,7 +965,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     }
 
     /// Disconnects every client.
-    pub fn disconnect_all(&mut self, now: f64) {
+    pub fn disconnect_all(&mut self, now: Time) {
         for index in 0..self.slots.len() {
             self.disconnect(now, ClientId(index as u16));
         }

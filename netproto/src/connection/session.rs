@@ -6,8 +6,10 @@ use super::config::ConnectionConfig;
 use super::congestion::Congestion;
 use super::stats::{LinkStats, Meter, Traffic};
 use super::transmit::TransmitQueue;
+use crate::Time;
 use crate::netcode::{self, AllowedPackets, Key, Packet, ReadError, ReplayProtection};
-use crate::packet::{Endpoint, SendError, Sequence, Stats};
+use crate::packet::{Endpoint, Estimates, SendError, Sequence};
+use std::time::Duration;
 
 /// One side's keys and sequence, and the peer's replay window. Every packet after the
 /// request is sealed with `send_key` and a sequence that never repeats under it, and
@@ -90,13 +92,13 @@ pub(crate) struct Link {
     pub(crate) congestion: Congestion,
     /// Seconds of silence after which the peer is gone (from the connect token).
     pub(crate) timeout: f64,
-    pub(crate) last_sent: f64,
-    pub(crate) last_received: f64,
-    pub(crate) last_payload_sent: f64,
+    pub(crate) last_sent: Time,
+    pub(crate) last_received: Time,
+    pub(crate) last_payload_sent: Time,
     /// When the rate allows the next payload: each one sent moves it an interval on
     /// from `max(itself, send time - interval)`, so that an update may send a second
     /// packet when the one before was an interval or more ago, within the rate.
-    next_payload_at: f64,
+    next_payload_at: Time,
     /// Bandwidth sent and received, with IP and UDP headers.
     meters: [Meter; 2],
 }
@@ -108,7 +110,7 @@ impl Link {
     pub(crate) fn new(
         config: &ConnectionConfig,
         timeout: f64,
-        now: f64,
+        now: Time,
         skip_seed: Option<u64>,
     ) -> Option<Self> {
         let mut endpoint = config.endpoint.clone();
@@ -122,8 +124,8 @@ impl Link {
             timeout,
             last_sent: now,
             last_received: now,
-            last_payload_sent: f64::NEG_INFINITY,
-            next_payload_at: f64::NEG_INFINITY,
+            last_payload_sent: Time::NEVER,
+            next_payload_at: Time::NEVER,
             meters: [Meter::default(); 2],
         })
     }
@@ -133,7 +135,7 @@ impl Link {
     pub(crate) fn send_payload<A: Copy>(
         &mut self,
         crypto: &mut Crypto,
-        now: f64,
+        now: Time,
         to: A,
         payload: &[u8],
         out: &mut TransmitQueue<A>,
@@ -144,28 +146,29 @@ impl Link {
         })?;
         self.last_sent = now;
         self.last_payload_sent = now;
-        let interval = self.congestion.send_interval();
+        let interval = self.congestion.send_interval_secs();
         // Clamped on both sides: no credit saved from idle time beyond one packet,
         // and no debt beyond one interval (a clock that went back).
+        let (now, at) = (now.as_secs_f64(), self.next_payload_at.as_secs_f64());
         self.next_payload_at =
-            self.next_payload_at.max(now - interval).min(now + interval) + interval;
+            Time::from_secs_f64(at.max(now - interval).min(now + interval) + interval);
         Ok(sent.sequence)
     }
 
     /// Any packet from the peer opened: it is alive.
-    pub(crate) fn heard(&mut self, now: f64) {
+    pub(crate) fn heard(&mut self, now: Time) {
         self.last_received = self.last_received.max(now);
     }
 
     /// `true` once nothing was received for the timeout.
-    pub(crate) fn timed_out(&self, now: f64) -> bool {
-        now - self.last_received >= self.timeout
+    pub(crate) fn timed_out(&self, now: Time) -> bool {
+        now.secs_since(self.last_received) >= self.timeout
     }
 
     /// The clock went back if a timestamp is after `now`: such timestamps become
     /// `now`, so that the timeout, the keep-alive interval and the send rate count
     /// from the new time instead of waiting for the clock to catch up.
-    pub(crate) fn rebase(&mut self, now: f64) {
+    pub(crate) fn rebase(&mut self, now: Time) {
         self.last_sent = self.last_sent.min(now);
         self.last_received = self.last_received.min(now);
         if self.last_payload_sent > now {
@@ -178,10 +181,15 @@ impl Link {
     /// Refreshes the statistics (with the session's `traffic` so far) and the
     /// congestion mode; `true` when a keep-alive is due (nothing was sent for
     /// `keepalive_interval`).
-    pub(crate) fn update(&mut self, now: f64, keepalive_interval: f64, traffic: &Traffic) -> bool {
+    pub(crate) fn update(
+        &mut self,
+        now: Time,
+        keepalive_interval: Duration,
+        traffic: &Traffic,
+    ) -> bool {
         self.endpoint.update(now);
-        let rtt = self.endpoint.stats().rtt_ms;
-        self.congestion.update(now, rtt);
+        let rtt_ms = self.endpoint.estimates().rtt_ms;
+        self.congestion.update_ms(now, rtt_ms);
         let overhead = self.endpoint.config().packet_header_size as u64;
         let wire =
             |datagrams: u64, bytes: u64| bytes.saturating_add(datagrams.saturating_mul(overhead));
@@ -191,27 +199,28 @@ impl Link {
             now,
             wire(traffic.datagrams_received, traffic.bytes_received),
         );
-        now - self.last_sent >= keepalive_interval
+        now.secs_since(self.last_sent) >= keepalive_interval.as_secs_f64()
     }
 
     /// `true` when a payload sent now keeps to the congestion mode's rate.
-    pub(crate) fn ready_to_send(&self, now: f64) -> bool {
+    pub(crate) fn ready_to_send(&self, now: Time) -> bool {
         // A microsecond of slack so that a 60 Hz tick keeps to 30 packets per second
         // (at that rate; one per tick up to 60).
         // A last send after `now` means the clock went back: ready (that send is
         // then stamped with the new time).
-        self.last_payload_sent > now || now + 1e-6 >= self.next_payload_at
+        self.last_payload_sent > now || now.plus_secs(1e-6) >= self.next_payload_at
     }
 
-    pub(crate) fn stats(&self) -> &Stats {
-        self.endpoint.stats()
+    /// The packet endpoint's estimates, in the `f64` milliseconds they are computed in.
+    pub(crate) fn estimates(&self) -> &Estimates {
+        self.endpoint.estimates()
     }
 
     /// The link's figures, with the session's `traffic`.
     pub(crate) fn link_stats(&self, traffic: &Traffic) -> LinkStats {
         let [sent, received] = &self.meters;
         LinkStats::new(
-            self.endpoint.stats(),
+            self.endpoint.estimates(),
             self.endpoint.counters(),
             &self.congestion,
             traffic,
@@ -224,30 +233,34 @@ impl Link {
 mod tests {
     use super::*;
 
+    fn t(seconds: f64) -> Time {
+        Time::from_secs_f64(seconds)
+    }
+
     #[test]
     fn a_clock_that_goes_back_restarts_the_timers_from_now() {
         let config = ConnectionConfig::new(1);
-        let mut link = Link::new(&config, 5.0, 1000.0, None).expect("valid");
+        let mut link = Link::new(&config, 5.0, t(1000.0), None).expect("valid");
         let mut crypto = Crypto::new(Key::from_bytes([1; 32]), Key::from_bytes([2; 32]), 1);
         let mut out = TransmitQueue::new();
-        link.send_payload(&mut crypto, 1000.0, 0u8, b"x", &mut out)
+        link.send_payload(&mut crypto, t(1000.0), 0u8, b"x", &mut out)
             .expect("sent");
         // Before the rebase the clock reads 0: nothing would be due for 1000 s, but
         // a last send in the future counts as ready.
-        assert!(link.ready_to_send(0.0));
-        link.rebase(0.0);
+        assert!(link.ready_to_send(t(0.0)));
+        link.rebase(t(0.0));
         assert_eq!(
             (link.last_sent, link.last_received, link.last_payload_sent),
-            (0.0, 0.0, 0.0)
+            (t(0.0), t(0.0), t(0.0))
         );
         // The keep-alive interval now runs from 0.
         let traffic = Traffic::default();
-        assert!(!link.update(0.05, config.keepalive_interval, &traffic));
-        assert!(link.update(0.1, config.keepalive_interval, &traffic));
+        assert!(!link.update(t(0.05), config.keepalive_interval, &traffic));
+        assert!(link.update(t(0.1), config.keepalive_interval, &traffic));
         // Timestamps before `now` are left alone.
-        link.rebase(5.0);
-        assert_eq!(link.last_sent, 0.0);
-        assert!(link.timed_out(5.0) && !link.timed_out(4.9));
+        link.rebase(t(5.0));
+        assert_eq!(link.last_sent, t(0.0));
+        assert!(link.timed_out(t(5.0)) && !link.timed_out(t(4.9)));
     }
 
     #[test]

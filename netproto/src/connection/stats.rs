@@ -1,30 +1,34 @@
 //! What a connection measures of its link: [`LinkStats`], and the traffic and
 //! bandwidth meters behind it.
 
-use super::congestion::{Congestion, Mode};
-use crate::packet::{Counters, Stats};
+use std::time::Duration;
 
-/// One connection's link as it measured it, in the units a game shows: milliseconds,
-/// percent, kilobits per second. Read it with
+use super::congestion::{Congestion, Mode};
+use crate::Time;
+use crate::packet::{Counters, Estimates};
+use crate::time::millis;
+
+/// One connection's link as it measured it: durations, percent, kilobits per second.
+/// The estimators compute in `f64` milliseconds; the durations are those values
+/// rounded to the nanosecond. Read it with
 /// [`Server::stats`](super::Server::stats) or [`Client::stats`](super::Client::stats)
 /// (with the message side, [`ConnectionStats`](crate::transport::ConnectionStats)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct LinkStats {
-    /// Smoothed round-trip time on the network, ms: the time the peer held our
-    /// packets before acking them is taken out (the ack-delay byte, see
+    /// Smoothed round-trip time on the network: the time the peer held our packets
+    /// before acking them is taken out (the ack-delay byte, see
     /// [`EndpointConfig::report_ack_delay`](crate::packet::EndpointConfig::report_ack_delay)).
-    pub rtt_ms: f64,
-    /// Smallest round trip among the recent samples (the last `rtt_history_size`),
-    /// ms.
-    pub rtt_min_ms: f64,
-    /// Standard deviation of the recent round-trip samples, ms: how much the round
-    /// trip varies.
-    pub jitter_ms: f64,
+    pub rtt: Duration,
+    /// Smallest round trip among the recent samples (the last `rtt_history_size`).
+    pub rtt_min: Duration,
+    /// Standard deviation of the recent round-trip samples: how much the round trip
+    /// varies.
+    pub jitter: Duration,
     /// How long the peer holds our packets before its next packet acks them,
-    /// smoothed, ms (about half its send interval): `rtt_ms + ack_delay_ms` is how
-    /// long an ack takes to come back.
-    pub ack_delay_ms: f64,
+    /// smoothed (about half its send interval): `rtt + ack_delay` is how long an ack
+    /// takes to come back.
+    pub ack_delay: Duration,
     /// Share of our recent packets (the last `loss_window` whose fate is known) the
     /// peer never acked, percent (see
     /// [`Stats::packet_loss_percent`](crate::packet::Stats::packet_loss_percent)).
@@ -38,9 +42,9 @@ pub struct LinkStats {
     pub received_kbps: f64,
     /// The congestion mode (good: 120 packets per second, bad: 30, by default).
     pub mode: Mode,
-    /// The congestion penalty time, seconds: how long good conditions must last in
-    /// bad mode before going good.
-    pub penalty_seconds: f64,
+    /// The congestion penalty time: how long good conditions must last in bad mode
+    /// before going good.
+    pub penalty: Duration,
     /// Datagrams sent under the session (payloads, fragments, keep-alives,
     /// disconnects).
     pub datagrams_sent: u64,
@@ -79,15 +83,15 @@ const METER_TIME_CONSTANT: f64 = 1.0;
 pub(crate) struct Meter {
     kbps: f64,
     /// `(time, total bytes)` at the last update.
-    last: Option<(f64, u64)>,
+    last: Option<(Time, u64)>,
 }
 
 impl Meter {
     /// Takes the running total of bytes at `now`.
-    pub(crate) fn update(&mut self, now: f64, total_bytes: u64) {
+    pub(crate) fn update(&mut self, now: Time, total_bytes: u64) {
         match self.last {
             Some((time, bytes)) if now > time => {
-                let dt = now - time;
+                let dt = now.secs_since(time);
                 let rate = total_bytes.saturating_sub(bytes) as f64 * 8.0 / 1000.0 / dt;
                 let weight = 1.0 - (-dt / METER_TIME_CONSTANT).exp();
                 self.kbps += (rate - self.kbps) * weight;
@@ -107,22 +111,22 @@ impl Meter {
 impl LinkStats {
     /// Gathers the link's figures.
     pub(crate) fn new(
-        estimates: &Stats,
+        estimates: &Estimates,
         counters: &Counters,
         congestion: &Congestion,
         traffic: &Traffic,
         meters: [&Meter; 2],
     ) -> Self {
         Self {
-            rtt_ms: estimates.rtt_ms,
-            rtt_min_ms: estimates.rtt_min_ms,
-            jitter_ms: estimates.jitter_stddev_vs_avg_rtt_ms,
-            ack_delay_ms: estimates.ack_delay_ms,
+            rtt: millis(estimates.rtt_ms),
+            rtt_min: millis(estimates.rtt_min_ms),
+            jitter: millis(estimates.jitter_stddev_vs_avg_rtt_ms),
+            ack_delay: millis(estimates.ack_delay_ms),
             packet_loss_percent: estimates.packet_loss_percent,
             sent_kbps: meters[0].kbps(),
             received_kbps: meters[1].kbps(),
             mode: congestion.mode(),
-            penalty_seconds: congestion.penalty(),
+            penalty: congestion.penalty(),
             datagrams_sent: traffic.datagrams_sent,
             datagrams_received: traffic.datagrams_received,
             bytes_sent: traffic.bytes_sent,
@@ -152,7 +156,7 @@ mod tests {
                     total += 100;
                     next_send += 1.0 / 30.0;
                 }
-                meter.update(now, total);
+                meter.update(Time::from_secs_f64(now), total);
             }
             assert!(
                 (meter.kbps() - 24.0).abs() < 24.0 * 0.05,
@@ -165,13 +169,13 @@ mod tests {
     #[test]
     fn a_clock_that_goes_back_starts_over() {
         let mut meter = Meter::default();
-        meter.update(10.0, 0);
-        meter.update(11.0, 1000);
+        meter.update(Time::from_secs_f64(10.0), 0);
+        meter.update(Time::from_secs_f64(11.0), 1000);
         let kbps = meter.kbps();
         assert!(kbps > 0.0);
-        meter.update(5.0, 2000);
+        meter.update(Time::from_secs_f64(5.0), 2000);
         assert_eq!(meter.kbps(), kbps, "nothing counted over a negative time");
-        meter.update(6.0, 2000);
+        meter.update(Time::from_secs_f64(6.0), 2000);
         assert!(meter.kbps() < kbps, "silence since the restart");
     }
 }

@@ -27,6 +27,7 @@ use super::header::PacketHeader;
 use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
 use super::stats::SentPacket;
+use crate::Time;
 
 /// The byte that says "no delay to report": no packet was accepted since our previous
 /// send, or one of them left the ack window, or the mean hold exceeds 254 ms.
@@ -55,11 +56,11 @@ impl HoldClock {
     /// Notes that packet `sequence` was accepted at `time`, when the newest packet
     /// accepted so far is `newest`. A packet already out of every header's ack window
     /// will never be acked: it is not counted (the peer cannot see it either).
-    pub(crate) fn on_accept(&mut self, sequence: Sequence, time: f64, newest: Sequence) {
+    pub(crate) fn on_accept(&mut self, sequence: Sequence, time: Time, newest: Sequence) {
         if newest.distance_from(sequence) >= ACK_WINDOW {
             return;
         }
-        self.time_sum += time;
+        self.time_sum += time.as_secs_f64();
         self.count += 1;
         if self.oldest.is_none_or(|o| sequence.is_older_than(o)) {
             self.oldest = Some(sequence);
@@ -68,11 +69,11 @@ impl HoldClock {
 
     /// The byte for a packet sent at `now` whose header acks `ack`, and a fresh start
     /// for the next one.
-    pub(crate) fn take(&mut self, now: f64, ack: Sequence) -> u8 {
+    pub(crate) fn take(&mut self, now: Time, ack: Sequence) -> u8 {
         let byte = match self.oldest {
             Some(oldest) if self.count > 0 && ack.distance_from(oldest) < ACK_WINDOW => {
                 let mean = self.time_sum / f64::from(self.count);
-                encode_ms((now - mean) * 1000.0)
+                encode_ms((now.as_secs_f64() - mean) * 1000.0)
             }
             _ => NO_ACK_DELAY,
         };
@@ -98,8 +99,8 @@ struct Reply {
     ack: Sequence,
     ack_bits: u32,
     hold: u8,
-    /// Accept time, seconds.
-    time: f64,
+    /// Accept time.
+    time: Time,
 }
 
 /// One network RTT sample.
@@ -135,7 +136,7 @@ impl ReplyLog {
         &mut self,
         header: &PacketHeader,
         hold: u8,
-        time: f64,
+        time: Time,
         sent: &SequenceBuffer<SentPacket>,
     ) -> [Option<RttSample>; 2] {
         let reply = Reply {
@@ -199,7 +200,7 @@ fn sample(
         if ours.skipped {
             return None;
         }
-        total += reply.time - ours.time;
+        total += reply.time.secs_since(ours.time);
         packets += 1;
     }
     let rtt_ms = (total / f64::from(packets) * 1000.0 - f64::from(reply.hold)).max(0.0);
@@ -215,7 +216,7 @@ mod tests {
         let mut sent = SequenceBuffer::new(256);
         for &(s, time) in times {
             let packet = SentPacket {
-                time,
+                time: Time::from_secs_f64(time),
                 ..SentPacket::default()
             };
             sent.insert(Sequence(s), packet).expect("fresh");
@@ -227,33 +228,47 @@ mod tests {
     fn the_hold_is_the_mean_wait_of_the_packets_accepted_since_the_last_send() {
         let mut clock = HoldClock::default();
         assert_eq!(
-            clock.take(1.0, Sequence(0)),
+            clock.take(Time::from_secs_f64(1.0), Sequence(0)),
             NO_ACK_DELAY,
             "nothing accepted"
         );
-        clock.on_accept(Sequence(10), 1.000, Sequence(10));
-        clock.on_accept(Sequence(11), 1.010, Sequence(11));
-        assert_eq!(clock.take(1.026, Sequence(11)), 21, "mean of 26 and 16 ms");
+        clock.on_accept(Sequence(10), Time::from_secs_f64(1.000), Sequence(10));
+        clock.on_accept(Sequence(11), Time::from_secs_f64(1.010), Sequence(11));
         assert_eq!(
-            clock.take(1.05, Sequence(11)),
+            clock.take(Time::from_secs_f64(1.026), Sequence(11)),
+            21,
+            "mean of 26 and 16 ms"
+        );
+        assert_eq!(
+            clock.take(Time::from_secs_f64(1.05), Sequence(11)),
             NO_ACK_DELAY,
             "reset by the send"
         );
-        clock.on_accept(Sequence(12), 2.0, Sequence(12));
+        clock.on_accept(Sequence(12), Time::from_secs_f64(2.0), Sequence(12));
         assert_eq!(
-            clock.take(2.3, Sequence(12)),
+            clock.take(Time::from_secs_f64(2.3), Sequence(12)),
             NO_ACK_DELAY,
             "held over 254 ms"
         );
-        clock.on_accept(Sequence(13), 3.0, Sequence(13));
-        assert_eq!(clock.take(2.9, Sequence(13)), 0, "a clock that went back");
+        clock.on_accept(Sequence(13), Time::from_secs_f64(3.0), Sequence(13));
+        assert_eq!(
+            clock.take(Time::from_secs_f64(2.9), Sequence(13)),
+            0,
+            "a clock that went back"
+        );
         // A packet already out of the ack window is never acked: not counted.
-        clock.on_accept(Sequence(100), 4.0, Sequence(140));
-        assert_eq!(clock.take(4.01, Sequence(140)), NO_ACK_DELAY);
+        clock.on_accept(Sequence(100), Time::from_secs_f64(4.0), Sequence(140));
+        assert_eq!(
+            clock.take(Time::from_secs_f64(4.01), Sequence(140)),
+            NO_ACK_DELAY
+        );
         // One that leaves it before the send spoils the mean: nothing is reported.
-        clock.on_accept(Sequence(150), 5.0, Sequence(150));
-        clock.on_accept(Sequence(190), 5.0, Sequence(190));
-        assert_eq!(clock.take(5.01, Sequence(190)), NO_ACK_DELAY);
+        clock.on_accept(Sequence(150), Time::from_secs_f64(5.0), Sequence(150));
+        clock.on_accept(Sequence(190), Time::from_secs_f64(5.0), Sequence(190));
+        assert_eq!(
+            clock.take(Time::from_secs_f64(5.01), Sequence(190)),
+            NO_ACK_DELAY
+        );
     }
 
     #[test]
@@ -262,9 +277,10 @@ mod tests {
         let sent = sent_at(&[(0, 0.0), (1, 0.1), (2, 0.2), (3, 0.3)]);
         let mut log = ReplyLog::new();
         // Reply 7 acks 0 and 1, reply 8 acks 2 and 3 too (held 20 ms on average).
-        let first = log.on_accept(&header(7, 1, 0b11), 5, 0.25, &sent);
+        let first = log.on_accept(&header(7, 1, 0b11), 5, Time::from_secs_f64(0.25), &sent);
         assert_eq!(first, [None, None], "no predecessor yet");
-        let [own, next] = log.on_accept(&header(8, 3, 0b1111), 20, 0.47, &sent);
+        let [own, next] =
+            log.on_accept(&header(8, 3, 0b1111), 20, Time::from_secs_f64(0.47), &sent);
         assert_eq!(next, None);
         let own = own.expect("sample");
         // (0.47 - 0.2) and (0.47 - 0.3): mean 220 ms, minus 20 ms held.
@@ -277,11 +293,16 @@ mod tests {
     fn a_reordered_reply_completes_its_successor() {
         let sent = sent_at(&[(0, 0.0), (1, 0.1)]);
         let mut log = ReplyLog::new();
-        log.on_accept(&header(4, 0xffff, 0), NO_ACK_DELAY, 0.0, &sent);
+        log.on_accept(
+            &header(4, 0xffff, 0),
+            NO_ACK_DELAY,
+            Time::from_secs_f64(0.0),
+            &sent,
+        );
         // Reply 6 arrives before reply 5.
-        let early = log.on_accept(&header(6, 1, 0b11), 10, 0.31, &sent);
+        let early = log.on_accept(&header(6, 1, 0b11), 10, Time::from_secs_f64(0.31), &sent);
         assert_eq!(early, [None, None]);
-        let [five, six] = log.on_accept(&header(5, 0, 0b1), 0, 0.35, &sent);
+        let [five, six] = log.on_accept(&header(5, 0, 0b1), 0, Time::from_secs_f64(0.35), &sent);
         let five = five.expect("5 follows 4");
         assert!((five.rtt_ms - 350.0).abs() < 1e-9);
         let six = six.expect("6 follows 5");
@@ -293,25 +314,30 @@ mod tests {
     fn nothing_is_sampled_from_headers_that_cannot_be_paired_honestly() {
         let sent = sent_at(&[(0, 0.0), (1, 0.1), (2, 0.2)]);
         let mut log = ReplyLog::new();
-        log.on_accept(&header(1, 1, 0b11), 0, 0.2, &sent);
+        log.on_accept(&header(1, 1, 0b11), 0, Time::from_secs_f64(0.2), &sent);
         // No delay reported.
         assert_eq!(
-            log.on_accept(&header(2, 2, 0b111), NO_ACK_DELAY, 0.3, &sent),
+            log.on_accept(
+                &header(2, 2, 0b111),
+                NO_ACK_DELAY,
+                Time::from_secs_f64(0.3),
+                &sent
+            ),
             [None, None]
         );
         // Nothing new acked.
         assert_eq!(
-            log.on_accept(&header(3, 2, 0b111), 3, 0.4, &sent),
+            log.on_accept(&header(3, 2, 0b111), 3, Time::from_secs_f64(0.4), &sent),
             [None, None]
         );
         // An ack that goes back.
         assert_eq!(
-            log.on_accept(&header(4, 1, 0b1), 3, 0.5, &sent),
+            log.on_accept(&header(4, 1, 0b1), 3, Time::from_secs_f64(0.5), &sent),
             [None, None]
         );
         // An ack of a packet no longer in the sent window.
         assert_eq!(
-            log.on_accept(&header(5, 300, 0b1), 3, 0.6, &sent),
+            log.on_accept(&header(5, 300, 0b1), 3, Time::from_secs_f64(0.6), &sent),
             [None, None]
         );
     }

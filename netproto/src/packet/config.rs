@@ -106,7 +106,7 @@ pub struct EndpointConfig {
     pub skip_interval: usize,
     /// Network RTT (netproto's extension, off by default): every packet's payload
     /// starts with one byte, how long the peer held the packets it acks before
-    /// acking them, so that [`Stats::rtt_ms`](super::Stats::rtt_ms) is the round
+    /// acking them, so that [`Stats::rtt`](super::Stats::rtt) is the round
     /// trip on the network rather than send-to-ack (which adds up to a whole send
     /// interval of the peer). Both ends must agree; the payload a layer sends can be
     /// one byte smaller ([`max_payload_size`](Self::max_payload_size)). The

@@ -11,7 +11,8 @@ use super::outcome::{Acks, ReceiveError, Received, SendError, Sent};
 use super::reassembly::{Reassembly, StoreError};
 use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
-use super::stats::{Counters, Estimator, ReceivedPacket, SentPacket, Stats};
+use super::stats::{Counters, Estimates, Estimator, ReceivedPacket, SentPacket, Stats};
+use crate::Time;
 use core::fmt;
 
 /// One end of a packet connection, byte-compatible with a `reliable` endpoint.
@@ -35,18 +36,20 @@ use core::fmt;
 /// * [`update`](Self::update) refreshes the [`Stats`].
 ///
 /// ```
+/// use netproto::Time;
+/// use std::time::Duration;
 /// use netproto::packet::{Endpoint, EndpointConfig, Incoming, Sequence};
 ///
-/// let mut a = Endpoint::new(EndpointConfig::default(), 0.0)?;
-/// let mut b = Endpoint::new(EndpointConfig::default(), 0.0)?;
+/// let mut a = Endpoint::new(EndpointConfig::default(), Time::ZERO)?;
+/// let mut b = Endpoint::new(EndpointConfig::default(), Time::ZERO)?;
 ///
 /// // A sends; the datagram goes over some transport...
 /// let mut datagrams = Vec::new();
-/// let sent = a.send(0.0, b"state update", |d| datagrams.push(d.to_vec()))?;
+/// let sent = a.send(Time::ZERO, b"state update", |d| datagrams.push(d.to_vec()))?;
 /// assert_eq!(sent.sequence, Sequence(0));
 ///
 /// // ... and B receives it, reads the payload and accepts the packet.
-/// let Incoming::Packet(packet) = b.receive(0.05, &datagrams[0])? else {
+/// let Incoming::Packet(packet) = b.receive(Time::from_secs_f64(0.05), &datagrams[0])? else {
 ///     unreachable!("a regular datagram is a whole packet");
 /// };
 /// assert_eq!(packet.payload(), b"state update");
@@ -54,17 +57,17 @@ use core::fmt;
 ///
 /// // B's next packet acks A's packet 0.
 /// datagrams.clear();
-/// b.send(0.06, b"ack carrier", |d| datagrams.push(d.to_vec()))?;
-/// let received = a.receive(0.1, &datagrams[0])?.accept();
+/// b.send(Time::from_secs_f64(0.06), b"ack carrier", |d| datagrams.push(d.to_vec()))?;
+/// let received = a.receive(Time::from_secs_f64(0.1), &datagrams[0])?.accept();
 /// assert_eq!(received.acks().as_slice(), &[Sequence(0)]);
-/// assert_eq!(a.stats().rtt_ms, 100.0);
+/// assert_eq!(a.stats().rtt, Duration::from_millis(100));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct Endpoint {
     config: EndpointConfig,
     limits: FragmentLimits,
-    time: f64,
+    time: Time,
     sequence: Sequence,
     sent: SequenceBuffer<SentPacket>,
     received: SequenceBuffer<ReceivedPacket>,
@@ -121,7 +124,7 @@ impl Skipper {
 impl Endpoint {
     /// An endpoint with `config`, created at time `now`. Fails when the configuration
     /// is invalid (see [`EndpointConfig::validate`]).
-    pub fn new(config: EndpointConfig, now: f64) -> Result<Self, ConfigError> {
+    pub fn new(config: EndpointConfig, now: Time) -> Result<Self, ConfigError> {
         config.validate()?;
         let regular = config.fragment_above.min(config.max_packet_size) + MAX_HEADER_BYTES;
         let fragment = FRAGMENT_HEADER_BYTES + MAX_HEADER_BYTES + config.fragment_size;
@@ -161,7 +164,7 @@ impl Endpoint {
     }
 
     /// The time of the last call that took `now`.
-    pub fn time(&self) -> f64 {
+    pub fn time(&self) -> Time {
         self.time
     }
 
@@ -185,10 +188,15 @@ impl Endpoint {
         }
     }
 
-    /// The link estimates (refreshed by [`update`](Self::update); `rtt_ms` at every
+    /// The link estimates (refreshed by [`update`](Self::update); `rtt` at every
     /// ack).
-    pub fn stats(&self) -> &Stats {
-        self.estimator.stats()
+    pub fn stats(&self) -> Stats {
+        self.estimator.estimates().stats()
+    }
+
+    /// The estimates in the `f64` milliseconds they are computed in.
+    pub(crate) fn estimates(&self) -> &Estimates {
+        self.estimator.estimates()
     }
 
     /// The event counters.
@@ -227,7 +235,7 @@ impl Endpoint {
     /// Sets the time and refreshes the statistics: the packet loss at every call, the
     /// windowed ones (RTT min / max / jitter, bandwidth: a pass over the RTT history
     /// and half of each packet window) four times a second. Call it once per tick.
-    pub fn update(&mut self, now: f64) {
+    pub fn update(&mut self, now: Time) {
         self.time = now;
         self.estimator.update(now, &self.sent, &self.received);
     }
@@ -244,7 +252,7 @@ impl Endpoint {
     /// a socket) inside `transmit`.
     pub fn send(
         &mut self,
-        now: f64,
+        now: Time,
         payload: &[u8],
         mut transmit: impl FnMut(&[u8]),
     ) -> Result<Sent, SendError> {
@@ -335,7 +343,7 @@ impl Endpoint {
     /// packet after it. A skip waits while its slot holds an unacked packet, so that
     /// it never pushes a packet out of the window (every packet is still reported
     /// once, acked or lost, by the send that evicts it).
-    fn maybe_skip(&mut self, now: f64) {
+    fn maybe_skip(&mut self, now: Time) {
         let Some(skip) = &mut self.skip else {
             return;
         };
@@ -386,15 +394,16 @@ impl Endpoint {
     /// configured reassembly table.
     ///
     /// ```
+    /// use netproto::Time;
     /// use netproto::packet::{Endpoint, EndpointConfig, Incoming, Sequence};
     ///
-    /// let mut a = Endpoint::new(EndpointConfig::default(), 0.0)?;
-    /// let mut b = Endpoint::new(EndpointConfig::default(), 0.0)?;
+    /// let mut a = Endpoint::new(EndpointConfig::default(), Time::ZERO)?;
+    /// let mut b = Endpoint::new(EndpointConfig::default(), Time::ZERO)?;
     /// let mut wire = Vec::new();
-    /// a.send(0.0, b"bad", |d| wire.push(d.to_vec()))?;
-    /// a.send(0.0, b"good", |d| wire.push(d.to_vec()))?;
+    /// a.send(Time::ZERO, b"bad", |d| wire.push(d.to_vec()))?;
+    /// a.send(Time::ZERO, b"good", |d| wire.push(d.to_vec()))?;
     /// for datagram in &wire {
-    ///     if let Incoming::Packet(packet) = b.receive(0.05, datagram)? {
+    ///     if let Incoming::Packet(packet) = b.receive(Time::from_secs_f64(0.05), datagram)? {
     ///         if packet.payload() == b"good" {
     ///             packet.accept();
     ///         } else {
@@ -410,7 +419,7 @@ impl Endpoint {
     /// ```
     pub fn receive<'a>(
         &'a mut self,
-        now: f64,
+        now: Time,
         datagram: &'a [u8],
     ) -> Result<Incoming<'a>, ReceiveError> {
         self.time = now;
@@ -684,7 +693,7 @@ impl Endpoint {
                     packet.acked = true;
                     self.counters.packets_acked += 1;
                     if per_packet_rtt {
-                        let rtt_ms = ((self.time - packet.time) * 1000.0).max(0.0);
+                        let rtt_ms = (self.time.secs_since(packet.time) * 1000.0).max(0.0);
                         self.estimator.rtt_sample(acked, rtt_ms, 1);
                     }
                     acks.push(acked);
@@ -755,13 +764,14 @@ impl Incoming<'_> {
     /// that take every packet.
     ///
     /// ```
+    /// use netproto::Time;
     /// use netproto::packet::{Endpoint, EndpointConfig, Received, Sequence};
     ///
-    /// let mut a = Endpoint::new(EndpointConfig::default(), 0.0)?;
-    /// let mut b = Endpoint::new(EndpointConfig::default(), 0.0)?;
+    /// let mut a = Endpoint::new(EndpointConfig::default(), Time::ZERO)?;
+    /// let mut b = Endpoint::new(EndpointConfig::default(), Time::ZERO)?;
     /// let mut wire = Vec::new();
-    /// a.send(0.0, b"hello", |d| wire.push(d.to_vec()))?;
-    /// let received = b.receive(0.05, &wire[0])?.accept();
+    /// a.send(Time::ZERO, b"hello", |d| wire.push(d.to_vec()))?;
+    /// let received = b.receive(Time::from_secs_f64(0.05), &wire[0])?.accept();
     /// assert!(matches!(received, Received::Packet { sequence: Sequence(0), .. }));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -920,12 +930,12 @@ mod tests {
     use super::*;
 
     fn pair() -> (Endpoint, Endpoint) {
-        let a = Endpoint::new(EndpointConfig::default(), 0.0).expect("valid");
-        let b = Endpoint::new(EndpointConfig::default(), 0.0).expect("valid");
+        let a = Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("valid");
+        let b = Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("valid");
         (a, b)
     }
 
-    fn send(e: &mut Endpoint, now: f64, payload: &[u8]) -> Vec<Vec<u8>> {
+    fn send(e: &mut Endpoint, now: Time, payload: &[u8]) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         e.send(now, payload, |d| out.push(d.to_vec()))
             .expect("fits");
@@ -938,11 +948,16 @@ mod tests {
         let mut acked_by_a = Vec::new();
         for i in 0..100u16 {
             let t = f64::from(i) * 0.01;
-            for d in send(&mut a, t, &[1, 2, 3]) {
-                b.receive(t, &d).expect("valid").accept();
+            for d in send(&mut a, Time::from_secs_f64(t), &[1, 2, 3]) {
+                b.receive(Time::from_secs_f64(t), &d)
+                    .expect("valid")
+                    .accept();
             }
-            for d in send(&mut b, t, &[4, 5]) {
-                let r = a.receive(t, &d).expect("valid").accept();
+            for d in send(&mut b, Time::from_secs_f64(t), &[4, 5]) {
+                let r = a
+                    .receive(Time::from_secs_f64(t), &d)
+                    .expect("valid")
+                    .accept();
                 acked_by_a.extend(r.acks().iter().map(|s| s.0));
             }
         }
@@ -954,8 +969,8 @@ mod tests {
     #[test]
     fn rejected_packets_are_not_acked() {
         let (mut a, mut b) = pair();
-        let d = send(&mut a, 0.0, b"no");
-        match b.receive(0.0, &d[0]) {
+        let d = send(&mut a, Time::ZERO, b"no");
+        match b.receive(Time::ZERO, &d[0]) {
             Ok(Incoming::Packet(p)) => {
                 assert_eq!(p.sequence(), Sequence(0));
                 p.refuse();
@@ -965,12 +980,12 @@ mod tests {
         assert_eq!(b.next_header().ack_bits, 0);
         // A retransmitted copy is processed again, since it was never recorded.
         assert!(
-            b.receive(0.0, &d[0])
+            b.receive(Time::ZERO, &d[0])
                 .is_ok_and(|i| i.accept().sequence() == Sequence(0))
         );
         assert_eq!(b.next_header().ack_bits, 1);
         assert!(matches!(
-            b.receive(0.0, &d[0]),
+            b.receive(Time::ZERO, &d[0]),
             Err(ReceiveError::Duplicate(Sequence(0)))
         ));
         assert_eq!(b.counters().packets_duplicate, 1);
@@ -981,12 +996,12 @@ mod tests {
     fn fragments_reassemble_and_too_large_keeps_sequence() {
         let (mut a, mut b) = pair();
         let payload: Vec<u8> = (0..5000u32).map(|i| (i * 7 + 3) as u8).collect();
-        let mut frags = send(&mut a, 0.0, &payload);
+        let mut frags = send(&mut a, Time::ZERO, &payload);
         assert_eq!(frags.len(), 5);
         frags.reverse();
         let mut got = None;
         for d in &frags {
-            if let Incoming::Packet(p) = b.receive(0.0, d).expect("valid") {
+            if let Incoming::Packet(p) = b.receive(Time::ZERO, d).expect("valid") {
                 got = Some((p.sequence(), p.payload().to_vec()));
                 p.accept();
             }
@@ -994,7 +1009,7 @@ mod tests {
         assert_eq!(got, Some((Sequence(0), payload)));
         let big = vec![0u8; 16385];
         assert!(matches!(
-            a.send(0.0, &big, |_| {}),
+            a.send(Time::ZERO, &big, |_| {}),
             Err(SendError::TooLarge { .. })
         ));
         assert_eq!(a.next_sequence(), Sequence(1));
@@ -1007,10 +1022,12 @@ mod tests {
             sent_packets_buffer_size: 16,
             ..EndpointConfig::default()
         };
-        let mut a = Endpoint::new(config, 0.0).expect("valid");
+        let mut a = Endpoint::new(config, Time::ZERO).expect("valid");
         let mut lost = Vec::new();
         for i in 0..40 {
-            let sent = a.send(f64::from(i), b"x", |_| {}).expect("fits");
+            let sent = a
+                .send(Time::from_secs_f64(f64::from(i)), b"x", |_| {})
+                .expect("fits");
             lost.extend(sent.lost.map(|s| s.0));
         }
         assert_eq!(lost, (0..24).collect::<Vec<_>>());
@@ -1027,16 +1044,18 @@ mod tests {
                 received_packets_buffer_size: n,
                 ..EndpointConfig::default()
             };
-            Endpoint::new(config, 0.0).expect("valid")
+            Endpoint::new(config, Time::ZERO).expect("valid")
         };
-        let mut a = Endpoint::new(EndpointConfig::default(), 0.0).expect("valid");
+        let mut a = Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("valid");
         let (mut incremental, mut scanned) = (with_received(256), with_received(100));
         let mut rng = crate::sim::Rng::new(7);
         let mut in_flight: Vec<Vec<u8>> = Vec::new();
         for i in 0..70_000u32 {
             let now = f64::from(i) / 60.0;
-            a.send(now, &i.to_le_bytes(), |d| in_flight.push(d.to_vec()))
-                .expect("fits");
+            a.send(Time::from_secs_f64(now), &i.to_le_bytes(), |d| {
+                in_flight.push(d.to_vec())
+            })
+            .expect("fits");
             while !in_flight.is_empty() && rng.chance(0.6) {
                 let k = rng.below(in_flight.len() as u64) as usize;
                 let d = if rng.chance(0.1) {
@@ -1045,8 +1064,14 @@ mod tests {
                     in_flight.swap_remove(k)
                 };
                 if rng.chance(0.8) {
-                    let r1 = incremental.receive(now, &d).map(Incoming::accept).is_ok();
-                    let r2 = scanned.receive(now, &d).map(Incoming::accept).is_ok();
+                    let r1 = incremental
+                        .receive(Time::from_secs_f64(now), &d)
+                        .map(Incoming::accept)
+                        .is_ok();
+                    let r2 = scanned
+                        .receive(Time::from_secs_f64(now), &d)
+                        .map(Incoming::accept)
+                        .is_ok();
                     assert!(
                         r1 || !r2,
                         "the larger window accepts whatever the smaller does"
@@ -1061,7 +1086,7 @@ mod tests {
     #[test]
     fn forged_ack_is_dropped_whole() {
         let (mut a, _) = pair();
-        send(&mut a, 0.0, b"x");
+        send(&mut a, Time::ZERO, b"x");
         // Ack 5 with bits: we have only sent 0.
         let header = PacketHeader {
             sequence: Sequence(0),
@@ -1070,7 +1095,7 @@ mod tests {
         };
         let encoded = header.encode();
         assert!(matches!(
-            a.receive(0.0, &encoded),
+            a.receive(Time::ZERO, &encoded),
             Err(ReceiveError::ForgedAck { .. })
         ));
         assert_eq!(a.counters().packets_invalid, 1);
@@ -1080,14 +1105,14 @@ mod tests {
     #[test]
     fn dropping_a_pending_packet_refuses_it() {
         let (mut a, mut b) = pair();
-        let d = send(&mut a, 0.0, b"x");
-        let pending = b.receive(0.0, &d[0]).expect("valid");
+        let d = send(&mut a, Time::ZERO, b"x");
+        let pending = b.receive(Time::ZERO, &d[0]).expect("valid");
         drop(pending);
         assert_eq!(b.counters().packets_rejected, 1);
         assert_eq!(b.next_header().ack_bits, 0);
         // Not recorded: a copy is not a duplicate.
         assert!(matches!(
-            b.receive(0.0, &d[0]).expect("valid").accept(),
+            b.receive(Time::ZERO, &d[0]).expect("valid").accept(),
             Received::Packet {
                 sequence: Sequence(0),
                 ..
@@ -1100,10 +1125,13 @@ mod tests {
     #[test]
     fn a_refused_packet_applies_none_of_its_acks() {
         let (mut a, mut b) = pair();
-        let d = send(&mut a, 0.0, b"x");
-        b.receive(0.0, &d[0]).expect("valid").accept();
-        let reply = send(&mut b, 0.1, b"y");
-        match a.receive(0.2, &reply[0]).expect("valid") {
+        let d = send(&mut a, Time::ZERO, b"x");
+        b.receive(Time::ZERO, &d[0]).expect("valid").accept();
+        let reply = send(&mut b, Time::from_secs_f64(0.1), b"y");
+        match a
+            .receive(Time::from_secs_f64(0.2), &reply[0])
+            .expect("valid")
+        {
             Incoming::Packet(p) => {
                 assert_eq!(p.header().ack, Sequence(0));
                 p.refuse();
@@ -1112,9 +1140,12 @@ mod tests {
         }
         assert_eq!(a.is_acked(Sequence(0)), Some(false));
         assert_eq!(a.counters().packets_acked, 0);
-        assert_eq!(a.stats().rtt_ms, 0.0);
+        assert_eq!(a.estimates().rtt_ms, 0.0);
         // The copy, accepted, acks it (once).
-        let Incoming::Packet(p) = a.receive(0.2, &reply[0]).expect("valid") else {
+        let Incoming::Packet(p) = a
+            .receive(Time::from_secs_f64(0.2), &reply[0])
+            .expect("valid")
+        else {
             panic!("a whole packet");
         };
         assert_eq!(p.accept().as_slice(), &[Sequence(0)]);
@@ -1125,14 +1156,17 @@ mod tests {
     fn a_reassembled_packet_gives_its_buffer_back_whatever_the_verdict() {
         let (mut a, mut b) = pair();
         let payload = vec![3u8; 4000];
-        let frags = send(&mut a, 0.0, &payload);
+        let frags = send(&mut a, Time::ZERO, &payload);
         assert_eq!(frags.len(), 4);
         for d in &frags[..3] {
-            assert!(matches!(b.receive(0.0, d), Ok(Incoming::Fragment { .. })));
+            assert!(matches!(
+                b.receive(Time::ZERO, d),
+                Ok(Incoming::Fragment { .. })
+            ));
         }
         let memory = b.reassembly_memory();
         assert_eq!(memory, 4 * 1024);
-        match b.receive(0.0, &frags[3]).expect("valid") {
+        match b.receive(Time::ZERO, &frags[3]).expect("valid") {
             Incoming::Packet(p) => {
                 assert_eq!(p.payload(), &payload[..]);
                 p.refuse();
@@ -1143,9 +1177,9 @@ mod tests {
         assert_eq!(b.pending_reassemblies(), 0);
         // Refused: the packet can be reassembled again, in the same buffer.
         for d in &frags[..3] {
-            assert!(b.receive(0.0, d).is_ok());
+            assert!(b.receive(Time::ZERO, d).is_ok());
         }
-        let Incoming::Packet(p) = b.receive(0.0, &frags[3]).expect("valid") else {
+        let Incoming::Packet(p) = b.receive(Time::ZERO, &frags[3]).expect("valid") else {
             panic!("complete");
         };
         assert_eq!(p.payload(), &payload[..]);
@@ -1153,7 +1187,7 @@ mod tests {
         assert_eq!(b.counters().packets_rejected, 2);
         assert_eq!(b.reassembly_memory(), memory);
         for d in &frags {
-            let _ = b.receive(0.0, d).map(Incoming::accept);
+            let _ = b.receive(Time::ZERO, d).map(Incoming::accept);
         }
         assert_eq!(b.reassembly_memory(), memory);
         assert_eq!(b.next_header().ack_bits, 1);
@@ -1164,18 +1198,21 @@ mod tests {
             report_ack_delay: true,
             ..EndpointConfig::default()
         };
-        let a = Endpoint::new(config.clone(), 0.0).expect("valid");
-        let b = Endpoint::new(config, 0.0).expect("valid");
+        let a = Endpoint::new(config.clone(), Time::ZERO).expect("valid");
+        let b = Endpoint::new(config, Time::ZERO).expect("valid");
         (a, b)
     }
 
     #[test]
     fn a_postponed_packet_applies_its_acks_but_is_not_acked() {
         let (mut a, mut b) = pair();
-        let d = send(&mut a, 0.0, b"x");
-        b.receive(0.0, &d[0]).expect("valid").accept();
-        let reply = send(&mut b, 0.1, b"y");
-        let Incoming::Packet(p) = a.receive(0.2, &reply[0]).expect("valid") else {
+        let d = send(&mut a, Time::ZERO, b"x");
+        b.receive(Time::ZERO, &d[0]).expect("valid").accept();
+        let reply = send(&mut b, Time::from_secs_f64(0.1), b"y");
+        let Incoming::Packet(p) = a
+            .receive(Time::from_secs_f64(0.2), &reply[0])
+            .expect("valid")
+        else {
             panic!("a whole packet");
         };
         assert_eq!(p.postpone().as_slice(), &[Sequence(0)]);
@@ -1184,7 +1221,7 @@ mod tests {
         assert_eq!(a.counters().packets_rejected, 1);
         // A copy is not a duplicate, and acks nothing new.
         assert!(
-            a.receive(0.2, &reply[0])
+            a.receive(Time::from_secs_f64(0.2), &reply[0])
                 .expect("valid")
                 .accept()
                 .acks()
@@ -1201,12 +1238,17 @@ mod tests {
         for (a, b) in [(&mut a, &mut b), (&mut plain_a, &mut plain_b)] {
             for i in 0..40 {
                 let t = f64::from(i) * 0.1;
-                for d in send(a, t, b"ping") {
-                    let received = b.receive(t + 0.05, &d).expect("valid").accept();
+                for d in send(a, Time::from_secs_f64(t), b"ping") {
+                    let received = b
+                        .receive(Time::from_secs_f64(t + 0.05), &d)
+                        .expect("valid")
+                        .accept();
                     assert!(matches!(received, Received::Packet { .. }));
                 }
-                for d in send(b, t + 0.08, b"pong") {
-                    let Incoming::Packet(p) = a.receive(t + 0.13, &d).expect("valid") else {
+                for d in send(b, Time::from_secs_f64(t + 0.08), b"pong") {
+                    let Incoming::Packet(p) =
+                        a.receive(Time::from_secs_f64(t + 0.13), &d).expect("valid")
+                    else {
                         panic!("whole");
                     };
                     assert_eq!(p.payload(), b"pong", "the byte is not payload");
@@ -1214,18 +1256,22 @@ mod tests {
                 }
             }
         }
-        assert!((a.stats().rtt_ms - 100.0).abs() < 1e-6, "{:?}", a.stats());
-        assert!((a.stats().ack_delay_ms - 30.0).abs() < 1e-6);
+        assert!(
+            (a.estimates().rtt_ms - 100.0).abs() < 1e-6,
+            "{:?}",
+            a.stats()
+        );
+        assert!((a.estimates().ack_delay_ms - 30.0).abs() < 1e-6);
         // Without the byte: send to ack.
-        assert!((plain_a.stats().rtt_ms - 130.0).abs() < 1e-6);
-        assert_eq!(plain_a.stats().ack_delay_ms, 0.0);
+        assert!((plain_a.estimates().rtt_ms - 130.0).abs() < 1e-6);
+        assert_eq!(plain_a.estimates().ack_delay_ms, 0.0);
     }
 
     #[test]
     fn the_ack_delay_byte_rides_in_the_first_fragment() {
         let (mut a, mut b) = network_rtt_pair();
         assert!(matches!(
-            a.send(0.0, &[0; 16384], |_| {}),
+            a.send(Time::ZERO, &[0; 16384], |_| {}),
             Err(SendError::TooLarge {
                 size: 16384,
                 max: 16383
@@ -1233,19 +1279,19 @@ mod tests {
         ));
         let payload: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
         // 3001 bytes with the byte: three fragments, the last of 953.
-        let frags = send(&mut a, 0.0, &payload);
+        let frags = send(&mut a, Time::ZERO, &payload);
         assert_eq!(frags.len(), 3);
         assert_eq!(frags[2].len(), FRAGMENT_HEADER_BYTES + 953);
         let mut got = None;
         for d in &frags {
-            if let Incoming::Packet(p) = b.receive(0.0, d).expect("valid") {
+            if let Incoming::Packet(p) = b.receive(Time::ZERO, d).expect("valid") {
                 got = Some(p.payload().to_vec());
                 p.accept();
             }
         }
         assert_eq!(got.as_deref(), Some(&payload[..]));
         // A packet of exactly `fragment_above` bytes with the byte goes whole.
-        let whole = send(&mut a, 0.0, &payload[..1023]);
+        let whole = send(&mut a, Time::ZERO, &payload[..1023]);
         assert_eq!(whole.len(), 1);
     }
 
@@ -1253,17 +1299,17 @@ mod tests {
     fn a_packet_without_the_ack_delay_byte_is_dropped_whole() {
         let (_, mut b) = network_rtt_pair();
         let (mut plain, _) = pair();
-        let d = send(&mut plain, 0.0, b"");
+        let d = send(&mut plain, Time::ZERO, b"");
         assert!(matches!(
-            b.receive(0.0, &d[0]),
+            b.receive(Time::ZERO, &d[0]),
             Err(ReceiveError::InvalidHeader(HeaderError::Truncated { .. }))
         ));
         assert_eq!(b.counters().packets_invalid, 1);
         assert_eq!(b.next_header().ack_bits, 0);
         // An empty payload with the byte is fine.
         let (mut a, _) = network_rtt_pair();
-        let d = send(&mut a, 0.0, b"");
-        let Incoming::Packet(p) = b.receive(0.0, &d[0]).expect("valid") else {
+        let d = send(&mut a, Time::ZERO, b"");
+        let Incoming::Packet(p) = b.receive(Time::ZERO, &d[0]).expect("valid") else {
             panic!("whole");
         };
         assert!(p.payload().is_empty());

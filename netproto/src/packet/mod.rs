@@ -44,7 +44,7 @@
 //! * With [`EndpointConfig::report_ack_delay`] set (off by default; the
 //!   [connections](crate::connection) set it), every packet's payload starts with
 //!   one byte: how long the packets it acks for the first time were held before it
-//!   left, so that [`Stats::rtt_ms`] is the round trip on the network. The header is
+//!   left, so that [`Stats::rtt`] is the round trip on the network. The header is
 //!   the reference's; both ends must agree.
 //! * With [`EndpointConfig::skip_sequence_seed`] set (off by default), the
 //!   skipped-sequence trap: now and then a sequence number is skipped (never sent),
@@ -76,6 +76,7 @@ pub use header::HeaderError;
 pub use outcome::{Acks, MAX_ACKS_PER_PACKET, ReceiveError, Received, SendError, Sent};
 pub use sequence::Sequence;
 pub use sequence_buffer::MAX_SEQUENCE_BUFFER_SIZE;
+pub(crate) use stats::Estimates;
 pub use stats::{Counters, Stats};
 
 pub(crate) use sequence_buffer::SequenceBuffer;

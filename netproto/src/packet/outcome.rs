@@ -14,15 +14,16 @@ pub const MAX_ACKS_PER_PACKET: usize = 32;
 /// Stored inline (no allocation).
 ///
 /// ```
+/// use netproto::Time;
 /// use netproto::packet::{Endpoint, EndpointConfig, Received, Sequence};
 ///
-/// let mut a = Endpoint::new(EndpointConfig::default(), 0.0).unwrap();
-/// let mut b = Endpoint::new(EndpointConfig::default(), 0.0).unwrap();
+/// let mut a = Endpoint::new(EndpointConfig::default(), Time::ZERO).unwrap();
+/// let mut b = Endpoint::new(EndpointConfig::default(), Time::ZERO).unwrap();
 /// let mut wire = Vec::new();
-/// a.send(0.0, b"hello", |d| wire.push(d.to_vec())).unwrap();
-/// b.receive(0.05, &wire.pop().unwrap()).unwrap().accept();
-/// b.send(0.05, b"hi", |d| wire.push(d.to_vec())).unwrap();
-/// let received = a.receive(0.1, &wire.pop().unwrap()).unwrap().accept();
+/// a.send(Time::ZERO, b"hello", |d| wire.push(d.to_vec())).unwrap();
+/// b.receive(Time::from_secs_f64(0.05), &wire.pop().unwrap()).unwrap().accept();
+/// b.send(Time::from_secs_f64(0.05), b"hi", |d| wire.push(d.to_vec())).unwrap();
+/// let received = a.receive(Time::from_secs_f64(0.1), &wire.pop().unwrap()).unwrap().accept();
 /// assert_eq!(received.acks().as_slice(), &[Sequence(0)]);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

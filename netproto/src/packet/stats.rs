@@ -1,14 +1,18 @@
 //! Round-trip time, packet loss and bandwidth estimates, and event counters.
 
+use std::time::Duration;
+
 use super::config::EndpointConfig;
 use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
+use crate::Time;
+use crate::time::millis;
 
 /// What an endpoint remembers about a packet it sent.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct SentPacket {
-    /// Send time, seconds.
-    pub(crate) time: f64,
+    /// Send time.
+    pub(crate) time: Time,
     /// Payload plus `packet_header_size` bytes.
     pub(crate) bytes: u32,
     /// Acked by the peer (reported once).
@@ -21,19 +25,20 @@ pub(crate) struct SentPacket {
 /// What an endpoint remembers about a packet it received and accepted.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ReceivedPacket {
-    /// Receive time, seconds.
-    pub(crate) time: f64,
+    /// Receive time.
+    pub(crate) time: Time,
     /// Datagram bytes plus `packet_header_size`.
     pub(crate) bytes: u32,
 }
 
-/// Link estimates of an [`Endpoint`](super::Endpoint): milliseconds, percent,
-/// kilobits per second.
+/// Link estimates of an [`Endpoint`](super::Endpoint): round-trip times, loss in
+/// percent, bandwidth in kilobits per second.
 ///
-/// `rtt_ms` and `ack_delay_ms` are smoothed at every ack; `packet_loss_percent` is
+/// `rtt` and `ack_delay` are smoothed at every ack; `packet_loss_percent` is
 /// recomputed at every [`Endpoint::update`](super::Endpoint::update); the rest (from
 /// the RTT history, the last `rtt_history_size` samples, and the packet windows) four
-/// times a second of the `now` given to it.
+/// times a second of the `now` given to it. The estimators compute in `f64`
+/// milliseconds; the durations here are those values rounded to the nanosecond.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Stats {
@@ -45,28 +50,28 @@ pub struct Stats {
     /// `ack_delay` module documentation in the source). Without it, as the reference
     /// measures it: from the send of each packet to the arrival of the first ack of
     /// it, which includes the wait for the peer's next packet.
-    pub rtt_ms: f64,
+    pub rtt: Duration,
     /// Smallest RTT sample in the history.
-    pub rtt_min_ms: f64,
+    pub rtt_min: Duration,
     /// Largest RTT sample in the history.
-    pub rtt_max_ms: f64,
+    pub rtt_max: Duration,
     /// Mean RTT sample in the history.
-    pub rtt_avg_ms: f64,
-    /// Mean of `sample - rtt_min_ms` over the history.
-    pub jitter_avg_vs_min_rtt_ms: f64,
-    /// Largest `sample - rtt_min_ms` over the history.
-    pub jitter_max_vs_min_rtt_ms: f64,
-    /// Standard deviation of the history around `rtt_avg_ms`: how much the round
-    /// trip varies.
-    pub jitter_stddev_vs_avg_rtt_ms: f64,
+    pub rtt_avg: Duration,
+    /// Mean of `sample - rtt_min` over the history.
+    pub jitter_avg_vs_min_rtt: Duration,
+    /// Largest `sample - rtt_min` over the history.
+    pub jitter_max_vs_min_rtt: Duration,
+    /// Standard deviation of the history around `rtt_avg`: how much the round trip
+    /// varies.
+    pub jitter_stddev_vs_avg_rtt: Duration,
     /// The time the peer holds our packets before acking them, smoothed (0 without
-    /// `report_ack_delay`): `rtt_ms + ack_delay_ms` is how long an ack takes to come
-    /// back, what a resend timer waits for.
-    pub ack_delay_ms: f64,
+    /// `report_ack_delay`): `rtt + ack_delay` is how long an ack takes to come back,
+    /// what a resend timer waits for.
+    pub ack_delay: Duration,
     /// Percentage of our last `loss_window` packets whose fate is known that were
     /// lost: a packet is known acked when an ack of it arrives, and known lost once
     /// the peer's acks have passed it by 3 packets (its reordering allowance) or, once
-    /// an RTT is measured, when it was sent over `2 * (rtt_ms + ack_delay_ms) + 100 ms`
+    /// an RTT is measured, when it was sent over `2 * (rtt + ack_delay) + 100 ms`
     /// ago, unacked. An ack that comes after all corrects it. No smoothing on top:
     /// it reflects a change within about `loss_window` packets.
     pub packet_loss_percent: f64,
@@ -78,6 +83,50 @@ pub struct Stats {
     pub received_kbps: f64,
     /// Smoothed bandwidth of our packets the peer acked.
     pub acked_kbps: f64,
+}
+
+/// The estimates behind [`Stats`] as the estimators compute them: `f64`
+/// milliseconds, so that every layer that reads them (resend timers, congestion,
+/// loss by age) computes exactly as before they were reported as durations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Estimates {
+    pub(crate) rtt_ms: f64,
+    pub(crate) rtt_min_ms: f64,
+    pub(crate) rtt_max_ms: f64,
+    pub(crate) rtt_avg_ms: f64,
+    pub(crate) jitter_avg_vs_min_rtt_ms: f64,
+    pub(crate) jitter_max_vs_min_rtt_ms: f64,
+    pub(crate) jitter_stddev_vs_avg_rtt_ms: f64,
+    pub(crate) ack_delay_ms: f64,
+    pub(crate) packet_loss_percent: f64,
+    pub(crate) sent_kbps: f64,
+    pub(crate) received_kbps: f64,
+    pub(crate) acked_kbps: f64,
+}
+
+impl Estimates {
+    /// Seconds an ack takes to come back: the round trip plus the peer's hold.
+    pub(crate) fn ack_time(&self) -> f64 {
+        (self.rtt_ms + self.ack_delay_ms) / 1000.0
+    }
+
+    /// The estimates as reported.
+    pub(crate) fn stats(&self) -> Stats {
+        Stats {
+            rtt: millis(self.rtt_ms),
+            rtt_min: millis(self.rtt_min_ms),
+            rtt_max: millis(self.rtt_max_ms),
+            rtt_avg: millis(self.rtt_avg_ms),
+            jitter_avg_vs_min_rtt: millis(self.jitter_avg_vs_min_rtt_ms),
+            jitter_max_vs_min_rtt: millis(self.jitter_max_vs_min_rtt_ms),
+            jitter_stddev_vs_avg_rtt: millis(self.jitter_stddev_vs_avg_rtt_ms),
+            ack_delay: millis(self.ack_delay_ms),
+            packet_loss_percent: self.packet_loss_percent,
+            sent_kbps: self.sent_kbps,
+            received_kbps: self.received_kbps,
+            acked_kbps: self.acked_kbps,
+        }
+    }
 }
 
 /// Event counters of an [`Endpoint`](super::Endpoint) (the reference's
@@ -146,7 +195,7 @@ const ACK_DELAY_SMOOTHING: f64 = 1.0 / 16.0;
 /// The smoothed and windowed estimates behind [`Stats`].
 #[derive(Debug)]
 pub(crate) struct Estimator {
-    stats: Stats,
+    stats: Estimates,
     /// RTT samples in ms by `sequence % len`; negative = empty.
     history: Box<[f64]>,
     rtt_smoothing: f64,
@@ -157,7 +206,7 @@ pub(crate) struct Estimator {
     /// Whether a hold was reported yet (the first is taken whole).
     ack_delay_known: bool,
     /// When the RTT history and the bandwidth windows were last passed over.
-    windows_at: f64,
+    windows_at: Time,
 }
 
 /// Moves `current` towards `target` by `factor`, or snaps to it when (almost) equal,
@@ -178,7 +227,7 @@ fn weight(factor: f64, count: u32) -> f64 {
 impl Estimator {
     pub(crate) fn new(config: &EndpointConfig) -> Self {
         Self {
-            stats: Stats::default(),
+            stats: Estimates::default(),
             history: vec![-1.0; config.rtt_history_size].into_boxed_slice(),
             rtt_smoothing: config.rtt_smoothing_factor,
             bandwidth_smoothing: config.bandwidth_smoothing_factor,
@@ -187,11 +236,11 @@ impl Estimator {
                 .unwrap_or(u16::MAX),
             ack_front: None,
             ack_delay_known: false,
-            windows_at: f64::NEG_INFINITY,
+            windows_at: Time::NEVER,
         }
     }
 
-    pub(crate) fn stats(&self) -> &Stats {
+    pub(crate) fn estimates(&self) -> &Estimates {
         &self.stats
     }
 
@@ -233,12 +282,12 @@ impl Estimator {
     /// when the clock went back).
     pub(crate) fn update(
         &mut self,
-        now: f64,
+        now: Time,
         sent: &SequenceBuffer<SentPacket>,
         received: &SequenceBuffer<ReceivedPacket>,
     ) {
         self.update_loss(now, sent);
-        if now - self.windows_at < WINDOWS_INTERVAL && now >= self.windows_at {
+        if now.secs_since(self.windows_at) < WINDOWS_INTERVAL && now >= self.windows_at {
             return;
         }
         self.windows_at = now;
@@ -272,7 +321,7 @@ impl Estimator {
 
     /// The share of the last `loss_window` settled packets never acked (see
     /// [`Stats::packet_loss_percent`]).
-    fn update_loss(&mut self, now: f64, sent: &SequenceBuffer<SentPacket>) {
+    fn update_loss(&mut self, now: Time, sent: &SequenceBuffer<SentPacket>) {
         let newest = sent.next_sequence().prev();
         // Settled by the acks: passed over by the reordering allowance.
         let mut end = self
@@ -281,7 +330,7 @@ impl Estimator {
         // Settled by age: sent longer ago than an ack takes, with slack.
         if self.stats.rtt_ms > 0.0 {
             let ack_time = (self.stats.rtt_ms + self.stats.ack_delay_ms) / 1000.0;
-            let before = now - 2.0 * ack_time - LOSS_TIME_SLACK;
+            let before = Time::from_secs_f64(now.as_secs_f64() - 2.0 * ack_time - LOSS_TIME_SLACK);
             let capacity = u16::try_from(sent.capacity()).unwrap_or(u16::MAX);
             let by_age = (0..capacity)
                 .map(|back| newest.wrapping_sub(back))
@@ -351,14 +400,14 @@ impl Estimator {
 
 /// Kilobits per second of `(time, bytes)` samples over their time span, or `None`
 /// when the span is empty.
-fn kbps(samples: impl Iterator<Item = (f64, u32)>) -> Option<f64> {
+fn kbps(samples: impl Iterator<Item = (Time, u32)>) -> Option<f64> {
     let mut bytes = 0.0;
     let mut start = f64::INFINITY;
     let mut finish = f64::NEG_INFINITY;
     for (time, b) in samples {
         bytes += f64::from(b);
-        start = start.min(time);
-        finish = finish.max(time);
+        start = start.min(time.as_secs_f64());
+        finish = finish.max(time.as_secs_f64());
     }
     (finish > start).then(|| bytes / (finish - start) * 8.0 / 1000.0)
 }
@@ -375,12 +424,12 @@ mod tests {
         };
         let mut e = Estimator::new(&config);
         e.rtt_sample(Sequence(0), 100.0, 1);
-        assert_eq!(e.stats().rtt_ms, 100.0);
+        assert_eq!(e.estimates().rtt_ms, 100.0);
         e.rtt_sample(Sequence(1), 200.0, 1);
-        assert!((e.stats().rtt_ms - 110.0).abs() < 1e-9);
+        assert!((e.estimates().rtt_ms - 110.0).abs() < 1e-9);
         // A sample standing for two packets weighs as two: 1 - 0.9^2.
         e.rtt_sample(Sequence(2), 210.0, 2);
-        assert!((e.stats().rtt_ms - (110.0 + 100.0 * 0.19)).abs() < 1e-9);
+        assert!((e.estimates().rtt_ms - (110.0 + 100.0 * 0.19)).abs() < 1e-9);
     }
 
     /// An estimator over windows of 8 packets.
@@ -396,7 +445,7 @@ mod tests {
         let mut sent: SequenceBuffer<SentPacket> = SequenceBuffer::new(8);
         for s in 0..8u16 {
             let p = SentPacket {
-                time: f64::from(s) * 0.1,
+                time: Time::from_secs_f64(f64::from(s) * 0.1),
                 bytes: 100,
                 acked: s % 2 == 0,
                 skipped: false,
@@ -413,8 +462,8 @@ mod tests {
             e.rtt_sample(Sequence(s), r, 1);
         }
         let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
-        e.update(0.0, &sent_window(), &received);
-        let st = e.stats();
+        e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
+        let st = e.estimates();
         assert_eq!((st.rtt_min_ms, st.rtt_max_ms), (50.0, 70.0));
         assert!((st.rtt_avg_ms - 60.0).abs() < 1e-9);
         assert!((st.jitter_avg_vs_min_rtt_ms - 10.0).abs() < 1e-9);
@@ -429,35 +478,35 @@ mod tests {
         let mut e = small_estimator();
         let mut sent = sent_window();
         let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
-        e.update(0.7, &sent, &received);
-        assert_eq!(e.stats().packet_loss_percent, 0.0, "nothing known yet");
+        e.update(Time::from_secs_f64(0.7), &sent, &received);
+        assert_eq!(e.estimates().packet_loss_percent, 0.0, "nothing known yet");
         // The peer acked up to 7 (evens only): 0..=4 are known, 1 and 3 lost; 5 and
         // 6 are within the reordering allowance.
         e.on_acks(Sequence(6), 0b1);
         e.on_acks(Sequence(2), 0b1);
         e.on_acks(Sequence(7), 0b1);
-        e.update(0.7, &sent, &received);
-        assert!((e.stats().packet_loss_percent - 40.0).abs() < 1e-9);
+        e.update(Time::from_secs_f64(0.7), &sent, &received);
+        assert!((e.estimates().packet_loss_percent - 40.0).abs() < 1e-9);
         // With an RTT of 50 ms, packets sent over 0.2 s ago are known too: 0..=5.
         e.rtt_sample(Sequence(0), 50.0, 1);
-        e.update(0.75, &sent, &received);
-        assert!((e.stats().packet_loss_percent - 50.0).abs() < 1e-9);
+        e.update(Time::from_secs_f64(0.75), &sent, &received);
+        assert!((e.estimates().packet_loss_percent - 50.0).abs() < 1e-9);
         // A late ack corrects it.
         if let Some(p) = sent.get_mut(Sequence(5)) {
             p.acked = true;
         }
-        e.update(0.75, &sent, &received);
-        assert!((e.stats().packet_loss_percent - 100.0 / 3.0).abs() < 1e-9);
+        e.update(Time::from_secs_f64(0.75), &sent, &received);
+        assert!((e.estimates().packet_loss_percent - 100.0 / 3.0).abs() < 1e-9);
     }
 
     #[test]
     fn the_peer_hold_is_smoothed_per_packet() {
         let mut e = Estimator::new(&EndpointConfig::default());
         e.ack_delay_sample(32.0, 1);
-        assert_eq!(e.stats().ack_delay_ms, 32.0, "the first is taken whole");
+        assert_eq!(e.estimates().ack_delay_ms, 32.0, "the first is taken whole");
         e.ack_delay_sample(16.0, 1);
-        assert!((e.stats().ack_delay_ms - 31.0).abs() < 1e-9);
+        assert!((e.estimates().ack_delay_ms - 31.0).abs() < 1e-9);
         e.ack_delay_sample(2.0, 1_000_000);
-        assert!((e.stats().ack_delay_ms - 2.0).abs() < 1e-9);
+        assert!((e.estimates().ack_delay_ms - 2.0).abs() < 1e-9);
     }
 }

@@ -1,6 +1,8 @@
 //! The model of one direction of a link: latency, jitter, loss, bursts, duplicates,
 //! reordering.
 
+use std::time::Duration;
+
 use super::rng::Rng;
 
 /// Bursty loss: the Gilbert-Elliott two-state Markov model.
@@ -57,7 +59,7 @@ impl GilbertElliott {
     }
 }
 
-/// How one direction of a simulated link treats datagrams. All times in seconds.
+/// How one direction of a simulated link treats datagrams.
 ///
 /// A datagram is lost with probability `loss` (i.i.d.) or by the `burst` model (when
 /// set; both apply independently). A datagram that survives is delivered after
@@ -68,21 +70,22 @@ impl GilbertElliott {
 ///
 /// ```
 /// use netproto::sim::LinkConfig;
+/// use std::time::Duration;
 ///
 /// let link = LinkConfig::default()
-///     .with_latency(0.250)
-///     .with_jitter(0.100)
+///     .with_latency(Duration::from_millis(250))
+///     .with_jitter(Duration::from_millis(100))
 ///     .with_loss(0.25)
 ///     .with_duplicates(0.25)
-///     .with_reordering(0.1, 0.2);
-/// assert_eq!(link.mean_round_trip(), 0.5);
+///     .with_reordering(0.1, Duration::from_millis(200));
+/// assert_eq!(link.mean_round_trip(), Duration::from_millis(500));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinkConfig {
     /// Mean one-way delay.
-    pub latency: f64,
+    pub latency: Duration,
     /// Half-width of the uniform delay variation around `latency`.
-    pub jitter: f64,
+    pub jitter: Duration,
     /// Independent loss probability per datagram.
     pub loss: f64,
     /// Bursty loss, applied on top of `loss`.
@@ -92,32 +95,32 @@ pub struct LinkConfig {
     /// Probability that a datagram is held back by an extra delay.
     pub reorder: f64,
     /// Upper bound of that extra delay.
-    pub reorder_delay: f64,
+    pub reorder_delay: Duration,
 }
 
 impl LinkConfig {
     /// A perfect link: no delay, no loss (the default).
     pub const PERFECT: Self = Self {
-        latency: 0.0,
-        jitter: 0.0,
+        latency: Duration::ZERO,
+        jitter: Duration::ZERO,
         loss: 0.0,
         burst: None,
         duplicate: 0.0,
         reorder: 0.0,
-        reorder_delay: 0.0,
+        reorder_delay: Duration::ZERO,
     };
 
-    /// With mean one-way delay `seconds`.
+    /// With mean one-way delay `latency`.
     #[must_use]
-    pub fn with_latency(mut self, seconds: f64) -> Self {
-        self.latency = seconds;
+    pub fn with_latency(mut self, latency: Duration) -> Self {
+        self.latency = latency;
         self
     }
 
-    /// With uniform delay variation of `± seconds`.
+    /// With uniform delay variation of `± jitter`.
     #[must_use]
-    pub fn with_jitter(mut self, seconds: f64) -> Self {
-        self.jitter = seconds;
+    pub fn with_jitter(mut self, jitter: Duration) -> Self {
+        self.jitter = jitter;
         self
     }
 
@@ -142,17 +145,17 @@ impl LinkConfig {
         self
     }
 
-    /// Holding back a fraction `p` of datagrams by up to `max_delay` seconds more.
+    /// Holding back a fraction `p` of datagrams by up to `max_delay` more.
     #[must_use]
-    pub fn with_reordering(mut self, p: f64, max_delay: f64) -> Self {
+    pub fn with_reordering(mut self, p: f64, max_delay: Duration) -> Self {
         self.reorder = p;
         self.reorder_delay = max_delay;
         self
     }
 
     /// Twice the mean one-way delay (excluding reordering delays).
-    pub fn mean_round_trip(&self) -> f64 {
-        2.0 * self.latency
+    pub fn mean_round_trip(&self) -> Duration {
+        2 * self.latency
     }
 
     /// The long-run loss rate: `1 - (1 - loss) * (1 - burst loss)`.
@@ -167,7 +170,8 @@ impl LinkConfig {
 pub(crate) enum Fate {
     /// Lost.
     Dropped,
-    /// Delivered after `first`, and again after `second` when duplicated.
+    /// Delivered after `first`, and again after `second` when duplicated (seconds,
+    /// drawn in `f64`).
     Delivered { first: f64, second: Option<f64> },
 }
 
@@ -185,12 +189,13 @@ impl Link {
 
     fn delay(&self, rng: &mut Rng) -> f64 {
         let c = &self.config;
-        let mut delay = c.latency;
-        if c.jitter > 0.0 {
-            delay += rng.range_f64(-c.jitter, c.jitter);
+        let mut delay = c.latency.as_secs_f64();
+        let jitter = c.jitter.as_secs_f64();
+        if jitter > 0.0 {
+            delay += rng.range_f64(-jitter, jitter);
         }
         if c.reorder > 0.0 && rng.chance(c.reorder) {
-            delay += rng.range_f64(0.0, c.reorder_delay);
+            delay += rng.range_f64(0.0, c.reorder_delay.as_secs_f64());
         }
         delay.max(0.0)
     }
@@ -247,7 +252,11 @@ mod tests {
     #[test]
     fn delays_stay_within_jitter_and_never_negative() {
         let mut rng = Rng::new(4);
-        let mut link = Link::new(LinkConfig::PERFECT.with_latency(0.05).with_jitter(0.1));
+        let mut link = Link::new(
+            LinkConfig::PERFECT
+                .with_latency(Duration::from_millis(50))
+                .with_jitter(Duration::from_millis(100)),
+        );
         for _ in 0..10_000 {
             if let Fate::Delivered { first, .. } = link.fate(&mut rng) {
                 assert!((0.0..=0.15).contains(&first));

@@ -8,18 +8,20 @@
 //! passing `now`.
 //!
 //! ```
+//! use netproto::Time;
+//! use std::time::Duration;
 //! use netproto::packet::{Endpoint, EndpointConfig, Incoming};
 //! use netproto::sim::{LinkConfig, Network, NodeId};
 //!
 //! let (a, b) = (NodeId(0), NodeId(1));
 //! let mut net = Network::new(7);
-//! net.set_link_both(a, b, LinkConfig::default().with_latency(0.05).with_loss(0.1));
-//! let mut ea = Endpoint::new(EndpointConfig::default(), 0.0).unwrap();
-//! let mut eb = Endpoint::new(EndpointConfig::default(), 0.0).unwrap();
+//! net.set_link_both(a, b, LinkConfig::default().with_latency(Duration::from_millis(50)).with_loss(0.1));
+//! let mut ea = Endpoint::new(EndpointConfig::default(), Time::ZERO).unwrap();
+//! let mut eb = Endpoint::new(EndpointConfig::default(), Time::ZERO).unwrap();
 //!
 //! let mut acked = 0;
 //! for tick in 0..600 {
-//!     let now = f64::from(tick) / 60.0;
+//!     let now = Time::from_secs_f64(f64::from(tick) / 60.0);
 //!     while let Some(d) = net.poll(now) {
 //!         let endpoint = if d.to == a { &mut ea } else { &mut eb };
 //!         if let Ok(r) = endpoint.receive(now, &d.payload).map(Incoming::accept) {

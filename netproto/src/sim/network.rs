@@ -3,6 +3,7 @@
 
 use super::link::{Fate, Link, LinkConfig};
 use super::rng::Rng;
+use crate::Time;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -26,9 +27,9 @@ pub struct Delivery {
     /// The receiver.
     pub to: NodeId,
     /// Virtual time of the send.
-    pub sent_at: f64,
+    pub sent_at: Time,
     /// Virtual time of the delivery.
-    pub delivered_at: f64,
+    pub delivered_at: Time,
     /// `true` for the second copy of a duplicated datagram.
     pub duplicate: bool,
     /// The bytes.
@@ -45,9 +46,9 @@ pub struct OracleRecord {
     /// The receiver.
     pub to: NodeId,
     /// Virtual time of the send.
-    pub sent_at: f64,
+    pub sent_at: Time,
     /// Virtual time of the delivery.
-    pub delivered_at: f64,
+    pub delivered_at: Time,
     /// `true` for the second copy of a duplicated datagram.
     pub duplicate: bool,
     /// Bytes delivered.
@@ -71,7 +72,7 @@ pub struct NetworkStats {
 }
 
 struct Scheduled {
-    at: f64,
+    at: Time,
     order: u64,
     delivery: Delivery,
 }
@@ -110,14 +111,16 @@ impl Ord for Scheduled {
 /// check what an endpoint believes (acks, loss) against what really happened.
 ///
 /// ```
+/// use netproto::Time;
+/// use std::time::Duration;
 /// use netproto::sim::{LinkConfig, Network, NodeId};
 ///
 /// let (a, b) = (NodeId(0), NodeId(1));
 /// let mut net = Network::new(1);
-/// net.set_link(a, b, LinkConfig::default().with_latency(0.1));
-/// net.send(0.0, a, b, b"ping");
-/// assert!(net.poll(0.05).is_none());
-/// let d = net.poll(0.1).unwrap();
+/// net.set_link(a, b, LinkConfig::default().with_latency(Duration::from_millis(100)));
+/// net.send(Time::ZERO, a, b, b"ping");
+/// assert!(net.poll(Time::from_secs_f64(0.05)).is_none());
+/// let d = net.poll(Time::from_secs_f64(0.1)).unwrap();
 /// assert_eq!((d.from, d.to, &d.payload[..]), (a, b, &b"ping"[..]));
 /// assert_eq!(net.oracle().len(), 1);
 /// ```
@@ -188,7 +191,7 @@ impl Network {
     /// Sends `payload` from `from` to `to` at virtual time `now`. The link decides
     /// its fate at once (drawn from the seeded generator); a delivered copy comes out
     /// of [`poll`](Self::poll) when its time comes.
-    pub fn send(&mut self, now: f64, from: NodeId, to: NodeId, payload: &[u8]) -> DatagramId {
+    pub fn send(&mut self, now: Time, from: NodeId, to: NodeId, payload: &[u8]) -> DatagramId {
         let id = DatagramId(self.next_id);
         self.next_id += 1;
         self.stats.sent += 1;
@@ -205,14 +208,14 @@ impl Network {
                     from,
                     to,
                     sent_at: now,
-                    delivered_at: now + first,
+                    delivered_at: now.plus_secs(first),
                     duplicate: false,
                     payload: payload.to_vec(),
                 };
                 if let Some(second) = second {
                     self.stats.duplicated += 1;
                     let copy = Delivery {
-                        delivered_at: now + second,
+                        delivered_at: now.plus_secs(second),
                         duplicate: true,
                         ..delivery.clone()
                     };
@@ -236,13 +239,13 @@ impl Network {
     }
 
     /// The delivery time of the next datagram in flight.
-    pub fn next_delivery_time(&self) -> Option<f64> {
+    pub fn next_delivery_time(&self) -> Option<Time> {
         self.queue.peek().map(|s| s.at)
     }
 
     /// The next datagram due at or before `now`, earliest first (ties in the order
     /// they were scheduled), recorded in the oracle log.
-    pub fn poll(&mut self, now: f64) -> Option<Delivery> {
+    pub fn poll(&mut self, now: Time) -> Option<Delivery> {
         if self.queue.peek()?.at > now {
             return None;
         }
@@ -282,6 +285,7 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn same_seed_same_deliveries() {
@@ -289,17 +293,22 @@ mod tests {
             let mut net = Network::new(seed);
             net.set_default_link(
                 LinkConfig::PERFECT
-                    .with_latency(0.1)
-                    .with_jitter(0.05)
+                    .with_latency(Duration::from_millis(100))
+                    .with_jitter(Duration::from_millis(50))
                     .with_loss(0.2)
                     .with_duplicates(0.2),
             );
             let mut out = Vec::new();
             for i in 0..1000u32 {
                 let t = f64::from(i) * 0.01;
-                net.send(t, NodeId(i % 3), NodeId((i + 1) % 3), &i.to_le_bytes());
-                while let Some(d) = net.poll(t) {
-                    out.push((d.id, d.delivered_at.to_bits(), d.duplicate));
+                net.send(
+                    Time::from_secs_f64(t),
+                    NodeId(i % 3),
+                    NodeId((i + 1) % 3),
+                    &i.to_le_bytes(),
+                );
+                while let Some(d) = net.poll(Time::from_secs_f64(t)) {
+                    out.push((d.id, d.delivered_at.as_secs_f64().to_bits(), d.duplicate));
                 }
             }
             out
@@ -311,20 +320,29 @@ mod tests {
     #[test]
     fn deliveries_come_out_in_time_order_and_are_logged() {
         let mut net = Network::new(2);
-        net.set_default_link(LinkConfig::PERFECT.with_latency(0.1).with_jitter(0.09));
+        net.set_default_link(
+            LinkConfig::PERFECT
+                .with_latency(Duration::from_millis(100))
+                .with_jitter(Duration::from_millis(90)),
+        );
         for i in 0..500u32 {
-            net.send(f64::from(i) * 0.001, NodeId(0), NodeId(1), &[]);
+            net.send(
+                Time::from_secs_f64(f64::from(i) * 0.001),
+                NodeId(0),
+                NodeId(1),
+                &[],
+            );
         }
         let mut last = 0.0;
         let mut count = 0;
         let mut reordered = false;
         let mut last_id = 0;
-        while let Some(d) = net.poll(10.0) {
-            assert!(d.delivered_at >= last);
+        while let Some(d) = net.poll(Time::from_secs_f64(10.0)) {
+            assert!(d.delivered_at >= Time::from_secs_f64(last));
             assert!(d.delivered_at >= d.sent_at);
             reordered |= d.id.0 < last_id;
             last_id = d.id.0;
-            last = d.delivered_at;
+            last = d.delivered_at.as_secs_f64();
             count += 1;
         }
         assert_eq!(count, 500);
@@ -339,11 +357,11 @@ mod tests {
     fn links_are_per_direction() {
         let mut net = Network::new(3);
         net.set_link(NodeId(0), NodeId(1), LinkConfig::PERFECT.with_loss(1.0));
-        net.send(0.0, NodeId(0), NodeId(1), b"lost");
-        net.send(0.0, NodeId(1), NodeId(0), b"kept");
-        let d = net.poll(0.0).expect("reverse direction is perfect");
+        net.send(Time::ZERO, NodeId(0), NodeId(1), b"lost");
+        net.send(Time::ZERO, NodeId(1), NodeId(0), b"kept");
+        let d = net.poll(Time::ZERO).expect("reverse direction is perfect");
         assert_eq!(d.payload, b"kept");
-        assert!(net.poll(1.0).is_none());
+        assert!(net.poll(Time::from_secs_f64(1.0)).is_none());
         assert_eq!(net.stats().dropped, 1);
     }
 }

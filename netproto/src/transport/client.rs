@@ -8,10 +8,12 @@ use super::{
     TransportError, recv, resolve,
 };
 use crate::MessageSet;
-use crate::channel::{LayerConfig, MessageLayer};
+use crate::Time;
+use crate::channel::{ChannelId, LayerConfig, MessageLayer};
 use crate::connection::{Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES};
 use crate::netcode::ConnectToken;
 use crate::trace::{self, DropLog};
+use std::time::Duration;
 
 /// An event of a [`UdpClient`], from [`poll_event`](UdpClient::poll_event): connected,
 /// denied, or disconnected (with why).
@@ -26,7 +28,7 @@ pub type UdpClientEvent = ClientEvent;
 ///
 /// ```no_run
 /// use netproto::NetMessage;
-/// use netproto::channel::LayerConfig;
+/// use netproto::channel::{ChannelId, LayerConfig};
 /// use netproto::transport::{UdpClient, UdpClientEvent};
 ///
 /// #[derive(NetMessage, Debug, Clone)]
@@ -41,13 +43,11 @@ pub type UdpClientEvent = ClientEvent;
 ///     Chat(Chat),
 /// }
 ///
-/// const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable, 1 unreliable
-///
 /// // The connect token the game's backend handed us (2048 bytes, over HTTPS).
 /// # let token_bytes = [0u8; 2048];
 /// let token = netproto::netcode::ConnectToken::read(&token_bytes)?;
 /// let mut client = UdpClient::<Msg>::connect(&token, LayerConfig::default())?;
-/// client.send(RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?;
+/// client.send(ChannelId::RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?;
 /// loop {
 ///     client.update()?;
 ///     while let Some(event) = client.poll_event() {
@@ -58,7 +58,7 @@ pub type UdpClientEvent = ClientEvent;
 ///             _ => {}
 ///         }
 ///     }
-///     while let Some(Msg::Chat(chat)) = client.receive(RELIABLE) {
+///     while let Some(Msg::Chat(chat)) = client.receive(ChannelId::RELIABLE) {
 ///         println!("{}", chat.text);
 ///     }
 ///     std::thread::sleep(std::time::Duration::from_millis(16));
@@ -129,7 +129,7 @@ impl<M: MessageSet> UdpClient<M> {
             // Arm the skipped-sequence trap with a seed the server cannot predict.
             config.endpoint.skip_sequence_seed = Some(crate::netcode::random_u64());
         }
-        let stack = ClientStack::new(config, token, server, layer, 0.0)?;
+        let stack = ClientStack::new(config, token, server, layer, Time::ZERO)?;
         let socket = UdpSocket::bind(resolve(local)?)?;
         socket.set_nonblocking(true)?;
         Ok(Self {
@@ -139,7 +139,7 @@ impl<M: MessageSet> UdpClient<M> {
             recv_buf: vec![0; RECV_BUFFER_SIZE],
             send_buf: vec![0; MAX_DATAGRAM_BYTES],
             counters: TransportCounters::default(),
-            drop_log: DropLog::new(0.0),
+            drop_log: DropLog::new(Time::ZERO),
         })
     }
 
@@ -178,7 +178,7 @@ impl<M: MessageSet> UdpClient<M> {
         self.stack.connection().is_connected()
     }
 
-    fn now(&self) -> f64 {
+    fn now(&self) -> Time {
         self.clock.now()
     }
 
@@ -239,12 +239,12 @@ impl<M: MessageSet> UdpClient<M> {
     /// Queues `message` on `channel`; it goes out with the next packets (once
     /// connected, when still in the handshake). Fails with
     /// [`SendError::NotConnected`] after a denial or a disconnection.
-    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
         self.stack.send(channel, message)
     }
 
     /// The next message delivered on `channel`.
-    pub fn receive(&mut self, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.stack.receive(channel)
     }
 
@@ -267,10 +267,10 @@ impl<M: MessageSet> UdpClient<M> {
     }
 
     /// A graceful disconnect: the queues are flushed (every reliable message acked)
-    /// for `timeout` seconds at most by the next updates, then the client
+    /// for `timeout` at most by the next updates, then the client
     /// disconnects; see [`ClientStack::disconnect_after_flush`]. Keep calling
     /// `update` until the disconnection event.
-    pub fn disconnect_after_flush(&mut self, timeout: f64) {
+    pub fn disconnect_after_flush(&mut self, timeout: Duration) {
         let now = self.now();
         self.stack.disconnect_after_flush(now, timeout);
     }

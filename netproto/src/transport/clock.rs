@@ -4,14 +4,16 @@
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-/// Seconds since the transport started: the time its connection layer runs on.
+use crate::Time;
+
+/// The time since the transport started: the time its connection layer runs on.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Clock {
     epoch: Instant,
 }
 
 impl Clock {
-    /// A clock that reads 0 now.
+    /// A clock that reads [`Time::ZERO`] now.
     #[expect(clippy::disallowed_methods, reason = "the transport owns the clock")]
     pub(crate) fn start() -> Self {
         Self {
@@ -19,10 +21,10 @@ impl Clock {
         }
     }
 
-    /// Seconds since [`start`](Self::start).
+    /// The time since [`start`](Self::start).
     #[expect(clippy::disallowed_methods, reason = "the transport owns the clock")]
-    pub(crate) fn now(&self) -> f64 {
-        self.epoch.elapsed().as_secs_f64()
+    pub(crate) fn now(&self) -> Time {
+        Time::from_secs_f64(self.epoch.elapsed().as_secs_f64())
     }
 }
 

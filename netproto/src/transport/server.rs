@@ -11,12 +11,14 @@ use super::{
     is_transient, resolve,
 };
 use crate::MessageSet;
-use crate::channel::{LayerConfig, MessageLayer};
+use crate::Time;
+use crate::channel::{ChannelId, LayerConfig, MessageLayer};
 use crate::connection::{
     ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
 };
 use crate::netcode::Key;
 use crate::trace::{self, DropLog};
+use std::time::Duration;
 
 /// An event of a [`UdpServer`], from [`poll_event`](UdpServer::poll_event): a client
 /// connected or disconnected. A client that broke the message protocol is
@@ -34,7 +36,7 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 ///
 /// ```no_run
 /// use netproto::NetMessage;
-/// use netproto::channel::LayerConfig;
+/// use netproto::channel::{ChannelId, LayerConfig};
 /// use netproto::transport::{UdpServer, UdpServerEvent};
 ///
 /// #[derive(NetMessage, Debug, Clone)]
@@ -49,8 +51,6 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 ///     Chat(Chat),
 /// }
 ///
-/// const RELIABLE: usize = 0; // LayerConfig::default(): 0 reliable, 1 unreliable
-///
 /// // The key the game's backend seals connect tokens with (from a secret store).
 /// let private_key = netproto::netcode::Key::from_bytes([7; 32]);
 /// let mut server = UdpServer::<Msg>::bind("127.0.0.1:40000", private_key, 16, LayerConfig::default())?;
@@ -63,9 +63,9 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 ///     }
 ///     let clients: Vec<_> = server.clients().map(|(id, _)| id).collect();
 ///     for &client in &clients {
-///         while let Some(Msg::Chat(chat)) = server.receive(client, RELIABLE) {
+///         while let Some(Msg::Chat(chat)) = server.receive(client, ChannelId::RELIABLE) {
 ///             for &to in &clients {
-///                 let _ = server.send(to, RELIABLE, Msg::Chat(chat.clone()));
+///                 let _ = server.send(to, ChannelId::RELIABLE, Msg::Chat(chat.clone()));
 ///             }
 ///         }
 ///     }
@@ -170,7 +170,7 @@ impl<M: MessageSet> UdpServer<M> {
         config: ServerConfig,
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
-        let stack = ServerStack::new(config, layer, 0.0, super::clock::unix_time())?;
+        let stack = ServerStack::new(config, layer, Time::ZERO, super::clock::unix_time())?;
         socket.set_nonblocking(true)?;
         let state = UdpSocketState::new((&socket).into())?;
         // Best effort: a system that refuses keeps its default sizes.
@@ -185,7 +185,7 @@ impl<M: MessageSet> UdpServer<M> {
             meta: [RecvMeta::default(); BATCH_SIZE],
             send_buf: vec![0; SEND_BUFFER_DATAGRAMS * MAX_DATAGRAM_BYTES].into_boxed_slice(),
             counters: TransportCounters::default(),
-            drop_log: DropLog::new(0.0),
+            drop_log: DropLog::new(Time::ZERO),
         })
     }
 
@@ -222,7 +222,7 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// Seconds since the server started: the time the connection layer runs on.
-    fn now(&self) -> f64 {
+    fn now(&self) -> Time {
         self.clock.now()
     }
 
@@ -360,7 +360,12 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// Queues `message` to `client` on `channel`; it goes out with the next packets.
-    pub fn send(&mut self, client: ClientId, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(
+        &mut self,
+        client: ClientId,
+        channel: ChannelId,
+        message: M,
+    ) -> Result<(), SendError> {
         self.stack.send(client, channel, message)
     }
 
@@ -368,7 +373,7 @@ impl<M: MessageSet> UdpServer<M> {
     /// [`ServerStack::broadcast`]. Returns the clients it was queued for.
     pub fn broadcast(
         &mut self,
-        channel: usize,
+        channel: ChannelId,
         message: &M,
         on_refused: impl FnMut(ClientId, SendError),
     ) -> Result<usize, SendError>
@@ -379,7 +384,7 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// The next message delivered from `client` on `channel`.
-    pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, client: ClientId, channel: ChannelId) -> Option<M> {
         self.stack.receive(client, channel)
     }
 
@@ -403,10 +408,10 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// A graceful disconnect of `client`: its queues are flushed (every reliable
-    /// message acked) for `timeout` seconds at most by the next updates, then it is
+    /// message acked) for `timeout` at most by the next updates, then it is
     /// disconnected; see [`ServerStack::disconnect_after_flush`]. `false` if it was
     /// not connected.
-    pub fn disconnect_after_flush(&mut self, client: ClientId, timeout: f64) -> bool {
+    pub fn disconnect_after_flush(&mut self, client: ClientId, timeout: Duration) -> bool {
         let now = self.now();
         self.stack.disconnect_after_flush(now, client, timeout)
     }

@@ -1,13 +1,15 @@
 //! The sans-IO glue of a connection and its message layer: what every driver (the
 //! UDP transport, a simulator harness, a custom transport) runs, written once.
 
+use crate::Time;
 use std::collections::VecDeque;
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::time::Duration;
 
 use super::{ConnectionStats, SendError, TransportError};
 use crate::MessageSet;
-use crate::channel::{LayerConfig, MessageLayer, ReadError, ack_time};
+use crate::channel::{ChannelId, LayerConfig, MessageLayer, ReadError};
 use crate::connection::{
     Client, ClientEvent, ClientId, ConnectionConfig, Delivery, Server, ServerConfig, ServerEvent,
 };
@@ -30,8 +32,8 @@ pub const IDLE_PACKET_RATE: f64 = 30.0;
 
 /// `true` when an update may send the first packet of this tick: something new, or
 /// the idle interval passed since the last one.
-fn first_packet_due(layer: &MessageLayer<impl MessageSet>, now: f64, last: f64) -> bool {
-    layer.has_news() || last > now || now - last + 1e-6 >= 1.0 / IDLE_PACKET_RATE
+fn first_packet_due(layer: &MessageLayer<impl MessageSet>, now: Time, last: Time) -> bool {
+    layer.has_news() || last > now || now.secs_since(last) + 1e-6 >= 1.0 / IDLE_PACKET_RATE
 }
 
 /// What a stack counted of the payloads it wrote and read.
@@ -92,9 +94,9 @@ pub struct ServerStack<A, M> {
     connected: Vec<u16>,
     layer_config: LayerConfig,
     /// Per slot: the deadline of a disconnect after flush.
-    closing: Vec<Option<f64>>,
+    closing: Vec<Option<Time>>,
     /// Per slot: when the last payload packet went out.
-    last_payload: Vec<f64>,
+    last_payload: Vec<Time>,
     events: VecDeque<ServerEvent<A>>,
     counters: StackCounters,
     drop_log: DropLog,
@@ -109,7 +111,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     pub fn new(
         config: ServerConfig,
         layer: LayerConfig,
-        now: f64,
+        now: Time,
         unix_time: u64,
     ) -> Result<Self, TransportError> {
         check_protocol_id::<M>(config.connection.protocol_id, &layer)?;
@@ -120,7 +122,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         let layers = (0..server.max_clients()).map(|_| None).collect();
         Ok(Self {
             closing: vec![None; server.max_clients()],
-            last_payload: vec![f64::NEG_INFINITY; server.max_clients()],
+            last_payload: vec![Time::NEVER; server.max_clients()],
             connected: Vec::with_capacity(server.max_clients()),
             server,
             layers,
@@ -180,7 +182,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// client resends it); a malformed one disconnects the client. Connections that
     /// open or close with it get or lose their layer at once, so that the next
     /// payload meets its own session's.
-    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
+    pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) {
         let mut broken = None;
         if let Some(delivery) = self.server.handle_datagram(now, from, datagram) {
             let client = delivery.client();
@@ -215,7 +217,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// congestion mode allows one (written by its layer, with the layer's RTT taken
     /// from the connection), then runs the connection's update (timeouts, statistics,
     /// congestion, keep-alives to clients nothing was sent to).
-    pub fn update(&mut self, now: f64) {
+    pub fn update(&mut self, now: Time) {
         for &index in &self.connected {
             let Some(layer) = self
                 .layers
@@ -235,8 +237,8 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
                     break;
                 }
                 *last = now;
-                if let Some(stats) = self.server.endpoint_stats(client) {
-                    layer.set_rtt(ack_time(stats));
+                if let Some(estimates) = self.server.endpoint_estimates(client) {
+                    layer.set_rtt_secs(estimates.ack_time());
                 }
                 let mut size = 0;
                 let sent = self.server.send_with(now, client, |sequence, buf| {
@@ -258,7 +260,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     }
 
     /// Disconnects the closing clients whose queues are flushed or whose time is up.
-    fn close_flushed(&mut self, now: f64) {
+    fn close_flushed(&mut self, now: Time) {
         // Only connected clients can be closing: a tick visits them, not the slots.
         for &client in &self.connected {
             let index = usize::from(client);
@@ -285,7 +287,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
             match &event {
                 ServerEvent::Connected { client, .. } => {
                     if let Some(last) = self.last_payload.get_mut(usize::from(client.0)) {
-                        *last = f64::NEG_INFINITY;
+                        *last = Time::NEVER;
                     }
                     if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
                         // The configuration was validated at construction.
@@ -324,7 +326,12 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     }
 
     /// Queues `message` to `client` on `channel`; it goes out with the next packets.
-    pub fn send(&mut self, client: ClientId, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(
+        &mut self,
+        client: ClientId,
+        channel: ChannelId,
+        message: M,
+    ) -> Result<(), SendError> {
         if self.is_closing(client) {
             return Err(SendError::Closing);
         }
@@ -342,7 +349,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// anything when a value is out of its declared range.
     pub fn broadcast(
         &mut self,
-        channel: usize,
+        channel: ChannelId,
         message: &M,
         mut on_refused: impl FnMut(ClientId, SendError),
     ) -> Result<usize, SendError>
@@ -390,13 +397,13 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     }
 
     /// The next message delivered from `client` on `channel`.
-    pub fn receive(&mut self, client: ClientId, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, client: ClientId, channel: ChannelId) -> Option<M> {
         self.layer_mut(client)?.receive(channel)
     }
 
     /// Disconnects `client` (the disconnect packets are queued at once); `false` if
     /// it was not connected.
-    pub fn disconnect(&mut self, now: f64, client: ClientId) -> bool {
+    pub fn disconnect(&mut self, now: Time, client: ClientId) -> bool {
         let done = self.server.disconnect(now, client);
         self.drain_core_events();
         done
@@ -404,23 +411,28 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
 
     /// A graceful disconnect: `client` keeps getting packets until everything queued
     /// for it is through (every reliable message acked:
-    /// [`MessageLayer::is_flushed`]), or for `timeout` seconds at most, and is then
+    /// [`MessageLayer::is_flushed`]), or for `timeout` at most, and is then
     /// disconnected as by [`disconnect`](Self::disconnect) (checked at each
     /// [`update`](Self::update)). Meanwhile `send` refuses new messages for it
     /// ([`SendError::Closing`]) and its messages are still received. The
     /// [`StackCounters`] count how such disconnects ended. `false` if it was not
     /// connected.
-    pub fn disconnect_after_flush(&mut self, now: f64, client: ClientId, timeout: f64) -> bool {
+    pub fn disconnect_after_flush(
+        &mut self,
+        now: Time,
+        client: ClientId,
+        timeout: Duration,
+    ) -> bool {
         let connected = self.layer(client).is_some();
         if let (true, Some(closing)) = (connected, self.closing.get_mut(usize::from(client.0))) {
-            let deadline = now + timeout.max(0.0);
+            let deadline = now + timeout;
             *closing = Some(closing.map_or(deadline, |d| d.min(deadline)));
         }
         connected
     }
 
     /// Disconnects every client.
-    pub fn disconnect_all(&mut self, now: f64) {
+    pub fn disconnect_all(&mut self, now: Time) {
         self.server.disconnect_all(now);
         self.drain_core_events();
     }
@@ -479,9 +491,9 @@ pub struct ClientStack<A, M> {
     client: Client<A>,
     layer: MessageLayer<M>,
     /// The deadline of a disconnect after flush.
-    closing: Option<f64>,
+    closing: Option<Time>,
     /// When the last payload packet went out.
-    last_payload: f64,
+    last_payload: Time,
     events: VecDeque<ClientEvent>,
     counters: StackCounters,
     drop_log: DropLog,
@@ -498,7 +510,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         token: &ConnectToken,
         server: A,
         layer: LayerConfig,
-        now: f64,
+        now: Time,
     ) -> Result<Self, TransportError> {
         check_protocol_id::<M>(config.protocol_id, &layer)?;
         let layer = MessageLayer::new(layer)?;
@@ -508,7 +520,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
             client,
             layer,
             closing: None,
-            last_payload: f64::NEG_INFINITY,
+            last_payload: Time::NEVER,
             events: VecDeque::new(),
             counters: StackCounters::default(),
             drop_log: DropLog::new(now),
@@ -538,7 +550,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
 
     /// Handles one datagram from `from`: a payload is read by the layer, then
     /// accepted or refused; a malformed one disconnects.
-    pub fn handle_datagram(&mut self, now: f64, from: A, datagram: &[u8]) {
+    pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) {
         let mut broken = false;
         let client = self.client.client_id();
         if let Some(delivery) = self.client.handle_datagram(now, from, datagram)
@@ -558,7 +570,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// One tick at `now`: sends the next payload packet when connected and the
     /// congestion mode allows one, then runs the connection's update (handshake,
     /// timeouts, statistics, congestion, a keep-alive when nothing was sent).
-    pub fn update(&mut self, now: f64) {
+    pub fn update(&mut self, now: Time) {
         for k in 0..MAX_PACKETS_PER_UPDATE {
             let due = match k {
                 0 => first_packet_due(&self.layer, now, self.last_payload),
@@ -568,8 +580,8 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
                 break;
             }
             self.last_payload = now;
-            if let Some(stats) = self.client.endpoint_stats() {
-                self.layer.set_rtt(ack_time(stats));
+            if let Some(estimates) = self.client.endpoint_estimates() {
+                self.layer.set_rtt_secs(estimates.ack_time());
             }
             let layer = &mut self.layer;
             let mut size = 0;
@@ -623,7 +635,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// Queues `message` on `channel`; it goes out with the next packets (once
     /// connected, when still in the handshake). Fails with
     /// [`SendError::NotConnected`] after a denial or a disconnection.
-    pub fn send(&mut self, channel: usize, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
         use crate::connection::ClientState;
         if matches!(
             self.client.state(),
@@ -638,18 +650,18 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     }
 
     /// The next message delivered on `channel`.
-    pub fn receive(&mut self, channel: usize) -> Option<M> {
+    pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.layer.receive(channel)
     }
 
     /// A graceful disconnect: packets go on until everything queued is through
     /// (every reliable message acked: [`MessageLayer::is_flushed`]), or for `timeout`
-    /// seconds at most, then the client disconnects as by
+    /// at most, then the client disconnects as by
     /// [`disconnect`](Self::disconnect) (checked at each [`update`](Self::update)).
     /// Meanwhile `send` refuses new messages ([`SendError::Closing`]). Before the
     /// connection is up, the timeout still bounds the wait.
-    pub fn disconnect_after_flush(&mut self, now: f64, timeout: f64) {
-        let deadline = now + timeout.max(0.0);
+    pub fn disconnect_after_flush(&mut self, now: Time, timeout: Duration) {
+        let deadline = now + timeout;
         self.closing = Some(self.closing.map_or(deadline, |d| d.min(deadline)));
     }
 
@@ -659,7 +671,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     }
 
     /// Disconnects (the disconnect packets are queued at once).
-    pub fn disconnect(&mut self, now: f64) {
+    pub fn disconnect(&mut self, now: Time) {
         self.client.disconnect(now);
         self.drain_core_events();
     }

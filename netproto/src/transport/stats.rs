@@ -12,9 +12,9 @@ use crate::connection::LinkStats;
 /// ```
 /// # fn show(stats: &netproto::transport::ConnectionStats) {
 /// println!(
-///     "{:.0} ms ± {:.0}, {:.1}% loss, {:.1}/{:.1} kbps, {} resent, {} queued",
-///     stats.link.rtt_ms,
-///     stats.link.jitter_ms,
+///     "{:?} ± {:?}, {:.1}% loss, {:.1}/{:.1} kbps, {} resent, {} queued",
+///     stats.link.rtt,
+///     stats.link.jitter,
 ///     stats.link.packet_loss_percent,
 ///     stats.link.sent_kbps,
 ///     stats.link.received_kbps,

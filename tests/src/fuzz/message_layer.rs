@@ -1,5 +1,7 @@
 //! Target: the message layer's payload decoding, with sends and acks between reads.
 
+use netproto::Time;
+use netproto::channel::ChannelId;
 use netproto::channel::{MessageLayer, ReadError, SendError as LayerSendError};
 use netproto::packet::Sequence;
 use netproto::sim::Rng;
@@ -41,9 +43,9 @@ fn run_layer(data: &[u8]) -> Vec<LayerStep> {
             3 => {
                 let channel = usize::from(script.byte().unwrap_or(0) % 4);
                 let message = seeded_message(u16::from(script.byte().unwrap_or(0)));
-                let result = layer.send(channel, message);
+                let result = layer.send(ChannelId::new(channel), message);
                 let mut payload = Vec::new();
-                layer.write_packet(0.0, sequence, &mut payload);
+                layer.write_packet(Time::ZERO, sequence, &mut payload);
                 assert!(
                     payload.len() * 8 <= config.max_packet_bits + 7,
                     "oversized payload"
@@ -53,18 +55,22 @@ fn run_layer(data: &[u8]) -> Vec<LayerStep> {
             }
             _ => {
                 let payload = script.blob();
-                let before: Vec<usize> = (0..4).map(|c| layer.receive_queue_len(c)).collect();
+                let before: Vec<usize> = (0..4)
+                    .map(|c| layer.receive_queue_len(ChannelId::new(c)))
+                    .collect();
                 let result = layer.read_packet(payload);
                 if result.is_err() {
-                    let after: Vec<usize> = (0..4).map(|c| layer.receive_queue_len(c)).collect();
+                    let after: Vec<usize> = (0..4)
+                        .map(|c| layer.receive_queue_len(ChannelId::new(c)))
+                        .collect();
                     assert_eq!(before, after, "a refused payload was partly applied");
                 }
                 trace.push(LayerStep::Read(result));
             }
         }
         for (c, channel) in config.channels.iter().enumerate() {
-            assert!(layer.receive_queue_len(c) <= channel.receive_queue_size);
-            assert!(layer.send_queue_len(c) <= channel.send_queue_size);
+            assert!(layer.receive_queue_len(ChannelId::new(c)) <= channel.receive_queue_size);
+            assert!(layer.send_queue_len(ChannelId::new(c)) <= channel.send_queue_size);
         }
     }
     take_all(&mut layer, &mut trace);
@@ -73,7 +79,7 @@ fn run_layer(data: &[u8]) -> Vec<LayerStep> {
 
 fn take_all(layer: &mut MessageLayer<Msg>, trace: &mut Vec<LayerStep>) {
     for channel in 0..4 {
-        while let Some(message) = layer.receive(channel) {
+        while let Some(message) = layer.receive(ChannelId::new(channel)) {
             check_round_trip(&message);
             trace.push(LayerStep::Delivered(channel, message));
         }
@@ -102,10 +108,13 @@ pub(super) mod seeds {
                 for _ in 0..1 + rng.below(4) {
                     for _ in 0..1 + rng.below(6) {
                         let channel = rng.below(4) as usize;
-                        let _ = peer.send(channel, seeded_message(rng.next_u64() as u16));
+                        let _ = peer.send(
+                            ChannelId::new(channel),
+                            seeded_message(rng.next_u64() as u16),
+                        );
                     }
                     let mut payload = Vec::new();
-                    peer.write_packet(0.0, sequence, &mut payload);
+                    peer.write_packet(Time::ZERO, sequence, &mut payload);
                     peer.on_packet_acked(sequence);
                     sequence = sequence.next();
                     script.push(0);

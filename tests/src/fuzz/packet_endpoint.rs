@@ -1,8 +1,10 @@
 //! Target: the packet endpoint's receive path (headers, fragments, acks).
 
+use netproto::Time;
 use netproto::internals::packet::{FRAGMENT_HEADER_BYTES, PacketHeader, parse_fragment};
 use netproto::packet::{Endpoint, Incoming, ReceiveError, Received, Sequence};
 use netproto::sim::Rng;
+use std::time::Duration;
 
 use super::{Script, Seed, endpoint_config, push_blob};
 
@@ -31,7 +33,8 @@ fn run_endpoint(data: &[u8]) -> Vec<EndpointStep> {
     let config = endpoint_config();
     let max_memory =
         config.fragment_reassembly_buffer_size * config.max_fragments * config.fragment_size;
-    let mut endpoint = Endpoint::new(config.clone(), 0.0).expect("valid endpoint configuration");
+    let mut endpoint =
+        Endpoint::new(config.clone(), Time::ZERO).expect("valid endpoint configuration");
     let limits = netproto::internals::packet::FragmentLimits {
         max_fragments: config.max_fragments,
         fragment_size: config.fragment_size,
@@ -46,18 +49,16 @@ fn run_endpoint(data: &[u8]) -> Vec<EndpointStep> {
                 let len = usize::from(script.byte().unwrap_or(0));
                 let payload = vec![0xA5; len];
                 let mut out = Vec::new();
-                let sent = endpoint.send(now, &payload, |d| out.push(d.to_vec()));
+                let sent =
+                    endpoint.send(Time::from_secs_f64(now), &payload, |d| out.push(d.to_vec()));
                 assert!(sent.is_ok(), "a payload within max_packet_size was refused");
                 trace.push(EndpointStep::Sent(out));
             }
             2 => {
                 now += f64::from(script.byte().unwrap_or(0)) / 1000.0;
-                endpoint.update(now);
+                endpoint.update(Time::from_secs_f64(now));
                 let stats = endpoint.stats();
-                assert!(
-                    stats.rtt_ms >= 0.0 && stats.rtt_ms.is_finite(),
-                    "bad RTT {stats:?}"
-                );
+                assert!(stats.rtt < Duration::MAX, "bad RTT {stats:?}");
             }
             _ => {
                 let datagram = script.blob();
@@ -134,10 +135,12 @@ pub(super) mod seeds {
         let mut rng = Rng::new(seed);
         (0..count)
             .map(|_| {
-                let mut peer = Endpoint::new(endpoint_config(), 0.0).expect("valid endpoint");
+                let mut peer =
+                    Endpoint::new(endpoint_config(), Time::ZERO).expect("valid endpoint");
                 // A mirror of the target endpoint: it runs the same script, so its
                 // datagrams are the target's, and the peer acks them.
-                let mut target = Endpoint::new(endpoint_config(), 0.0).expect("valid endpoint");
+                let mut target =
+                    Endpoint::new(endpoint_config(), Time::ZERO).expect("valid endpoint");
                 let mut script = Vec::new();
                 let mut taken = 0;
                 let mut now = 0.0;
@@ -145,12 +148,16 @@ pub(super) mod seeds {
                     let len = rng.below(80) as u8;
                     script.extend_from_slice(&[1, len]);
                     let mut ours = Vec::new();
-                    let _ = target.send(now, &vec![0xA5; usize::from(len)], |d| {
-                        ours.push(d.to_vec())
-                    });
+                    let _ = target.send(
+                        Time::from_secs_f64(now),
+                        &vec![0xA5; usize::from(len)],
+                        |d| ours.push(d.to_vec()),
+                    );
                     if rng.below(4) != 0 {
                         for d in &ours {
-                            let _ = peer.receive(now, d).map(Incoming::accept);
+                            let _ = peer
+                                .receive(Time::from_secs_f64(now), d)
+                                .map(Incoming::accept);
                         }
                     }
                     // The peer sends a packet of a random size.
@@ -158,8 +165,10 @@ pub(super) mod seeds {
                     let mut payload = vec![0u8; size];
                     rng.fill_bytes(&mut payload);
                     let mut datagrams = Vec::new();
-                    peer.send(now, &payload, |d| datagrams.push(d.to_vec()))
-                        .expect("a payload within max_packet_size");
+                    peer.send(Time::from_secs_f64(now), &payload, |d| {
+                        datagrams.push(d.to_vec())
+                    })
+                    .expect("a payload within max_packet_size");
                     taken += datagrams.len() - usize::from(payload.first() == Some(&0xEE));
                     // Fragments in any order.
                     let n = datagrams.len();
@@ -175,7 +184,7 @@ pub(super) mod seeds {
                         });
                     }
                     now += 0.016;
-                    target.update(now);
+                    target.update(Time::from_secs_f64(now));
                     script.extend_from_slice(&[2, 16]);
                 }
                 Seed::taking(script, taken)

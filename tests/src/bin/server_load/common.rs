@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use netproto::NetMessage;
-use netproto::channel::{ChannelConfig, LayerConfig};
+use netproto::channel::{ChannelConfig, ChannelId, LayerConfig};
 use netproto_examples::game::{EntityId, EntityState, EntityUpdate, PlayerInput, Position};
 use serde_json::{Value, json};
 
@@ -25,9 +25,9 @@ pub(crate) const CONNECTS_PER_TICK: usize = 25;
 /// The longest the clients may take to connect.
 pub(crate) const CONNECT_TIMEOUT: f64 = 60.0;
 /// The reliable channel (events) and the unreliable one (inputs, snapshots).
-pub(crate) const RELIABLE: usize = 0;
+pub(crate) const RELIABLE: ChannelId = ChannelId::RELIABLE;
 /// See [`RELIABLE`].
-pub(crate) const UNRELIABLE: usize = 1;
+pub(crate) const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 /// The protocol id renet's tokens carry.
 pub(crate) const RENET_PROTOCOL_ID: u64 = 0x6e65_7470_726f_746f;
 

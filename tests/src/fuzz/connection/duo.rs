@@ -2,6 +2,8 @@
 //! both connected targets drive.
 
 use super::*;
+use netproto::Time;
+use netproto::channel::ChannelId;
 
 /// Where a datagram in flight came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,10 +107,16 @@ impl Duo {
         let mut backend = Backend::new(private_key.clone(), rng.next_u64());
         let token = backend.token(rng.next_u64());
         let config = server_config(private_key, challenge_key);
-        let server =
-            ServerStack::new(config, layer_config(), 0.0, UNIX_TIME).expect("valid server stack");
-        let client = ClientStack::new(connection_config(), &token, SERVER, layer_config(), 0.0)
-            .expect("valid client stack");
+        let server = ServerStack::new(config, layer_config(), Time::ZERO, UNIX_TIME)
+            .expect("valid server stack");
+        let client = ClientStack::new(
+            connection_config(),
+            &token,
+            SERVER,
+            layer_config(),
+            Time::ZERO,
+        )
+        .expect("valid client stack");
         let mut duo = Self {
             server,
             client,
@@ -154,8 +162,8 @@ impl Duo {
     /// messages taken.
     pub fn tick(&mut self, dt: f64) {
         self.now += dt;
-        self.client.update(self.now);
-        self.server.update(self.now);
+        self.client.update(Time::from_secs_f64(self.now));
+        self.server.update(Time::from_secs_f64(self.now));
         self.collect();
         self.take_messages();
     }
@@ -254,8 +262,8 @@ impl Duo {
                 format!(
                     "{:?} {} {}",
                     l.counters(),
-                    l.receive_queue_len(0),
-                    l.receive_queue_len(1)
+                    l.receive_queue_len(ChannelId::new(0)),
+                    l.receive_queue_len(ChannelId::new(1))
                 )
             });
             (
@@ -278,8 +286,8 @@ impl Duo {
                     client.client_id(),
                     client.endpoint_counters(),
                     l.counters(),
-                    l.receive_queue_len(0),
-                    l.receive_queue_len(1)
+                    l.receive_queue_len(ChannelId::new(0)),
+                    l.receive_queue_len(ChannelId::new(1))
                 ),
             )
         }
@@ -305,9 +313,11 @@ impl Duo {
             && sequence.is_some_and(|s| self.delivered[dir].contains(&s));
         let before = (self.drop_count(d.to_server), self.snapshot(d.to_server));
         if d.to_server {
-            self.server.handle_datagram(self.now, CLIENT, &d.bytes);
+            self.server
+                .handle_datagram(Time::from_secs_f64(self.now), CLIENT, &d.bytes);
         } else {
-            self.client.handle_datagram(self.now, SERVER, &d.bytes);
+            self.client
+                .handle_datagram(Time::from_secs_f64(self.now), SERVER, &d.bytes);
         }
         let caused = self.collect();
         let after = (self.drop_count(d.to_server), self.snapshot(d.to_server));
@@ -379,7 +389,7 @@ impl Duo {
     /// Takes every delivered message on both sides (the application keeps up).
     pub fn take_messages(&mut self) {
         for channel in 0..2 {
-            while let Some(m) = self.server.receive(ClientId(0), channel) {
+            while let Some(m) = self.server.receive(ClientId(0), ChannelId::new(channel)) {
                 check_round_trip(&m);
                 let got = if channel == 0 {
                     &mut self.got_reliable
@@ -388,7 +398,7 @@ impl Duo {
                 };
                 got[0].push(m);
             }
-            while let Some(m) = self.client.receive(channel) {
+            while let Some(m) = self.client.receive(ChannelId::new(channel)) {
                 check_round_trip(&m);
                 let got = if channel == 0 {
                     &mut self.got_reliable
@@ -409,9 +419,10 @@ impl Duo {
         };
         let decoded = netproto::decode::<Msg>(&bytes).expect("an encoded message decodes");
         let sent = if side == 0 {
-            self.client.send(channel, message)
+            self.client.send(ChannelId::new(channel), message)
         } else {
-            self.server.send(ClientId(0), channel, message)
+            self.server
+                .send(ClientId(0), ChannelId::new(channel), message)
         };
         if sent.is_ok() {
             let record = if channel == 0 {
@@ -429,8 +440,8 @@ impl Duo {
         let layers = [self.server.layer(ClientId(0)), Some(self.client.layer())];
         for layer in layers.into_iter().flatten() {
             for (c, channel) in config.channels.iter().enumerate() {
-                assert!(layer.receive_queue_len(c) <= channel.receive_queue_size);
-                assert!(layer.send_queue_len(c) <= channel.send_queue_size);
+                assert!(layer.receive_queue_len(ChannelId::new(c)) <= channel.receive_queue_size);
+                assert!(layer.send_queue_len(ChannelId::new(c)) <= channel.send_queue_size);
             }
         }
         let server = self.server.connection();
@@ -476,11 +487,11 @@ impl Duo {
             self.tick(1.0 / 60.0);
             self.deliver_all();
             self.take_messages();
-            let idle = self.client.layer().send_queue_len(0) == 0
+            let idle = self.client.layer().send_queue_len(ChannelId::new(0)) == 0
                 && self
                     .server
                     .layer(ClientId(0))
-                    .is_none_or(|l| l.send_queue_len(0) == 0);
+                    .is_none_or(|l| l.send_queue_len(ChannelId::new(0)) == 0);
             if idle || !self.both_connected() {
                 break;
             }

@@ -1,6 +1,7 @@
 //! Target: the connection's receive path from unknown addresses (a server alone).
 
 use super::*;
+use netproto::Time;
 
 /// What [`connection_unknown_outcome`] counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -51,7 +52,7 @@ fn run_unknown(data: &[u8]) -> UnknownOutcome {
     let config = server_config(private_key.clone(), Key::from_bytes(CHALLENGE_KEY));
     let protocol_id = config.connection.protocol_id;
     let max_packet = config.connection.endpoint.max_packet_size;
-    let mut server: Server<u32> = Server::new(config, 0.0, UNIX_TIME).expect("valid server");
+    let mut server: Server<u32> = Server::new(config, Time::ZERO, UNIX_TIME).expect("valid server");
     let mut out = UnknownOutcome {
         trace: 0xcbf2_9ce4_8422_2325,
         ..UnknownOutcome::default()
@@ -64,7 +65,7 @@ fn run_unknown(data: &[u8]) -> UnknownOutcome {
     while let Some(op) = script.byte() {
         if op == 0xFF {
             now += 1.0;
-            server.update(now);
+            server.update(Time::from_secs_f64(now));
             while let Some((_, len)) = server.poll_transmit(&mut buf) {
                 digest(&mut out.trace, &buf[..len]);
             }
@@ -76,7 +77,7 @@ fn run_unknown(data: &[u8]) -> UnknownOutcome {
         let before = *server.counters();
         let state = server_state(&server);
         let was_connected = server.client_id(&from).is_some();
-        if let Some(delivery) = server.handle_datagram(now, from, datagram) {
+        if let Some(delivery) = server.handle_datagram(Time::from_secs_f64(now), from, datagram) {
             assert!(was_connected, "a payload from an unconnected address");
             assert!(delivery.payload().len() <= max_packet, "oversized payload");
             let _ = delivery.accept();
@@ -262,7 +263,7 @@ pub(super) mod seeds {
         fn send(script: &mut Vec<u8>, server: &mut Server<u32>, from: u32, d: &[u8]) {
             script.push(from as u8);
             push_blob(script, d);
-            if let Some(delivery) = server.handle_datagram(0.0, from, d) {
+            if let Some(delivery) = server.handle_datagram(Time::ZERO, from, d) {
                 let _ = delivery.accept();
             }
         }
@@ -274,19 +275,24 @@ pub(super) mod seeds {
                 let mut script = Vec::new();
                 let config =
                     server_config(Key::from_bytes(PRIVATE_KEY), Key::from_bytes(CHALLENGE_KEY));
-                let mut server: Server<u32> = Server::new(config, 0.0, UNIX_TIME).expect("server");
+                let mut server: Server<u32> =
+                    Server::new(config, Time::ZERO, UNIX_TIME).expect("server");
                 let from = rng.below(4) as u32;
                 let other = (from + 1 + rng.below(3) as u32) % 4;
                 let token = backend.token(rng.next_u64());
-                let mut client =
-                    netproto::connection::Client::new(connection_config(), &token, SERVER, 0.0)
-                        .expect("client");
+                let mut client = netproto::connection::Client::new(
+                    connection_config(),
+                    &token,
+                    SERVER,
+                    Time::ZERO,
+                )
+                .expect("client");
                 if rng.below(2) == 0 {
                     let mut junk = vec![0u8; rng.below(80) as usize];
                     rng.fill_bytes(&mut junk);
                     send(&mut script, &mut server, other, &junk);
                 }
-                client.update(0.0);
+                client.update(Time::ZERO);
                 let mut request = Vec::new();
                 while let Some((_, len)) = client.poll_transmit(&mut buf) {
                     request = buf[..len].to_vec();
@@ -295,7 +301,7 @@ pub(super) mod seeds {
                 for _ in 0..3 {
                     while let Some((_, len)) = server.poll_transmit(&mut buf) {
                         let reply = buf[..len].to_vec();
-                        if let Some(delivery) = client.handle_datagram(0.0, SERVER, &reply) {
+                        if let Some(delivery) = client.handle_datagram(Time::ZERO, SERVER, &reply) {
                             let _ = delivery.accept();
                         }
                         if rng.below(4) == 0 {
@@ -318,14 +324,14 @@ pub(super) mod seeds {
                 }
                 let mut payload = vec![0u8; 1 + rng.below(300) as usize];
                 rng.fill_bytes(&mut payload);
-                client.send(0.0, &payload).expect("connected");
+                client.send(Time::ZERO, &payload).expect("connected");
                 while let Some((_, len)) = client.poll_transmit(&mut buf) {
                     let d = buf[..len].to_vec();
                     send(&mut script, &mut server, from, &d);
                 }
                 if rng.below(2) == 0 {
                     script.push(0xFF);
-                    client.update(1.0);
+                    client.update(Time::from_secs_f64(1.0));
                     while let Some((_, len)) = client.poll_transmit(&mut buf) {
                         let d = buf[..len].to_vec();
                         script.push(from as u8);

@@ -1,4 +1,4 @@
-//! The reader: unpacks and validates bits from a byte slice through a scratch register.
+//! The reader: unpacks and validates bits from a byte slice, one unaligned word load per read.
 
 use super::Stream;
 use crate::error::{Error, ErrorKind};
@@ -21,27 +21,19 @@ use crate::error::{Error, ErrorKind};
 #[derive(Debug, Clone)]
 pub struct ReadStream<'a> {
     buf: &'a [u8],
-    /// Bits loaded but not yet consumed, in the low `scratch_bits` bits (0..=63).
-    scratch: u64,
-    scratch_bits: u32,
-    /// Byte offset of the next word to load into the scratch register. May run past the
-    /// end of `buf` (the missing bytes load as zeros), never past `remaining`'s limit in
-    /// what is actually consumed.
-    loaded: usize,
-    /// Bits that can still be read: `buf.len() * 8` minus the bits consumed.
-    remaining: usize,
+    /// Bits consumed so far (never more than `limit`).
+    pos: usize,
+    /// `buf.len() * 8`: the bits that can be read in all.
+    limit: usize,
 }
 
 impl<'a> ReadStream<'a> {
     /// A reader over `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
-        let remaining = buf.len().saturating_mul(8);
         Self {
             buf,
-            scratch: 0,
-            scratch_bits: 0,
-            loaded: 0,
-            remaining,
+            pos: 0,
+            limit: buf.len().saturating_mul(8),
         }
     }
 
@@ -50,46 +42,38 @@ impl<'a> ReadStream<'a> {
         self.bits_processed().div_ceil(8)
     }
 
-    /// Takes the next `bits` bits (1..=64). The caller has checked `remaining`.
+    /// The `bits` bits (1..=64) at the read position, which the caller has checked are
+    /// within the input; does not consume them.
+    ///
+    /// One unaligned little-endian load of the 8 bytes holding the position, shifted by
+    /// the bit offset in the first byte, gives at least 57 bits: no state is carried
+    /// from one read to the next (no scratch register to refill), so a read costs the
+    /// same whatever was read before it. Only a read wider than 56 bits may need a ninth
+    /// byte; at the call sites the width is a constant, so that branch folds away.
     #[inline(always)]
-    fn take(&mut self, bits: u32) -> u64 {
+    fn peek(&self, bits: u32) -> u64 {
         debug_assert!((1..=64).contains(&bits));
-        let have = self.scratch_bits;
-        if bits <= have {
-            // bits <= have <= 63: the shift is in range.
-            let value = self.scratch & mask(bits);
-            self.scratch >>= bits;
-            self.scratch_bits = have - bits;
-            value
-        } else {
-            let word = self.load_word();
-            let value = (self.scratch | word << have) & mask(bits);
-            let need = bits - have; // 1..=64
-            // `word >> need`, written so that `need == 64` gives 0, not an overflow.
-            self.scratch = (word >> (need - 1)) >> 1;
-            self.scratch_bits = 64 - need;
-            value
-        }
-    }
-
-    /// The next 8 bytes as a little-endian word; bytes past the end read as zero.
-    #[inline(always)]
-    fn load_word(&mut self) -> u64 {
-        let at = self.loaded;
-        self.loaded = at.saturating_add(8);
-        match self.buf.get(at..).and_then(|b| b.first_chunk::<8>()) {
+        let byte = self.pos >> 3;
+        let shift = (self.pos & 7) as u32;
+        let word = match self.buf.get(byte..).and_then(|b| b.first_chunk::<8>()) {
             Some(word) => u64::from_le_bytes(*word),
-            None => load_tail(self.buf, at),
+            None => load_tail(self.buf, byte),
+        };
+        let mut value = word >> shift;
+        if bits + shift > 64 {
+            // shift is 1..=7 here: the ninth byte's low bits go above the first 64 - shift.
+            let next = self.buf.get(byte.wrapping_add(8)).copied().unwrap_or(0);
+            value |= u64::from(next) << (64 - shift);
         }
+        value & mask(bits)
     }
 
     /// Charges `bits` to the input, or fails with nothing consumed.
     #[inline(always)]
     fn reserve(&mut self, bits: usize) -> Result<(), Error> {
-        if bits > self.remaining {
+        if bits > self.limit - self.pos {
             return Err(past_end());
         }
-        self.remaining -= bits;
         Ok(())
     }
 }
@@ -138,21 +122,23 @@ impl Stream for ReadStream<'_> {
     /// when fewer remain, or [`ErrorKind::OutOfRange`] for a width outside `1..=64`.
     #[inline(always)]
     fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), Error> {
-        if (bits.wrapping_sub(1) >= 64) | (bits as usize > self.remaining) {
+        if (bits.wrapping_sub(1) >= 64) | (bits as usize > self.limit - self.pos) {
             return Err(bits_error(bits));
         }
-        self.remaining -= bits as usize;
-        *value = self.take(bits);
+        *value = self.peek(bits);
+        self.pos += bits as usize;
         Ok(())
     }
 
     #[inline(always)]
     fn serialize_align(&mut self) -> Result<(), Error> {
-        // Loaded bytes are whole, so the bit position mod 8 is the scratch's.
-        let pad = self.scratch_bits & 7;
+        // `limit` is a whole number of bytes, so the padding is always there to read.
+        let pad = (8 - (self.pos & 7) as u32) & 7;
         if pad > 0 {
             self.reserve(pad as usize)?;
-            if self.take(pad) != 0 {
+            let bits = self.peek(pad);
+            self.pos += pad as usize;
+            if bits != 0 {
                 return Err(Error::new(ErrorKind::NonZeroPadding));
             }
         }
@@ -163,22 +149,12 @@ impl Stream for ReadStream<'_> {
     fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Error> {
         self.serialize_align()?;
         self.reserve(bytes.len().saturating_mul(8))?;
-        let mut rest = &mut bytes[..];
-        // Byte-aligned: drain whole bytes from the scratch word, then copy directly.
-        while self.scratch_bits != 0 {
-            let Some((b, tail)) = rest.split_first_mut() else {
-                return Ok(());
-            };
-            *b = self.take(8) as u8;
-            rest = tail;
+        // Byte-aligned, and `reserve` proved the bytes are there.
+        let at = self.pos >> 3;
+        if let Some(src) = self.buf.get(at..at + bytes.len()) {
+            bytes.copy_from_slice(src);
         }
-        // The scratch is empty, so `loaded` is the read position, and `reserve` proved
-        // the bytes are there.
-        let at = self.loaded;
-        if let Some(src) = self.buf.get(at..at + rest.len()) {
-            rest.copy_from_slice(src);
-        }
-        self.loaded = at + rest.len();
+        self.pos += bytes.len() * 8;
         Ok(())
     }
 
@@ -198,12 +174,12 @@ impl Stream for ReadStream<'_> {
 
     #[inline]
     fn bits_processed(&self) -> usize {
-        self.buf.len().saturating_mul(8) - self.remaining
+        self.pos
     }
 
     #[inline]
     fn bits_remaining(&self) -> usize {
-        self.remaining
+        self.limit - self.pos
     }
 }
 

@@ -1,6 +1,6 @@
 //! Whole-message helpers: encode to bytes, decode from bytes, measure in bits.
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
 use crate::stream::{MeasureStream, ReadStream, Stream, WriteStream};
 
@@ -15,7 +15,7 @@ use crate::stream::{MeasureStream, ReadStream, Stream, WriteStream};
 /// struct Ping { #[net(bits = 12)] id: u16 }
 /// assert_eq!(netproto::encode(&Ping { id: 4095 }).unwrap(), [0xff, 0x0f]);
 /// ```
-pub fn encode<T: NetMessage>(message: &T) -> Result<Vec<u8>, Error> {
+pub fn encode<T: NetMessage>(message: &T) -> Result<Vec<u8>, StreamError> {
     let mut buf = vec![0u8; T::MAX_BITS.div_ceil(8)];
     let len = encode_into(message, &mut buf)?;
     buf.truncate(len);
@@ -26,7 +26,7 @@ pub fn encode<T: NetMessage>(message: &T) -> Result<Vec<u8>, Error> {
 ///
 /// Fails with [`ErrorKind::BufferFull`] when `buf` is too small (a buffer of
 /// `T::MAX_BITS.div_ceil(8)` bytes is always enough).
-pub fn encode_into<T: NetMessage>(message: &T, buf: &mut [u8]) -> Result<usize, Error> {
+pub fn encode_into<T: NetMessage>(message: &T, buf: &mut [u8]) -> Result<usize, StreamError> {
     let mut stream = WriteStream::new(buf);
     message.write(&mut stream)?;
     Ok(stream.finish())
@@ -37,18 +37,18 @@ pub fn encode_into<T: NetMessage>(message: &T, buf: &mut [u8]) -> Result<usize, 
 /// Fails on truncated input, values outside their ranges, bad padding, bad strings,
 /// unknown variants, and [`ErrorKind::TrailingBytes`] when whole bytes are left over.
 /// Never panics, and never allocates more than the input can justify.
-pub fn decode<T: NetMessage>(bytes: &[u8]) -> Result<T, Error> {
+pub fn decode<T: NetMessage>(bytes: &[u8]) -> Result<T, StreamError> {
     let mut stream = ReadStream::new(bytes);
     let mut message = T::blank();
     message.serialize(&mut stream)?;
     if stream.bytes_read() != bytes.len() {
-        return Err(Error::new(ErrorKind::TrailingBytes));
+        return Err(StreamError::new(ErrorKind::TrailingBytes));
     }
     Ok(message)
 }
 
 /// Decodes a `T` from the start of `bytes` and returns it with the bytes consumed.
-pub fn decode_prefix<T: NetMessage>(bytes: &[u8]) -> Result<(T, usize), Error> {
+pub fn decode_prefix<T: NetMessage>(bytes: &[u8]) -> Result<(T, usize), StreamError> {
     let mut stream = ReadStream::new(bytes);
     let mut message = T::blank();
     message.serialize(&mut stream)?;

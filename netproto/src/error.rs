@@ -71,12 +71,12 @@ impl fmt::Display for ErrorKind {
 /// assert_eq!(err.to_string(), "Health.hp: value outside its declared range");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Error {
+pub struct StreamError {
     kind: ErrorKind,
     field: Option<&'static str>,
 }
 
-impl Error {
+impl StreamError {
     /// An error of `kind` not yet attributed to a field.
     pub const fn new(kind: ErrorKind) -> Self {
         Self { kind, field: None }
@@ -102,13 +102,13 @@ impl Error {
     }
 }
 
-impl From<ErrorKind> for Error {
+impl From<ErrorKind> for StreamError {
     fn from(kind: ErrorKind) -> Self {
         Self::new(kind)
     }
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.field {
             Some(field) => write!(f, "{field}: {}", self.kind),
@@ -117,4 +117,4 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for StreamError {}

@@ -199,8 +199,8 @@
 //!
 //! # The guide
 //!
-//! The repository's README is the guide (reproduced in the [`guide`] module of these
-//! docs): messages and their attributes, wire snapshots, message sets, packets,
+//! The guide, `netproto/GUIDE.md` in the repository (reproduced in the [`guide`] module
+//! of these docs): messages and their attributes, wire snapshots, message sets, packets,
 //! channels, connecting with tokens, congestion, statistics, the arena example, and
 //! measurements.
 #![warn(missing_docs)]
@@ -229,14 +229,14 @@ mod trace;
 pub mod transport;
 mod wire_view;
 
-/// The repository's README: the guide to every layer, with measurements.
+/// The guide (`netproto/GUIDE.md`): every layer from the user's side, with measurements.
 #[cfg(all(doc, not(doctest)))]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../GUIDE.md")]
 pub mod guide {}
 
 pub use bits::{bits_for_count, bits_required};
 pub use codec::{decode, decode_prefix, encode, encode_into, measure};
-pub use error::{Error, ErrorKind};
+pub use error::{ErrorKind, StreamError};
 pub use message::NetMessage;
 pub use message_set::MessageSet;
 pub use netproto_derive::NetMessage;

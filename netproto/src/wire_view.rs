@@ -5,7 +5,7 @@ use core::fmt;
 use bitvec::order::Lsb0;
 use bitvec::view::BitView;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
 use crate::stream::{Stream, WriteStream};
 
@@ -60,7 +60,7 @@ pub struct WireView {
 
 impl WireView {
     /// Encodes `message` and records which field wrote which bits.
-    pub fn of<T: NetMessage>(message: &mut T) -> Result<Self, Error> {
+    pub fn of<T: NetMessage>(message: &mut T) -> Result<Self, StreamError> {
         let mut bytes = vec![0u8; T::MAX_BITS.div_ceil(8)];
         let mut tracer = Tracer {
             inner: WriteStream::new(&mut bytes),
@@ -215,8 +215,8 @@ impl Tracer<'_> {
     /// Runs an aligning primitive: records its padding and its data separately.
     fn aligned(
         &mut self,
-        op: impl FnOnce(&mut WriteStream<'_>) -> Result<(), Error>,
-    ) -> Result<(), Error> {
+        op: impl FnOnce(&mut WriteStream<'_>) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
         let start = self.inner.bits_processed();
         self.inner.serialize_align()?;
         self.record(start, true);
@@ -228,38 +228,38 @@ impl Tracer<'_> {
 }
 
 impl Stream for Tracer<'_> {
-    type Error = Error;
+    type Error = StreamError;
     const IS_WRITING: bool = true;
     const IS_READING: bool = false;
     const TRACING: bool = true;
 
-    fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), Error> {
+    fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), StreamError> {
         let start = self.inner.bits_processed();
         self.inner.serialize_bits(value, bits)?;
         self.record(start, false);
         Ok(())
     }
 
-    fn serialize_align(&mut self) -> Result<(), Error> {
+    fn serialize_align(&mut self) -> Result<(), StreamError> {
         let start = self.inner.bits_processed();
         self.inner.serialize_align()?;
         self.record(start, true);
         Ok(())
     }
 
-    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Error> {
+    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), StreamError> {
         self.aligned(|w| w.serialize_bytes(bytes))
     }
 
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), StreamError> {
         self.aligned(|w| w.write_bytes(bytes))
     }
 
-    fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), Error> {
+    fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), StreamError> {
         self.inner.check(ok, kind)
     }
 
-    fn in_field(err: Error, field: &'static str) -> Error {
+    fn in_field(err: StreamError, field: &'static str) -> StreamError {
         err.in_field(field)
     }
 

@@ -96,10 +96,10 @@ pub mod endpoint {
 
 /// Payloads written by hand, for hostile-input tests of the message layer.
 pub mod handmade {
-    use netproto::{Error, Stream, WriteStream};
+    use netproto::{Stream, StreamError, WriteStream};
 
     /// Writes a payload with `f` into a buffer of up to 4096 bytes.
-    pub fn build(f: impl FnOnce(&mut WriteStream<'_>) -> Result<(), Error>) -> Vec<u8> {
+    pub fn build(f: impl FnOnce(&mut WriteStream<'_>) -> Result<(), StreamError>) -> Vec<u8> {
         let mut buf = vec![0u8; 4096];
         let mut w = WriteStream::new(&mut buf);
         f(&mut w).expect("test payload fits");
@@ -109,7 +109,7 @@ pub mod handmade {
     }
 
     /// Writes `value` in `n` bits.
-    pub fn bits(w: &mut WriteStream<'_>, value: u64, n: u32) -> Result<(), Error> {
+    pub fn bits(w: &mut WriteStream<'_>, value: u64, n: u32) -> Result<(), StreamError> {
         w.serialize_bits(&mut { value }, n)
     }
 }

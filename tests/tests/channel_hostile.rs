@@ -5,11 +5,11 @@
 use netproto::Time;
 use netproto::channel::ChannelId;
 use netproto::channel::{
-    BlockConfig, ChannelConfig, LayerConfig, MessageLayer, ReadError, SendError,
+    BlockConfig, ChannelConfig, ChannelSendError, LayerConfig, MessageLayer, PayloadError,
 };
 use netproto::packet::Sequence;
 use netproto::sim::Rng;
-use netproto::{Error, ErrorKind, NetMessage, Stream, WriteStream};
+use netproto::{ErrorKind, NetMessage, Stream, StreamError, WriteStream};
 use netproto_examples::game::{GameMessage, workload};
 use netproto_tests::handmade::{bits, build};
 
@@ -47,7 +47,7 @@ fn enc(m: GameMessage) -> Vec<u8> {
 type W<'a> = WriteStream<'a>;
 
 /// Entry header: channel (2 bits), count (3 bits), has_fragments (1 bit).
-fn entry(w: &mut W<'_>, channel: u64, count: u64, fragments: bool) -> Result<(), Error> {
+fn entry(w: &mut W<'_>, channel: u64, count: u64, fragments: bool) -> Result<(), StreamError> {
     bits(w, channel, 2)?;
     bits(w, count, 3)?;
     bits(w, u64::from(fragments), 1)
@@ -55,7 +55,7 @@ fn entry(w: &mut W<'_>, channel: u64, count: u64, fragments: bool) -> Result<(),
 
 /// One fragment group: block id, size in [1, 1000] (10 bits), count in [1, 3] (2 bits),
 /// then each fragment's index in [0, 9] (4 bits) and bytes.
-fn group(w: &mut W<'_>, id: u16, size: u32, fragments: &[(u32, &[u8])]) -> Result<(), Error> {
+fn group(w: &mut W<'_>, id: u16, size: u32, fragments: &[(u32, &[u8])]) -> Result<(), StreamError> {
     bits(w, u64::from(id), 16)?;
     bits(w, u64::from(size - 1), 10)?;
     bits(w, fragments.len() as u64 - 1, 2)?;
@@ -66,7 +66,7 @@ fn group(w: &mut W<'_>, id: u16, size: u32, fragments: &[(u32, &[u8])]) -> Resul
     Ok(())
 }
 
-fn reject(layer: &mut MessageLayer<GameMessage>, payload: &[u8]) -> ReadError {
+fn reject(layer: &mut MessageLayer<GameMessage>, payload: &[u8]) -> PayloadError {
     let before = *layer.counters();
     let e = layer.read_packet(payload).expect_err("must be rejected");
     let after = layer.counters();
@@ -81,9 +81,9 @@ fn reject(layer: &mut MessageLayer<GameMessage>, payload: &[u8]) -> ReadError {
     e
 }
 
-fn malformed(e: ReadError) -> ErrorKind {
+fn malformed(e: PayloadError) -> ErrorKind {
     match e {
-        ReadError::Malformed(e) => e.kind(),
+        PayloadError::Malformed(e) => e.kind(),
         other => panic!("expected Malformed, got {other:?}"),
     }
 }
@@ -113,7 +113,7 @@ fn bad_channel_index_and_order() {
         bits(w, 1, 2)?;
         entry(w, 3, 1, false)
     });
-    assert_eq!(reject(&mut l, &p), ReadError::BadChannel(3));
+    assert_eq!(reject(&mut l, &p), PayloadError::BadChannel(3));
     // Entries must come in increasing channel order (no entry twice).
     let p = build(|w| {
         bits(w, 2, 2)?;
@@ -122,7 +122,7 @@ fn bad_channel_index_and_order() {
         entry(w, 1, 1, false)?;
         message(2).serialize(w)
     });
-    assert_eq!(reject(&mut l, &p), ReadError::BadChannel(1));
+    assert_eq!(reject(&mut l, &p), PayloadError::BadChannel(1));
     // Three entries announced, one byte of payload.
     let p = build(|w| bits(w, 3, 2));
     reject(&mut l, &p);
@@ -135,7 +135,7 @@ fn message_count_zero_or_above_the_maximum() {
         bits(w, 1, 2)?;
         entry(w, 1, 0, false)
     });
-    assert_eq!(reject(&mut l, &p), ReadError::EmptyEntry(1));
+    assert_eq!(reject(&mut l, &p), PayloadError::EmptyEntry(1));
     let p = build(|w| {
         bits(w, 1, 2)?;
         entry(w, 1, 6, false)
@@ -178,7 +178,7 @@ fn ids_beyond_the_window_are_a_protocol_error() {
     let e = reject(&mut l, &p);
     assert_eq!(
         e,
-        ReadError::OutsideWindow {
+        PayloadError::OutsideWindow {
             channel: 0,
             id: 5000
         }
@@ -201,7 +201,7 @@ fn ids_beyond_the_window_are_a_protocol_error() {
 fn relative_ids_that_overflow_or_do_not_increase() {
     let mut l = layer();
     // The last tier of the ladder: 6 flag bits of 0 then the id itself in 32 bits.
-    let raw = |w: &mut W<'_>, value: u64| -> Result<(), Error> {
+    let raw = |w: &mut W<'_>, value: u64| -> Result<(), StreamError> {
         bits(w, 0, 6)?;
         bits(w, value, 32)
     };
@@ -222,7 +222,7 @@ fn relative_ids_that_overflow_or_do_not_increase() {
         let e = reject(&mut l, &p);
         match expected {
             Some(kind) => assert_eq!(malformed(e), kind),
-            None => assert_eq!(e, ReadError::IdSpan { channel: 0 }),
+            None => assert_eq!(e, PayloadError::IdSpan { channel: 0 }),
         }
     }
 }
@@ -231,7 +231,7 @@ fn relative_ids_that_overflow_or_do_not_increase() {
 fn bad_block_fragments() {
     let data = [7u8; 100];
     let mut l = layer();
-    let with = |channel: u64, f: &dyn Fn(&mut W<'_>) -> Result<(), Error>| {
+    let with = |channel: u64, f: &dyn Fn(&mut W<'_>) -> Result<(), StreamError>| {
         build(|w| {
             bits(w, 1, 2)?;
             entry(w, channel, 0, true)?;
@@ -241,11 +241,17 @@ fn bad_block_fragments() {
     // On an unreliable channel, and on a reliable channel without blocks.
     for channel in [1, 2] {
         let p = with(channel, &|w| group(w, 0, 250, &[(0, &data)]));
-        assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+        assert!(matches!(
+            reject(&mut l, &p),
+            PayloadError::BadFragment { .. }
+        ));
     }
     // Index beyond the block (250 bytes: fragments 0..=2), and beyond any block.
     let p = with(0, &|w| group(w, 0, 250, &[(3, &data)]));
-    assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+    assert!(matches!(
+        reject(&mut l, &p),
+        PayloadError::BadFragment { .. }
+    ));
     let p = with(0, &|w| {
         bits(w, 0, 16)?;
         bits(w, 249, 10)?;
@@ -255,7 +261,10 @@ fn bad_block_fragments() {
     assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::OutOfRange);
     // Indexes not increasing.
     let p = with(0, &|w| group(w, 0, 250, &[(1, &data), (0, &data)]));
-    assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+    assert!(matches!(
+        reject(&mut l, &p),
+        PayloadError::BadFragment { .. }
+    ));
     // Fragment count above max_fragments_per_packet (2 bits of [1, 3]: raw 3 is 4).
     let p = with(0, &|w| {
         bits(w, 0, 16)?;
@@ -280,26 +289,32 @@ fn bad_block_fragments() {
     assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::OutOfRange);
     // A last fragment of the wrong length: its bytes are read as the next fields.
     let p = with(0, &|w| group(w, 0, 250, &[(2, &data)]));
-    assert!(matches!(reject(&mut l, &p), ReadError::Malformed(_)));
+    assert!(matches!(reject(&mut l, &p), PayloadError::Malformed(_)));
 
     // A valid first fragment starts a reassembly...
     let p = with(0, &|w| group(w, 0, 250, &[(0, &data)]));
     l.read_packet(&p).expect("valid fragment");
     // ... then a different size for the same block, or another block, is refused.
     let p = with(0, &|w| group(w, 0, 300, &[(1, &data)]));
-    assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+    assert!(matches!(
+        reject(&mut l, &p),
+        PayloadError::BadFragment { .. }
+    ));
     let p = with(0, &|w| group(w, 1, 250, &[(0, &data)]));
-    assert!(matches!(reject(&mut l, &p), ReadError::BadFragment { .. }));
+    assert!(matches!(
+        reject(&mut l, &p),
+        PayloadError::BadFragment { .. }
+    ));
     // A block id beyond the window.
     let p = with(0, &|w| group(w, 20000, 250, &[(0, &data)]));
     assert!(matches!(
         reject(&mut l, &p),
-        ReadError::OutsideWindow { .. }
+        PayloadError::OutsideWindow { .. }
     ));
     // Completing the block with bytes that do not decode (type id 7 of 5).
     let junk = [0xffu8; 100];
     let p = with(0, &|w| group(w, 0, 250, &[(1, &junk), (2, &junk[..50])]));
-    assert!(matches!(reject(&mut l, &p), ReadError::BadBlock { .. }));
+    assert!(matches!(reject(&mut l, &p), PayloadError::BadBlock { .. }));
     assert_eq!(l.receive(ChannelId::new(0)), None);
 }
 
@@ -352,7 +367,7 @@ fn valid_payloads() -> (Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>) {
         let encoding = enc(m.clone());
         match sender.send(ChannelId::new(i % 3), m) {
             Ok(()) => sent[i % 3].push(encoding),
-            Err(SendError::QueueFull { .. }) => {}
+            Err(ChannelSendError::QueueFull { .. }) => {}
             Err(e) => panic!("{e}"),
         }
         if i % 7 == 6 {

@@ -4,12 +4,12 @@
 
 use netproto::Time;
 use netproto::channel::{
-    BlockConfig, ChannelConfig, ChannelId, ConfigError, LayerConfig, MessageLayer, ReadError,
-    SendError,
+    BlockConfig, ChannelConfig, ChannelId, ChannelSendError, LayerConfig, LayerConfigError,
+    MessageLayer, PayloadError,
 };
 use netproto::packet::Sequence;
 use netproto::sim::Rng;
-use netproto::{Error, NetMessage, Stream, WriteStream};
+use netproto::{NetMessage, Stream, StreamError, WriteStream};
 use netproto_tests::handmade::{bits, build};
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
@@ -181,7 +181,7 @@ fn sequenced_ids_are_consecutive_and_cost_one_bit() {
 type W<'a> = WriteStream<'a>;
 
 /// Entry count 1 (2 bits), channel (2 bits), count in [0, 8] (4 bits), flag (1 bit).
-fn entry(w: &mut W<'_>, channel: u64, count: u64, fragments: bool) -> Result<(), Error> {
+fn entry(w: &mut W<'_>, channel: u64, count: u64, fragments: bool) -> Result<(), StreamError> {
     bits(w, 1, 2)?;
     bits(w, channel, 2)?;
     bits(w, count, 4)?;
@@ -189,12 +189,12 @@ fn entry(w: &mut W<'_>, channel: u64, count: u64, fragments: bool) -> Result<(),
 }
 
 /// `Num(n)`: type id 0 (1 bit), n (17 bits).
-fn num_bits(w: &mut W<'_>, n: u64) -> Result<(), Error> {
+fn num_bits(w: &mut W<'_>, n: u64) -> Result<(), StreamError> {
     bits(w, 0, 1)?;
     bits(w, n, 17)
 }
 
-fn reject(l: &mut MessageLayer<Msg>, payload: &[u8]) -> ReadError {
+fn reject(l: &mut MessageLayer<Msg>, payload: &[u8]) -> PayloadError {
     let before = l.counters().packets_malformed;
     let e = l.read_packet(payload).expect_err("rejected");
     assert_eq!(l.counters().packets_malformed, before + 1, "{e}");
@@ -230,7 +230,7 @@ fn hostile_sequenced_and_unordered_payloads_are_dropped_whole() {
     });
     assert!(matches!(
         reject(&mut l, &frag),
-        ReadError::BadFragment { .. }
+        PayloadError::BadFragment { .. }
     ));
     // Relative ids spanning more than max_messages_per_packet (8): +30.
     let span = build(|w| {
@@ -242,19 +242,19 @@ fn hostile_sequenced_and_unordered_payloads_are_dropped_whole() {
     });
     assert_eq!(
         reject(&mut l, &span),
-        ReadError::IdSpan {
+        PayloadError::IdSpan {
             channel: SEQUENCED.index()
         }
     );
     // A count above the maximum.
     let count = build(|w| entry(w, SEQUENCED.index() as u64, 9, false));
-    assert!(matches!(reject(&mut l, &count), ReadError::Malformed(_)));
+    assert!(matches!(reject(&mut l, &count), PayloadError::Malformed(_)));
     // Truncated after the id.
     let short = build(|w| {
         entry(w, SEQUENCED.index() as u64, 1, false)?;
         bits(w, 20, 16)
     });
-    assert!(matches!(reject(&mut l, &short), ReadError::Malformed(_)));
+    assert!(matches!(reject(&mut l, &short), PayloadError::Malformed(_)));
     // An old id is not an error: dropped as stale, counted.
     let old = build(|w| {
         entry(w, SEQUENCED.index() as u64, 1, false)?;
@@ -272,7 +272,7 @@ fn hostile_sequenced_and_unordered_payloads_are_dropped_whole() {
     });
     assert!(matches!(
         reject(&mut l, &outside),
-        ReadError::OutsideWindow { .. }
+        PayloadError::OutsideWindow { .. }
     ));
     assert!(l.protocol_error().is_some());
 }
@@ -436,7 +436,10 @@ fn limits_name_the_setting_to_change() {
     // A message set with a 32,000-bit message and channels that do not say what
     // they carry: the error says how to fix it.
     let e = MessageLayer::<Msg>::new(LayerConfig::default()).expect_err("too large");
-    assert!(matches!(e, ConfigError::BudgetTooSmall { channel: 0, .. }));
+    assert!(matches!(
+        e,
+        LayerConfigError::BudgetTooSmall { channel: 0, .. }
+    ));
     let text = e.to_string();
     assert!(
         text.contains("max_message_bits") && text.contains("ChannelConfig::carries"),
@@ -447,7 +450,7 @@ fn limits_name_the_setting_to_change() {
     let e = l
         .send(UNORDERED, Msg::Big(Big { bytes: vec![0; 10] }))
         .expect_err("not carried");
-    assert!(matches!(e, SendError::TooLarge { .. }));
+    assert!(matches!(e, ChannelSendError::TooLarge { .. }));
     assert!(e.to_string().contains("ChannelConfig::bulk"), "{e}");
     let blocks =
         LayerConfig::with_channels(vec![ChannelConfig::reliable().with_blocks(BlockConfig {

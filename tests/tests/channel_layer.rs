@@ -6,7 +6,7 @@ use netproto::NetMessage;
 use netproto::Time;
 use netproto::channel::ChannelId;
 use netproto::channel::{
-    BlockConfig, ChannelConfig, ConfigError, LayerConfig, MessageLayer, SendError,
+    BlockConfig, ChannelConfig, ChannelSendError, LayerConfig, LayerConfigError, MessageLayer,
 };
 use netproto::packet::Sequence;
 use netproto_examples::game::{ChatMessage, GameMessage, PlayerInput, workload};
@@ -50,7 +50,7 @@ fn send_refusals_are_immediate_and_distinct() {
     let refused = l.send(ChannelId::new(3), game(0));
     assert_eq!(
         refused,
-        Err(SendError::NoSuchChannel {
+        Err(ChannelSendError::NoSuchChannel {
             channel: ChannelId::new(3),
             channels: 1
         })
@@ -66,7 +66,7 @@ fn send_refusals_are_immediate_and_distinct() {
     });
     assert!(matches!(
         l.send(ChannelId::new(0), chat),
-        Err(SendError::TooLarge {
+        Err(ChannelSendError::TooLarge {
             channel: ChannelId::RELIABLE,
             ..
         })
@@ -81,7 +81,7 @@ fn send_refusals_are_immediate_and_distinct() {
         move_y: 0,
     });
     match l.send(ChannelId::new(0), bad) {
-        Err(SendError::Invalid(e)) => assert_eq!(e.field(), Some("PlayerInput.move_x")),
+        Err(ChannelSendError::Invalid(e)) => assert_eq!(e.field(), Some("PlayerInput.move_x")),
         other => panic!("{other:?}"),
     }
     // Back-pressure: the fifth message waits for an ack.
@@ -91,7 +91,7 @@ fn send_refusals_are_immediate_and_distinct() {
     assert!(!l.can_send(ChannelId::new(0)));
     assert_eq!(
         l.send(ChannelId::new(0), game(9)),
-        Err(SendError::QueueFull {
+        Err(ChannelSendError::QueueFull {
             channel: ChannelId::new(0),
             size: 4
         })
@@ -186,7 +186,7 @@ fn unreliable_messages_go_out_once_and_full_queues_have_a_policy() {
     }
     assert!(matches!(
         a.send(ChannelId::new(0), game(5)),
-        Err(SendError::QueueFull { .. })
+        Err(ChannelSendError::QueueFull { .. })
     ));
     let mut p = Vec::new();
     a.write_packet(Time::ZERO, Sequence(0), &mut p);
@@ -228,7 +228,7 @@ fn blocks_are_fragmented_delivered_in_order_and_bounded() {
     });
     assert!(matches!(
         a.send(ChannelId::new(0), huge),
-        Err(SendError::TooLarge { .. })
+        Err(ChannelSendError::TooLarge { .. })
     ));
     let blob = WithBlobs::Blob(Blob {
         data: (0..2999u32).map(|i| (i * 7) as u8).collect(),
@@ -265,7 +265,7 @@ fn invalid_configurations_are_refused_with_the_field() {
     let e = MessageLayer::<GameMessage>::new(bad).expect_err("not a power of two");
     assert!(matches!(
         e,
-        ConfigError::QueueSize {
+        LayerConfigError::QueueSize {
             field: "send_queue_size",
             ..
         }
@@ -276,7 +276,7 @@ fn invalid_configurations_are_refused_with_the_field() {
     let e =
         MessageLayer::<WithBlobs>::new(LayerConfig::with_channels(vec![ChannelConfig::reliable()]))
             .expect_err("blobs do not fit");
-    assert!(matches!(e, ConfigError::BudgetTooSmall { .. }), "{e}");
+    assert!(matches!(e, LayerConfigError::BudgetTooSmall { .. }), "{e}");
 }
 
 #[test]

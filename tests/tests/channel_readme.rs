@@ -1,4 +1,4 @@
-//! The README's channels code, compiled and run: keep the two in sync.
+//! The guide's channels code, compiled and run: keep the two in sync.
 
 use netproto::NetMessage;
 use netproto::Time;
@@ -30,7 +30,7 @@ fn readme_channels() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The README's channel ids.
+/// The guide's channel ids.
 #[test]
 fn readme_channel_ids() {
     let mut config = LayerConfig::default(); // RELIABLE and UNRELIABLE

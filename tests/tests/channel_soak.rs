@@ -28,7 +28,8 @@ use std::time::Duration;
 
 use netproto::NetMessage;
 use netproto::channel::{
-    BlockConfig, ChannelConfig, ChannelId, LayerConfig, MessageStack, SendError, StackReceiveError,
+    BlockConfig, ChannelConfig, ChannelId, ChannelSendError, LayerConfig, MessageStack,
+    StackReceiveError,
 };
 use netproto::packet::EndpointConfig;
 use netproto::sim::{LinkConfig, Network, NodeId, Rng};
@@ -222,7 +223,7 @@ impl Side {
                     self.accepted += 1;
                     self.in_flight.push_back(bytes);
                 }
-                Err(SendError::QueueFull { .. }) => {
+                Err(ChannelSendError::QueueFull { .. }) => {
                     self.queue_full += 1;
                     self.pending.push_front(message);
                     break;
@@ -328,7 +329,7 @@ fn run(r: &Run) -> Outcome {
             {
                 Ok(_) | Err(StackReceiveError::Packet(_)) => {}
                 Err(StackReceiveError::Messages(
-                    netproto::channel::ReadError::ReceiveQueueFull { .. },
+                    netproto::channel::PayloadError::ReceiveQueueFull { .. },
                 )) => refused_packets += 1,
                 Err(e) => sides[i].failures.push(format!("refused: {e}")),
             }

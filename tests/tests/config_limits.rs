@@ -5,7 +5,7 @@
 use netproto::NetMessage;
 use netproto::Time;
 use netproto::channel::{LayerConfig, StackConfigError};
-use netproto::connection::{Client, ConfigError, ConnectionConfig, Server, ServerConfig};
+use netproto::connection::{Client, ConnectionConfig, ConnectionConfigError, Server, ServerConfig};
 use netproto::netcode::Key;
 use netproto::transport::{TransportError, UdpClient, UdpServer, insecure_dev};
 use std::time::Duration;
@@ -41,21 +41,24 @@ fn protocol_id() -> u64 {
 fn a_timeout_that_could_outlast_a_sequence_wrap_is_refused_at_construction() {
     let server = Server::<u8>::new(server_config(wrapping()), Time::ZERO, 0);
     let err = server.expect_err("refused");
-    assert!(matches!(err, ConfigError::TimeoutOutlastsSequences { .. }));
+    assert!(matches!(
+        err,
+        ConnectionConfigError::TimeoutOutlastsSequences { .. }
+    ));
     assert!(err.to_string().contains("sequence numbers"), "{err}");
     let address = "127.0.0.1:40000".parse().expect("address");
     let token = insecure_dev::token(protocol_id(), 1, address).expect("token");
     let client = Client::<u8>::new(wrapping(), &token, 0, Time::ZERO);
     assert!(matches!(
         client.expect_err("refused"),
-        ConfigError::TimeoutOutlastsSequences { .. }
+        ConnectionConfigError::TimeoutOutlastsSequences { .. }
     ));
     // The transport refuses it before binding anything.
     let config = server_config(wrapping());
     let udp = UdpServer::<Msg>::bind_with("127.0.0.1:0", config, LayerConfig::default());
     assert!(matches!(
         udp.expect_err("refused"),
-        TransportError::Connection(ConfigError::TimeoutOutlastsSequences { .. })
+        TransportError::Connection(ConnectionConfigError::TimeoutOutlastsSequences { .. })
     ));
 }
 
@@ -121,7 +124,7 @@ fn a_protocol_id_that_is_not_the_message_sets_and_channels_is_refused() {
     assert!(
         matches!(
             err,
-            TransportError::Connection(ConfigError::ProtocolMismatch { .. })
+            TransportError::Connection(ConnectionConfigError::ProtocolMismatch { .. })
         ),
         "{err}"
     );

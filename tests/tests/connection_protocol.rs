@@ -23,8 +23,9 @@
 
 use netproto::Time;
 use netproto::connection::{
-    Client, ClientEvent, ClientId, ClientState, ConfigError, ConnectionConfig, DenyReason,
-    DisconnectReason, MAX_DATAGRAM_BYTES, Mode, Server, ServerConfig, ServerCounters, ServerEvent,
+    Client, ClientEvent, ClientId, ClientState, ConnectionConfig, ConnectionConfigError,
+    DenyReason, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, Server, ServerConfig, ServerCounters,
+    ServerEvent,
 };
 use netproto::internals::netcode::{CONNECTION_REQUEST_BYTES, PacketType};
 use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token_with};
@@ -899,7 +900,7 @@ fn a_protocol_id_mismatch_is_refused_by_the_client_and_ignored_by_the_server() {
     .expect_err("another build");
     assert_eq!(
         err,
-        ConfigError::ProtocolMismatch {
+        ConnectionConfigError::ProtocolMismatch {
             token: PROTOCOL,
             ours: PROTOCOL ^ 1
         }
@@ -937,7 +938,7 @@ fn an_unusual_token_is_refused_by_the_client() {
         .expect("token");
         assert!(matches!(
             Client::new(ConnectionConfig::new(PROTOCOL), &token, SERVER, Time::ZERO),
-            Err(ConfigError::TokenTimeout { seconds, .. }) if seconds == timeout_seconds
+            Err(ConnectionConfigError::TokenTimeout { seconds, .. }) if seconds == timeout_seconds
         ));
     }
 }

@@ -5,7 +5,8 @@
 #![allow(clippy::approx_constant)]
 
 use netproto::{
-    Error, ErrorKind, MeasureStream, NetMessage, Quantization, ReadStream, Stream, WriteStream,
+    ErrorKind, MeasureStream, NetMessage, Quantization, ReadStream, Stream, StreamError,
+    WriteStream,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -70,7 +71,7 @@ impl<S: Stream> Stream for Tracing<S> {
 }
 
 /// Encodes with the per-field (tracing) path.
-fn encode_traced<T: NetMessage>(message: &mut T) -> Result<Vec<u8>, Error> {
+fn encode_traced<T: NetMessage>(message: &mut T) -> Result<Vec<u8>, StreamError> {
     let mut buf = vec![0u8; T::MAX_BITS.div_ceil(8)];
     let mut stream = Tracing::new(WriteStream::new(&mut buf));
     message.serialize(&mut stream)?;
@@ -81,13 +82,13 @@ fn encode_traced<T: NetMessage>(message: &mut T) -> Result<Vec<u8>, Error> {
 }
 
 /// Decodes with the per-field (tracing) path.
-fn decode_traced<T: NetMessage>(bytes: &[u8]) -> Result<T, Error> {
+fn decode_traced<T: NetMessage>(bytes: &[u8]) -> Result<T, StreamError> {
     let mut stream = Tracing::new(ReadStream::new(bytes));
     let mut message = T::blank();
     message.serialize(&mut stream)?;
     assert_eq!(stream.depth, 0, "begin_field / end_field unbalanced");
     if stream.inner.bytes_read() != bytes.len() {
-        return Err(Error::new(ErrorKind::TrailingBytes));
+        return Err(StreamError::new(ErrorKind::TrailingBytes));
     }
     Ok(message)
 }
@@ -138,7 +139,7 @@ fn roundtrip<T: NetMessage + PartialEq + core::fmt::Debug>(mut message: T) -> Ve
 }
 
 #[track_caller]
-fn encode_err<T: NetMessage>(mut message: T) -> Error {
+fn encode_err<T: NetMessage>(mut message: T) -> StreamError {
     let fast = netproto::encode(&message).expect_err("fast path must reject");
     let traced = encode_traced(&mut message).expect_err("tracing path must reject");
     assert_eq!(fast, traced, "the two paths disagree on the error");
@@ -146,7 +147,7 @@ fn encode_err<T: NetMessage>(mut message: T) -> Error {
 }
 
 #[track_caller]
-fn decode_err<T: NetMessage>(bytes: &[u8]) -> Error {
+fn decode_err<T: NetMessage>(bytes: &[u8]) -> StreamError {
     let fast = match netproto::decode::<T>(bytes) {
         Ok(_) => panic!("fast path must reject {bytes:02x?}"),
         Err(e) => e,
@@ -160,7 +161,7 @@ fn decode_err<T: NetMessage>(bytes: &[u8]) -> Error {
 }
 
 /// Writes with explicit stream calls: the reference the derive must match.
-fn reference(write: impl FnOnce(&mut WriteStream<'_>) -> Result<(), Error>) -> Vec<u8> {
+fn reference(write: impl FnOnce(&mut WriteStream<'_>) -> Result<(), StreamError>) -> Vec<u8> {
     let mut buf = vec![0u8; 1024];
     let mut stream = WriteStream::new(&mut buf);
     write(&mut stream).expect("reference writes");
@@ -638,7 +639,7 @@ fn the_innermost_field_is_named() {
     assert_eq!(encode_err_ref(&mut e).field(), Some("Entity.id"));
 }
 
-fn encode_err_ref<T: NetMessage>(message: &mut T) -> Error {
+fn encode_err_ref<T: NetMessage>(message: &mut T) -> StreamError {
     let fast = netproto::encode(message).expect_err("must reject");
     assert_eq!(encode_traced(message).expect_err("must reject"), fast);
     fast

@@ -110,7 +110,7 @@ const fn total((seeds, per_seed): (usize, usize)) -> usize {
     seeds * (1 + per_seed)
 }
 
-/// Inputs across the targets on every `cargo test` (README.md and CONTRIBUTING.md
+/// Inputs across the targets on every `cargo test` (the guide and CONTRIBUTING.md
 /// quote this figure).
 const ALL_INPUTS: usize = 1_519_500;
 

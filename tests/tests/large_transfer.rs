@@ -188,7 +188,7 @@ fn run(
                 let layer = server.layer_mut(id).expect("connected");
                 match layer.send(SNAPSHOT, Msg::Snapshot(snapshot(tick))) {
                     Ok(()) => sent_at.push((tick, now)),
-                    Err(netproto::channel::SendError::QueueFull { .. }) => {}
+                    Err(netproto::channel::ChannelSendError::QueueFull { .. }) => {}
                     Err(e) => panic!("snapshot: {e}"),
                 }
             }

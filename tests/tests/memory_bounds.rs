@@ -227,7 +227,7 @@ fn fragment(sequence: u16, id: u8, count: usize, body: &[u8]) -> Vec<u8> {
 
 /// A message-layer payload written by hand with the layout of `layer_config()`:
 /// 3 channels (2 bits of entry count, 2 of channel index).
-fn payload(f: impl FnOnce(&mut WriteStream<'_>) -> Result<(), netproto::Error>) -> Vec<u8> {
+fn payload(f: impl FnOnce(&mut WriteStream<'_>) -> Result<(), netproto::StreamError>) -> Vec<u8> {
     let mut buf = vec![0u8; 2048];
     let mut w = WriteStream::new(&mut buf);
     f(&mut w).expect("the hand-written payload fits");
@@ -236,7 +236,7 @@ fn payload(f: impl FnOnce(&mut WriteStream<'_>) -> Result<(), netproto::Error>) 
     buf
 }
 
-fn bits(w: &mut WriteStream<'_>, value: u64, n: u32) -> Result<(), netproto::Error> {
+fn bits(w: &mut WriteStream<'_>, value: u64, n: u32) -> Result<(), netproto::StreamError> {
     w.serialize_bits(&mut { value }, n)
 }
 

@@ -187,7 +187,7 @@ fn game_message_set() {
 
 /// The factory is usable generically: what a channel does with a type id read from the
 /// wire.
-fn read_with_factory<M: MessageSet>(bytes: &[u8]) -> Result<M, netproto::Error> {
+fn read_with_factory<M: MessageSet>(bytes: &[u8]) -> Result<M, netproto::StreamError> {
     let mut stream = netproto::ReadStream::new(bytes);
     let mut type_id = 0;
     M::serialize_type_id(&mut stream, &mut type_id)?;
@@ -243,7 +243,7 @@ fn generic_message_set() {
     assert_eq!(netproto::decode::<Envelope<u16>>(&bytes).unwrap(), message);
 }
 
-/// The README's "Message sets" example, compiled and run: keep the two in sync.
+/// The guide's "Message sets" example, compiled and run: keep the two in sync.
 mod readme {
     use netproto::{MessageSet, NetMessage};
 
@@ -277,7 +277,7 @@ mod readme {
     }
 
     #[test]
-    fn readme_message_sets() -> Result<(), netproto::Error> {
+    fn readme_message_sets() -> Result<(), netproto::StreamError> {
         let message = GameMessage::from(ChatMessage {
             from: 3,
             text: "gg".into(),

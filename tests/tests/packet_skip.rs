@@ -13,7 +13,7 @@
 use netproto::Time;
 use netproto::internals::packet::PacketHeader;
 use netproto::packet::{
-    ConfigError, Endpoint, EndpointConfig, Incoming, ReceiveError, Received, Sequence,
+    Endpoint, EndpointConfig, EndpointConfigError, Incoming, ReceiveError, Received, Sequence,
 };
 use netproto::sim::{LinkConfig, Network, NodeId};
 use std::time::Duration;
@@ -266,7 +266,7 @@ fn the_trap_is_off_by_default_and_validated() {
     assert_eq!(a.next_sequence(), Sequence(10_000));
     assert_eq!(
         trapped(1, 1).validate(),
-        Err(ConfigError::TooSmall {
+        Err(EndpointConfigError::TooSmall {
             field: "skip_interval",
             value: 1,
             min: 2

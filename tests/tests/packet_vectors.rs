@@ -7,7 +7,9 @@
 
 use netproto::Time;
 use netproto::internals::packet::PacketHeader;
-use netproto::packet::{Endpoint, EndpointConfig, HeaderError, Received, SendError, Sequence};
+use netproto::packet::{
+    Endpoint, EndpointConfig, HeaderError, PacketSendError, Received, Sequence,
+};
 use netproto_tests::endpoint::receive_with;
 use netproto_tests::fixtures::{hex, load as fixture, to_hex};
 use serde_json::Value;
@@ -158,7 +160,7 @@ fn every_reference_fragmentation_is_reproduced_and_reassembles() {
             too_large_seen += 1;
             assert_eq!(
                 sent,
-                Err(SendError::TooLarge {
+                Err(PacketSendError::TooLarge {
                     size: len,
                     max: config.max_packet_size
                 })

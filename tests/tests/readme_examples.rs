@@ -1,4 +1,5 @@
-//! The README's code, compiled and run: keep the two in sync.
+//! The README's quickstart and the guide's (`netproto/GUIDE.md`) code, compiled and
+//! run: keep them in sync.
 
 use netproto::NetMessage;
 use netproto::Time;
@@ -16,7 +17,7 @@ struct PlayerInput {
     chat: String,
 }
 
-/// The README's `input`.
+/// The guide's `input`.
 fn readme_input() -> PlayerInput {
     PlayerInput {
         tick: 9,
@@ -60,17 +61,17 @@ fn readme() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The README's `WireView` sample is the view of its `PlayerInput`, as the code prints
+/// The guide's `WireView` sample is the view of its `PlayerInput`, as the code prints
 /// it (`cargo test -p netproto-tests --test readme_examples -- --nocapture` prints it).
 #[test]
 fn readme_wire_view_sample() -> Result<(), Box<dyn std::error::Error>> {
     let mut input = readme_input();
     let view = netproto::WireView::of(&mut input)?.to_string();
     println!("{view}");
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../netproto/GUIDE.md");
     assert!(
         readme.contains(&format!("```text\n{view}```")),
-        "the README's WireView sample is not:\n{view}"
+        "the guide's WireView sample is not:\n{view}"
     );
     Ok(())
 }
@@ -122,7 +123,7 @@ mod connecting {
         Chat(Chat),
     }
 
-    /// The README's "Connecting a client and a server", with a bound on the loop.
+    /// The guide's "Connecting a client and a server", with a bound on the loop.
     #[test]
     fn readme_connecting() -> Result<(), Box<dyn std::error::Error>> {
         let private_key = Key::random();

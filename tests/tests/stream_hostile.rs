@@ -4,7 +4,8 @@
 #![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
 use netproto::{
-    Error, ErrorKind, NetMessage, Quantization, ReadStream, Stream, WriteStream, bits_required,
+    ErrorKind, NetMessage, Quantization, ReadStream, Stream, StreamError, WriteStream,
+    bits_required,
 };
 
 const Q: Quantization = Quantization::new(-100.0, 100.0, 0.01);
@@ -121,7 +122,7 @@ fn write(ops: &[Op]) -> (Vec<u8>, Vec<usize>) {
 }
 
 /// Reads `ops` from `bytes`: the values read, or the failing op and its error.
-fn read(ops: &[Op], bytes: &[u8]) -> Result<(Vec<Op>, usize), (usize, Error)> {
+fn read(ops: &[Op], bytes: &[u8]) -> Result<(Vec<Op>, usize), (usize, StreamError)> {
     let mut r = ReadStream::new(bytes);
     let mut out = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::ServerConfig;
-use netproto::connection::{ClientId, ClientState, ConfigError, DenyReason, DisconnectReason};
+use netproto::connection::{
+    ClientId, ClientState, ConnectionConfigError, DenyReason, DisconnectReason,
+};
 use netproto::internals::netcode::CONNECTION_REQUEST_BYTES;
 use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token};
 use netproto::sim::Rng;
@@ -426,7 +428,10 @@ fn another_build_gets_no_connection() {
     // The backend's token for this build: the other build refuses it.
     let ours = token::<GameMessage>(&KEY, 1, addr, 1);
     match UdpClient::<OtherMessage>::connect(&ours, LayerConfig::default()) {
-        Err(TransportError::Connection(ConfigError::ProtocolMismatch { token, ours })) => {
+        Err(TransportError::Connection(ConnectionConfigError::ProtocolMismatch {
+            token,
+            ours,
+        })) => {
             assert_eq!(
                 token,
                 netproto::protocol_id::<GameMessage>(&LayerConfig::default())

@@ -108,7 +108,7 @@ pub struct ChannelConfig {
     /// Messages queued for sending (reliable: sent and not yet acked, too). A power of
     /// two in `1..=32768`, so that it divides 65536 and the id ring wraps cleanly.
     /// A full queue refuses [`send`](super::MessageLayer::send) with
-    /// [`SendError::QueueFull`](super::SendError::QueueFull): it never grows.
+    /// [`ChannelSendError::QueueFull`](super::ChannelSendError::QueueFull): it never grows.
     pub send_queue_size: usize,
     /// Messages buffered on receipt and not yet taken by [`receive`]. A power of two
     /// in `1..=32768`. For a reliable channel it is also the window: the sender never
@@ -360,7 +360,7 @@ impl Default for LayerConfig {
 /// An invalid [`LayerConfig`], naming the channel and field at fault.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ConfigError {
+pub enum LayerConfigError {
     /// No channels, or more than [`MAX_CHANNELS`].
     #[error("a layer needs 1 to {MAX_CHANNELS} channels, got {0}")]
     ChannelCount(usize),
@@ -575,13 +575,13 @@ impl LayerConfig {
     /// Checks every field against a message set whose largest message is `max_bits`
     /// bits ([`NetMessage::MAX_BITS`](crate::NetMessage::MAX_BITS));
     /// [`MessageLayer::new`](super::MessageLayer::new) calls this.
-    pub fn validate(&self, max_bits: usize) -> Result<(), ConfigError> {
+    pub fn validate(&self, max_bits: usize) -> Result<(), LayerConfigError> {
         let n = self.channels.len();
         if n == 0 || n > MAX_CHANNELS {
-            return Err(ConfigError::ChannelCount(n));
+            return Err(LayerConfigError::ChannelCount(n));
         }
         if self.sent_packets_buffer_size == 0 || self.sent_packets_buffer_size > MAX_QUEUE_SIZE {
-            return Err(ConfigError::OutOfRange {
+            return Err(LayerConfigError::OutOfRange {
                 channel: 0,
                 field: "sent_packets_buffer_size",
                 value: self.sent_packets_buffer_size,
@@ -590,7 +590,7 @@ impl LayerConfig {
         }
         let limit = 8 * crate::packet::MAX_PACKET_SIZE_LIMIT;
         if self.max_packet_bits == 0 || self.max_packet_bits > limit {
-            return Err(ConfigError::OutOfRange {
+            return Err(LayerConfigError::OutOfRange {
                 channel: 0,
                 field: "max_packet_bits",
                 value: self.max_packet_bits,
@@ -604,7 +604,7 @@ impl LayerConfig {
                 ("receive_queue_size", c.receive_queue_size),
             ] {
                 if !value.is_power_of_two() || value > MAX_QUEUE_SIZE {
-                    return Err(ConfigError::QueueSize {
+                    return Err(LayerConfigError::QueueSize {
                         channel: i,
                         field,
                         value,
@@ -612,7 +612,7 @@ impl LayerConfig {
                 }
             }
             if c.max_messages_per_packet == 0 || c.max_messages_per_packet > 1024 {
-                return Err(ConfigError::OutOfRange {
+                return Err(LayerConfigError::OutOfRange {
                     channel: i,
                     field: "max_messages_per_packet",
                     value: c.max_messages_per_packet,
@@ -621,10 +621,10 @@ impl LayerConfig {
             }
             let value = c.resend_rtt_factor;
             if !(value.is_finite() && value >= 0.0) {
-                return Err(ConfigError::ResendRttFactor { channel: i, value });
+                return Err(LayerConfigError::ResendRttFactor { channel: i, value });
             }
             if c.weight == 0 || c.weight > 1024 {
-                return Err(ConfigError::OutOfRange {
+                return Err(LayerConfigError::OutOfRange {
                     channel: i,
                     field: "weight",
                     value: c.weight as usize,
@@ -632,7 +632,7 @@ impl LayerConfig {
                 });
             }
             if c.max_bits_per_packet > packet {
-                return Err(ConfigError::BudgetAbovePacket {
+                return Err(LayerConfigError::BudgetAbovePacket {
                     channel: i,
                     budget: c.max_bits_per_packet,
                     packet,
@@ -646,7 +646,9 @@ impl LayerConfig {
                     0
                 };
             match (&c.blocks, reliable) {
-                (Some(_), false) => return Err(ConfigError::BlocksOnUnreliable { channel: i }),
+                (Some(_), false) => {
+                    return Err(LayerConfigError::BlocksOnUnreliable { channel: i });
+                }
                 (Some(b), true) => {
                     for (field, value, max) in [
                         ("max_block_size", b.max_block_size, 1 << 24),
@@ -655,7 +657,7 @@ impl LayerConfig {
                         ("max_blocks_in_flight", b.max_blocks_in_flight, 64),
                     ] {
                         if value == 0 || value > max {
-                            return Err(ConfigError::OutOfRange {
+                            return Err(LayerConfigError::OutOfRange {
                                 channel: i,
                                 field,
                                 value,
@@ -664,7 +666,7 @@ impl LayerConfig {
                         }
                     }
                     if b.max_fragments() > 65536 {
-                        return Err(ConfigError::OutOfRange {
+                        return Err(LayerConfigError::OutOfRange {
                             channel: i,
                             field: "max_block_size / fragment_size",
                             value: b.max_fragments(),
@@ -676,7 +678,7 @@ impl LayerConfig {
                         + group_header_bits(b)
                         + fragment_bits(b, &mut vec![0; b.fragment_size]);
                     if c.max_bits_per_packet < needed {
-                        return Err(ConfigError::BudgetTooSmall {
+                        return Err(LayerConfigError::BudgetTooSmall {
                             channel: i,
                             budget: c.max_bits_per_packet,
                             needed,
@@ -688,7 +690,7 @@ impl LayerConfig {
                 (None, _) => {
                     let needed = header + c.max_message_bits.unwrap_or(max_bits);
                     if c.max_bits_per_packet < needed {
-                        return Err(ConfigError::BudgetTooSmall {
+                        return Err(LayerConfigError::BudgetTooSmall {
                             channel: i,
                             budget: c.max_bits_per_packet,
                             needed,
@@ -708,7 +710,7 @@ impl LayerConfig {
                 // plus the receive window, within half the id space.
                 let limit = 32768 - c.receive_queue_size.min(32768);
                 if self.sent_packets_buffer_size.saturating_mul(per_packet) >= limit {
-                    return Err(ConfigError::AckWindowTooLarge {
+                    return Err(LayerConfigError::AckWindowTooLarge {
                         channel: i,
                         packets: self.sent_packets_buffer_size,
                         messages: per_packet,
@@ -740,48 +742,48 @@ mod tests {
         };
         assert!(matches!(
             with(&|c| c.send_queue_size = 1000),
-            Err(ConfigError::QueueSize { .. })
+            Err(LayerConfigError::QueueSize { .. })
         ));
         assert!(matches!(
             with(&|c| c.receive_queue_size = 65536),
-            Err(ConfigError::QueueSize { .. })
+            Err(LayerConfigError::QueueSize { .. })
         ));
         assert!(matches!(
             with(&|c| c.max_messages_per_packet = 0),
-            Err(ConfigError::OutOfRange { .. })
+            Err(LayerConfigError::OutOfRange { .. })
         ));
         assert!(matches!(
             with(&|c| c.resend_rtt_factor = f64::NAN),
-            Err(ConfigError::ResendRttFactor { .. })
+            Err(LayerConfigError::ResendRttFactor { .. })
         ));
         assert!(matches!(
             with(&|c| c.max_bits_per_packet = 50),
-            Err(ConfigError::BudgetTooSmall { .. })
+            Err(LayerConfigError::BudgetTooSmall { .. })
         ));
         assert!(matches!(
             with(&|c| c.max_bits_per_packet = 9000),
-            Err(ConfigError::BudgetAbovePacket { .. })
+            Err(LayerConfigError::BudgetAbovePacket { .. })
         ));
         assert!(matches!(
             with(&|c| c.max_messages_per_packet = 1024),
-            Err(ConfigError::AckWindowTooLarge { .. })
+            Err(LayerConfigError::AckWindowTooLarge { .. })
         ));
         assert!(matches!(
             with(&|c| c.blocks = Some(BlockConfig {
                 fragment_size: 2000,
                 ..BlockConfig::default()
             })),
-            Err(ConfigError::BudgetTooSmall { .. })
+            Err(LayerConfigError::BudgetTooSmall { .. })
         ));
         let mut c = base.clone();
         c.channels[1].blocks = Some(BlockConfig::default());
         assert_eq!(
             c.validate(100),
-            Err(ConfigError::BlocksOnUnreliable { channel: 1 })
+            Err(LayerConfigError::BlocksOnUnreliable { channel: 1 })
         );
         assert_eq!(
             LayerConfig::with_channels(vec![]).validate(1),
-            Err(ConfigError::ChannelCount(0))
+            Err(LayerConfigError::ChannelCount(0))
         );
         let huge = LayerConfig {
             max_packet_bits: usize::MAX,
@@ -789,7 +791,7 @@ mod tests {
         };
         assert!(matches!(
             huge.validate(100),
-            Err(ConfigError::OutOfRange {
+            Err(LayerConfigError::OutOfRange {
                 field: "max_packet_bits",
                 ..
             })
@@ -797,7 +799,7 @@ mod tests {
         // A message set with a message larger than the budget needs blocks.
         assert!(matches!(
             base.validate(8000),
-            Err(ConfigError::BudgetTooSmall { .. })
+            Err(LayerConfigError::BudgetTooSmall { .. })
         ));
         let e = with(&|c| c.send_queue_size = 3).expect_err("not a power of two");
         assert!(e.to_string().contains("power of two"));

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::error::Error;
+use crate::error::StreamError;
 use crate::message::NetMessage;
 use crate::schema::{Kind, Schema};
 use crate::stream::{Stream, WriteStream};
@@ -64,7 +64,7 @@ struct Inner {
 impl Encoded {
     /// Encodes `message` once. `Ok(None)` when its bits depend on where it starts (see
     /// the type's documentation); an error when a value is out of its declared range.
-    pub fn new<M: crate::MessageSet>(message: &M) -> Result<Option<Self>, Error> {
+    pub fn new<M: crate::MessageSet>(message: &M) -> Result<Option<Self>, StreamError> {
         // A set's type id is a ranged integer; what follows is the variant's payload.
         let free = match M::SCHEMA.kind {
             Kind::Enum(variants) => variants
@@ -101,7 +101,7 @@ impl Encoded {
     }
 
     /// Copies the message's bits into `w`, 32 at a time.
-    pub(crate) fn write_to(&self, w: &mut WriteStream<'_>) -> Result<(), Error> {
+    pub(crate) fn write_to(&self, w: &mut WriteStream<'_>) -> Result<(), StreamError> {
         let mut left = self.inner.bits;
         for chunk in self.inner.bytes.chunks(4) {
             if left == 0 {
@@ -158,7 +158,7 @@ pub(crate) enum Payload<M> {
 
 impl<M: NetMessage> Payload<M> {
     /// Writes the message into a packet.
-    pub(crate) fn write(&self, w: &mut WriteStream<'_>) -> Result<(), Error> {
+    pub(crate) fn write(&self, w: &mut WriteStream<'_>) -> Result<(), StreamError> {
         match self {
             Self::Value(message) => message.write(w),
             Self::Encoded(encoded) => encoded.write_to(w),

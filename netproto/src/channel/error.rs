@@ -4,7 +4,7 @@
 /// keeps nothing of a refused message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum SendError {
+pub enum ChannelSendError {
     /// The layer has no such channel: the id is not one of its configuration's.
     #[error("no channel {channel}: this layer has {channels} channels (0 to {last})", last = channels.saturating_sub(1))]
     NoSuchChannel {
@@ -37,7 +37,7 @@ pub enum SendError {
     },
     /// A field is outside its declared range: the message cannot be written as it is.
     #[error("message cannot be encoded: {0}")]
-    Invalid(crate::Error),
+    Invalid(crate::StreamError),
 }
 
 /// Why [`MessageLayer::read_packet`](super::MessageLayer::read_packet) dropped a packet
@@ -45,11 +45,11 @@ pub enum SendError {
 /// acked (the [`MessageStack`](super::MessageStack) refuses it to the endpoint).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ReadError {
+pub enum PayloadError {
     /// The bits do not decode (truncated, out-of-range count or type id, bad padding,
     /// trailing bytes...).
     #[error("malformed payload: {0}")]
-    Malformed(crate::Error),
+    Malformed(crate::StreamError),
     /// A channel index is out of range or not above the previous entry's.
     #[error("bad channel index {0}")]
     BadChannel(u32),
@@ -89,7 +89,7 @@ pub enum ReadError {
         /// The block's message id.
         id: u16,
         /// The decoding error.
-        error: crate::Error,
+        error: crate::StreamError,
     },
     /// Flow control, not an attack: the receive queue holds messages the application
     /// has not taken yet, and this packet carries ids beyond them. Unacked, so the
@@ -101,9 +101,9 @@ pub enum ReadError {
     },
 }
 
-impl ReadError {
+impl PayloadError {
     /// `true` for a violation no conforming peer commits (everything but
-    /// [`ReadError::ReceiveQueueFull`]).
+    /// [`PayloadError::ReceiveQueueFull`]).
     pub fn is_malformed(&self) -> bool {
         !matches!(self, Self::ReceiveQueueFull { .. })
     }

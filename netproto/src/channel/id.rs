@@ -10,7 +10,7 @@ use core::fmt;
 /// channels of [`LayerConfig::default`](super::LayerConfig::default). An id means
 /// something only for the configuration it came from (both sides of a connection use
 /// the same one): a layer refuses to send on a channel it does not have
-/// ([`SendError::NoSuchChannel`](super::SendError::NoSuchChannel)) and has nothing to
+/// ([`ChannelSendError::NoSuchChannel`](super::ChannelSendError::NoSuchChannel)) and has nothing to
 /// receive there.
 ///
 /// ```

@@ -7,7 +7,7 @@
 //! [`ChannelId`] ([`LayerConfig::add`] returns it):
 //!
 //! * [`send`](MessageLayer::send) measures a message and queues it, or refuses it at
-//!   once: [`SendError::TooLarge`] if it can never fit, [`SendError::QueueFull`] for
+//!   once: [`ChannelSendError::TooLarge`] if it can never fit, [`ChannelSendError::QueueFull`] for
 //!   back-pressure (never a silent drop);
 //! * [`write_packet`](MessageLayer::write_packet) fills one packet payload up to its
 //!   bit budget, measuring before writing, and remembers which reliable messages (and
@@ -30,10 +30,10 @@
 //! messages never makes a large packet, the rest waits in the queue. Acks release
 //! messages. The receiver buffers by id and delivers strictly in order, drops
 //! duplicates, refuses (does not ack) a packet carrying ids it has no room for yet
-//! because the application has not taken earlier messages ([`ReadError::ReceiveQueueFull`]:
+//! because the application has not taken earlier messages ([`PayloadError::ReceiveQueueFull`]:
 //! the sender resends later), and treats an id no conforming sender could send (at
 //! or beyond the first missing id + `receive_queue_size`, up to half the id space:
-//! [`ReadError::OutsideWindow`]) as a protocol error for the connection. Ids in the
+//! [`PayloadError::OutsideWindow`]) as a protocol error for the connection. Ids in the
 //! half of the id space behind the first missing one are duplicates: a resend can be
 //! overtaken in the network by packets sent after the window moved on.
 //!
@@ -102,7 +102,7 @@
 //! # Unreliable channel
 //!
 //! Each message is written into at most one packet, oldest first; a full send queue
-//! refuses new messages ([`SendError::QueueFull`]), a full receive queue drops new
+//! refuses new messages ([`ChannelSendError::QueueFull`]), a full receive queue drops new
 //! arrivals (counted in [`LayerCounters::receive_queue_overflow`]).
 //!
 //! # Packet layout
@@ -183,11 +183,11 @@ mod unreliable;
 mod writer;
 
 pub use config::{
-    BlockConfig, ChannelConfig, ChannelKind, ConfigError, LayerConfig, MAX_CHANNELS,
+    BlockConfig, ChannelConfig, ChannelKind, LayerConfig, LayerConfigError, MAX_CHANNELS,
     MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
 pub use encoded::Encoded;
-pub use error::{LayerCounters, ReadError, SendError};
+pub use error::{ChannelSendError, LayerCounters, PayloadError};
 pub use id::ChannelId;
 pub(crate) use stack::deliver;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
@@ -232,8 +232,8 @@ impl BlockProgress {
 
 /// The refusal of a message of `size` bits on a channel that takes at most `max`,
 /// naming the setting to change.
-fn too_large(channel: usize, config: &ChannelConfig, size: usize, max: usize) -> SendError {
-    SendError::TooLarge {
+fn too_large(channel: usize, config: &ChannelConfig, size: usize, max: usize) -> ChannelSendError {
+    ChannelSendError::TooLarge {
         channel: ChannelId::new(channel),
         size,
         max,
@@ -290,7 +290,7 @@ pub struct MessageLayer<M> {
     packer: select::Selection,
     staged: Staged<M>,
     counters: LayerCounters,
-    protocol_error: Option<ReadError>,
+    protocol_error: Option<PayloadError>,
     /// Round-trip time estimate, seconds (for `resend_rtt_factor`).
     rtt: f64,
     /// Per channel: bits of its share not used yet (negative: used beyond its share).
@@ -303,7 +303,7 @@ pub struct MessageLayer<M> {
 
 impl<M: NetMessage> MessageLayer<M> {
     /// A layer with `config`, validated against the message set's `M::MAX_BITS`.
-    pub fn new(config: LayerConfig) -> Result<Self, ConfigError> {
+    pub fn new(config: LayerConfig) -> Result<Self, LayerConfigError> {
         config.validate(M::MAX_BITS)?;
         let n = config.channels.len();
         let channels = config
@@ -416,7 +416,7 @@ impl<M: NetMessage> MessageLayer<M> {
 
     /// The first protocol error the peer committed (an id outside the receive
     /// window), if any: the connection should be closed.
-    pub fn protocol_error(&self) -> Option<ReadError> {
+    pub fn protocol_error(&self) -> Option<PayloadError> {
         self.protocol_error
     }
 
@@ -427,11 +427,11 @@ impl<M: NetMessage> MessageLayer<M> {
     /// the wire). On a reliable channel with blocks, a message above the inline limit
     /// is encoded as a block.
     ///
-    /// Errors: [`SendError::NoSuchChannel`]; [`SendError::TooLarge`] when it can never
-    /// be sent on this channel; [`SendError::QueueFull`] when the send queue is full
-    /// (back-pressure: retry later); [`SendError::Invalid`] when a value is out of its
+    /// Errors: [`ChannelSendError::NoSuchChannel`]; [`ChannelSendError::TooLarge`] when it can never
+    /// be sent on this channel; [`ChannelSendError::QueueFull`] when the send queue is full
+    /// (back-pressure: retry later); [`ChannelSendError::Invalid`] when a value is out of its
     /// declared range.
-    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), ChannelSendError> {
         let channel = channel.index();
         let bits = crate::codec::measure(&message);
         // Measured with every align at 7 bits: the written size may be 7 bits less.
@@ -440,7 +440,7 @@ impl<M: NetMessage> MessageLayer<M> {
         self.scratch.clear();
         self.scratch.resize(bits.div_ceil(8) + 8, 0);
         let mut w = WriteStream::new(&mut self.scratch);
-        message.write(&mut w).map_err(SendError::Invalid)?;
+        message.write(&mut w).map_err(ChannelSendError::Invalid)?;
         let written = w.finish();
         let ch = &self.channels[channel];
         let bytes = match ch.config.blocks {
@@ -466,11 +466,15 @@ impl<M: NetMessage> MessageLayer<M> {
     /// delivery, but its bits are copied into the packet instead of written again
     /// (a broadcast queues one [`Encoded`] on many layers). On a channel with blocks a
     /// message above the inline limit becomes a block of its encoded bytes.
-    pub fn send_encoded(&mut self, channel: ChannelId, encoded: &Encoded) -> Result<(), SendError> {
+    pub fn send_encoded(
+        &mut self,
+        channel: ChannelId,
+        encoded: &Encoded,
+    ) -> Result<(), ChannelSendError> {
         let bits = encoded.bits();
         if bits > M::MAX_BITS {
             // Encoded from another message set.
-            return Err(SendError::TooLarge {
+            return Err(ChannelSendError::TooLarge {
                 channel,
                 size: bits,
                 max: M::MAX_BITS,
@@ -487,9 +491,14 @@ impl<M: NetMessage> MessageLayer<M> {
     /// What `send` and `send_encoded` check first: the channel exists, a message of
     /// `bits` (`slack` bits fewer once written) can go on it, and its queue has room.
     /// Returns whether it goes as a block.
-    fn admit(&mut self, channel: usize, bits: usize, slack: usize) -> Result<bool, SendError> {
+    fn admit(
+        &mut self,
+        channel: usize,
+        bits: usize,
+        slack: usize,
+    ) -> Result<bool, ChannelSendError> {
         let Some(ch) = self.channels.get(channel) else {
-            return Err(SendError::NoSuchChannel {
+            return Err(ChannelSendError::NoSuchChannel {
                 channel: ChannelId::new(channel),
                 channels: self.channels.len(),
             });
@@ -510,7 +519,7 @@ impl<M: NetMessage> MessageLayer<M> {
         };
         if full {
             self.counters.send_queue_full += 1;
-            return Err(SendError::QueueFull {
+            return Err(ChannelSendError::QueueFull {
                 channel: ChannelId::new(channel),
                 size: ch.config.send_queue_size,
             });

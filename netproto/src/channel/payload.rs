@@ -24,33 +24,33 @@ use core::convert::Infallible;
 
 use super::block::fragment_range;
 use super::config::{BlockConfig, ChannelConfig, MESSAGE_ID_BITS};
-use super::error::ReadError;
+use super::error::PayloadError;
 use crate::bits::bits_for_count;
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, StreamError};
 use crate::stream::{MeasureStream, Stream};
 
 /// A stream error as a payload rejection.
 pub(crate) trait IntoReadError {
-    /// The error as a [`ReadError`].
-    fn into_read_error(self) -> ReadError;
+    /// The error as a [`PayloadError`].
+    fn into_read_error(self) -> PayloadError;
 }
 
-impl IntoReadError for Error {
+impl IntoReadError for StreamError {
     #[inline]
-    fn into_read_error(self) -> ReadError {
-        ReadError::Malformed(self)
+    fn into_read_error(self) -> PayloadError {
+        PayloadError::Malformed(self)
     }
 }
 
 impl IntoReadError for Infallible {
     #[inline]
-    fn into_read_error(self) -> ReadError {
+    fn into_read_error(self) -> PayloadError {
         match self {}
     }
 }
 
 #[inline]
-fn fault<E: IntoReadError>(e: E) -> ReadError {
+fn fault<E: IntoReadError>(e: E) -> PayloadError {
     e.into_read_error()
 }
 
@@ -84,8 +84,8 @@ impl EntryHeader {
         &mut self,
         s: &mut S,
         channels: usize,
-        config_of: impl FnOnce(usize) -> Result<&'c ChannelConfig, ReadError>,
-    ) -> Result<&'c ChannelConfig, ReadError>
+        config_of: impl FnOnce(usize) -> Result<&'c ChannelConfig, PayloadError>,
+    ) -> Result<&'c ChannelConfig, PayloadError>
     where
         S::Error: IntoReadError,
     {
@@ -217,13 +217,13 @@ pub(crate) trait Contents<S: Stream> {
 }
 
 /// The payload: writes `contents` with a writer, reads into it with a reader. Rejects
-/// (as [`ReadError`]) what a conforming writer never writes. A reader then checks
+/// (as [`PayloadError`]) what a conforming writer never writes. A reader then checks
 /// that the payload ends here.
 pub(crate) fn serialize_payload<S, C>(
     s: &mut S,
     configs: &[ChannelConfig],
     contents: &mut C,
-) -> Result<(), ReadError>
+) -> Result<(), PayloadError>
 where
     S: Stream,
     S::Error: IntoReadError,
@@ -239,15 +239,15 @@ where
             configs
                 .get(index)
                 .filter(|_| index >= next_channel)
-                .ok_or(ReadError::BadChannel(index as u32))
+                .ok_or(PayloadError::BadChannel(index as u32))
         })?;
         let channel = entry.channel;
         next_channel = channel + 1;
         if entry.count == 0 && !entry.fragments {
-            return Err(ReadError::EmptyEntry(channel));
+            return Err(PayloadError::EmptyEntry(channel));
         }
         if entry.fragments && !config.kind.is_reliable() {
-            return Err(ReadError::BadFragment {
+            return Err(PayloadError::BadFragment {
                 channel,
                 reason: "fragments on an unreliable channel",
             });
@@ -268,7 +268,7 @@ where
                 if previous.is_none() {
                     first = value;
                 } else if value - first >= window {
-                    return Err(ReadError::IdSpan { channel });
+                    return Err(PayloadError::IdSpan { channel });
                 }
                 previous = Some(value);
                 // The low 16 bits are the id.
@@ -280,7 +280,7 @@ where
         }
         if entry.fragments {
             let Some(blocks) = config.blocks else {
-                return Err(ReadError::BadFragment {
+                return Err(PayloadError::BadFragment {
                     channel,
                     reason: "blocks are disabled on this channel",
                 });
@@ -292,7 +292,7 @@ where
                 let mut index = contents.fragment_index(j);
                 serialize_fragment_index(s, &mut index, &blocks).map_err(fault)?;
                 if previous.is_some_and(|p| index <= p) {
-                    return Err(ReadError::BadFragment {
+                    return Err(PayloadError::BadFragment {
                         channel,
                         reason: "fragment indexes not increasing",
                     });
@@ -301,7 +301,7 @@ where
                 let Some(range) =
                     fragment_range(group.size as usize, blocks.fragment_size, index as usize)
                 else {
-                    return Err(ReadError::BadFragment {
+                    return Err(PayloadError::BadFragment {
                         channel,
                         reason: "fragment index beyond the block",
                     });
@@ -319,7 +319,7 @@ where
 
 /// The bits `part` measures.
 #[inline]
-fn measure(part: impl FnOnce(&mut MeasureStream) -> Result<(), ReadError>) -> usize {
+fn measure(part: impl FnOnce(&mut MeasureStream) -> Result<(), PayloadError>) -> usize {
     let mut m = MeasureStream::new();
     let measured = part(&mut m);
     debug_assert!(measured.is_ok(), "a measure failed: {measured:?}");

@@ -5,11 +5,11 @@
 use core::ops::Range;
 
 use super::block::{PartialBlock, fragment_range};
-use super::error::ReadError;
+use super::error::PayloadError;
 use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
 use super::reliable::Class;
 use super::{MessageLayer, State};
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
 use crate::stream::ReadStream;
 
@@ -86,7 +86,7 @@ impl<'r, M: NetMessage> Contents<ReadStream<'r>> for Reader<'_, M> {
         s: &mut ReadStream<'r>,
         channel: usize,
         id: Option<u16>,
-    ) -> Result<(), Error> {
+    ) -> Result<(), StreamError> {
         let mut message = M::blank();
         message.serialize(s)?;
         self.staged.messages.push((channel, id, message));
@@ -126,10 +126,10 @@ impl<M: NetMessage> MessageLayer<M> {
     ///
     /// The whole payload is decoded and validated before anything is applied: on any
     /// error nothing of it is delivered, the error is counted, and the caller must not
-    /// ack the packet. [`ReadError::OutsideWindow`] is also recorded as the
+    /// ack the packet. [`PayloadError::OutsideWindow`] is also recorded as the
     /// connection's [`protocol_error`](Self::protocol_error);
-    /// [`ReadError::ReceiveQueueFull`] is flow control, not an attack.
-    pub fn read_packet(&mut self, payload: &[u8]) -> Result<(), ReadError> {
+    /// [`PayloadError::ReceiveQueueFull`] is flow control, not an attack.
+    pub fn read_packet(&mut self, payload: &[u8]) -> Result<(), PayloadError> {
         self.staged.clear();
         let result = self.parse(payload).and_then(|()| self.validate());
         if let Err(e) = result {
@@ -139,7 +139,7 @@ impl<M: NetMessage> MessageLayer<M> {
             } else {
                 self.counters.packets_refused += 1;
             }
-            if matches!(e, ReadError::OutsideWindow { .. }) && self.protocol_error.is_none() {
+            if matches!(e, PayloadError::OutsideWindow { .. }) && self.protocol_error.is_none() {
                 self.protocol_error = Some(e);
             }
             return Err(e);
@@ -150,7 +150,7 @@ impl<M: NetMessage> MessageLayer<M> {
     }
 
     /// Decodes `payload` into the staging area.
-    fn parse(&mut self, payload: &[u8]) -> Result<(), ReadError> {
+    fn parse(&mut self, payload: &[u8]) -> Result<(), PayloadError> {
         let mut reader = Reader {
             staged: &mut self.staged,
             frags_start: 0,
@@ -158,14 +158,16 @@ impl<M: NetMessage> MessageLayer<M> {
         let mut r = ReadStream::new(payload);
         serialize_payload(&mut r, &self.config.channels, &mut reader)?;
         if r.bytes_read() != payload.len() {
-            return Err(ReadError::Malformed(Error::new(ErrorKind::TrailingBytes)));
+            return Err(PayloadError::Malformed(StreamError::new(
+                ErrorKind::TrailingBytes,
+            )));
         }
         Ok(())
     }
 
     /// Checks every staged id against the receive windows, and decodes the blocks
     /// this payload completes. Changes nothing but the staging area.
-    fn validate(&mut self) -> Result<(), ReadError> {
+    fn validate(&mut self) -> Result<(), PayloadError> {
         let staged = &mut self.staged;
         for (channel, id, _) in &staged.messages {
             let (Some(id), State::Reliable { recv, .. }) = (id, &self.channels[*channel].state)
@@ -174,12 +176,12 @@ impl<M: NetMessage> MessageLayer<M> {
             };
             match recv.classify(*id) {
                 Class::Outside => {
-                    return Err(ReadError::OutsideWindow {
+                    return Err(PayloadError::OutsideWindow {
                         channel: *channel,
                         id: *id,
                     });
                 }
-                Class::Full => return Err(ReadError::ReceiveQueueFull { channel: *channel }),
+                Class::Full => return Err(PayloadError::ReceiveQueueFull { channel: *channel }),
                 Class::New | Class::Old => {}
             }
         }
@@ -187,16 +189,16 @@ impl<M: NetMessage> MessageLayer<M> {
             let channel = g.channel;
             let ch = &self.channels[channel];
             let (State::Reliable { recv, .. }, Some(bc)) = (&ch.state, ch.config.blocks) else {
-                return Err(ReadError::BadFragment {
+                return Err(PayloadError::BadFragment {
                     channel,
                     reason: "blocks are disabled on this channel",
                 });
             };
             match recv.classify(g.id) {
                 Class::Outside => {
-                    return Err(ReadError::OutsideWindow { channel, id: g.id });
+                    return Err(PayloadError::OutsideWindow { channel, id: g.id });
                 }
-                Class::Full => return Err(ReadError::ReceiveQueueFull { channel }),
+                Class::Full => return Err(PayloadError::ReceiveQueueFull { channel }),
                 Class::Old => {
                     g.skip = true;
                     staged.blocks.push(None);
@@ -210,7 +212,7 @@ impl<M: NetMessage> MessageLayer<M> {
             let missing = match partial {
                 Some(p) => {
                     if p.bytes.len() != g.size {
-                        return Err(ReadError::BadFragment {
+                        return Err(PayloadError::BadFragment {
                             channel,
                             reason: "block size differs from earlier fragments",
                         });
@@ -224,7 +226,7 @@ impl<M: NetMessage> MessageLayer<M> {
                 // A conforming sender has at most max_blocks_in_flight blocks with
                 // fragments out, and each is reassembled here until complete.
                 None if recv.partials.len() >= bc.max_blocks_in_flight => {
-                    return Err(ReadError::BadFragment {
+                    return Err(PayloadError::BadFragment {
                         channel,
                         reason: "more blocks being reassembled than max_blocks_in_flight",
                     });
@@ -253,7 +255,7 @@ impl<M: NetMessage> MessageLayer<M> {
                 }
             }
             let message =
-                crate::codec::decode::<M>(assemble).map_err(|error| ReadError::BadBlock {
+                crate::codec::decode::<M>(assemble).map_err(|error| PayloadError::BadBlock {
                     channel,
                     id: g.id,
                     error,

@@ -1,6 +1,8 @@
 //! [`MessageStack`]: a message layer on top of a packet endpoint.
 
-use super::{ChannelId, ConfigError, LayerConfig, MessageLayer, ReadError, SendError};
+use super::{
+    ChannelId, ChannelSendError, LayerConfig, LayerConfigError, MessageLayer, PayloadError,
+};
 use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::{
@@ -13,10 +15,10 @@ use crate::packet::{
 pub enum StackConfigError {
     /// The endpoint configuration is invalid.
     #[error("endpoint: {0}")]
-    Endpoint(packet::ConfigError),
+    Endpoint(packet::EndpointConfigError),
     /// The layer configuration is invalid.
     #[error("message layer: {0}")]
-    Layer(ConfigError),
+    Layer(LayerConfigError),
     /// The endpoint's packet windows are larger than the layer's
     /// `sent_packets_buffer_size`, which the layer's id-window checks assume.
     #[error(
@@ -89,7 +91,7 @@ pub enum StackReceiveError {
     Packet(ReceiveError),
     /// The message layer refused its payload; the packet is not acked.
     #[error(transparent)]
-    Messages(ReadError),
+    Messages(PayloadError),
 }
 
 /// A [`MessageLayer`] glued to a packet [`Endpoint`]: the two full layers of one end
@@ -167,7 +169,7 @@ impl<M: NetMessage> MessageStack<M> {
     }
 
     /// Queues a message: see [`MessageLayer::send`].
-    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
+    pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), ChannelSendError> {
         self.layer.send(channel, message)
     }
 
@@ -183,7 +185,7 @@ impl<M: NetMessage> MessageStack<M> {
         &mut self,
         now: Time,
         transmit: impl FnMut(&[u8]),
-    ) -> Result<Sent, packet::SendError> {
+    ) -> Result<Sent, packet::PacketSendError> {
         let sequence = self.endpoint.next_sequence();
         self.layer
             .set_rtt_secs(self.endpoint.estimates().ack_time());
@@ -220,7 +222,7 @@ impl<M: NetMessage> MessageStack<M> {
 pub(crate) fn deliver<M: NetMessage>(
     layer: &mut MessageLayer<M>,
     packet: PendingPacket<'_>,
-) -> (Result<(), ReadError>, Acks) {
+) -> (Result<(), PayloadError>, Acks) {
     let read = layer.read_packet(packet.payload());
     let acks = match read {
         Ok(()) => packet.accept(),

@@ -2,7 +2,7 @@
 //! the payload format ([`payload`](super::payload)), and recorded against the packet
 //! sequence for the acks.
 
-use super::error::{LayerCounters, ReadError};
+use super::error::{LayerCounters, PayloadError};
 use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
 use super::reliable::Outgoing;
 use super::select::Selection;
@@ -100,7 +100,7 @@ impl<'w, M: NetMessage> Contents<WriteStream<'w>> for Writer<'_, M> {
         s: &mut WriteStream<'w>,
         channel: usize,
         id: Option<u16>,
-    ) -> Result<(), crate::Error> {
+    ) -> Result<(), crate::StreamError> {
         let Some(ch) = self.channels.get_mut(channel) else {
             return Ok(());
         };
@@ -198,7 +198,11 @@ impl<M: NetMessage> MessageLayer<M> {
     }
 
     /// Writes the selection into `out`; returns the bytes written.
-    fn write_selection(&mut self, sequence: Sequence, out: &mut [u8]) -> Result<usize, ReadError> {
+    fn write_selection(
+        &mut self,
+        sequence: Sequence,
+        out: &mut [u8],
+    ) -> Result<usize, PayloadError> {
         let Self {
             config,
             channels,

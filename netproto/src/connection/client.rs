@@ -4,7 +4,7 @@ use crate::Time;
 use core::fmt::Debug;
 use std::collections::VecDeque;
 
-use super::config::{ConfigError, ConnectionConfig};
+use super::config::{ConnectionConfig, ConnectionConfigError};
 use super::congestion::Congestion;
 use super::delivery::Delivery;
 use super::event::{ClientEvent, ClientId, DenyReason, DisconnectReason};
@@ -75,28 +75,27 @@ impl<A: Copy + Eq + Debug> Client<A> {
     /// goes out at the first [`update`](Self::update).
     ///
     /// Fails when the configuration is invalid, when the token was made for another
-    /// protocol id ([`ConfigError::ProtocolMismatch`]: another build of the game), or
+    /// protocol id ([`ConnectionConfigError::ProtocolMismatch`]: another build of the game), or
     /// when its timeout is not one this side accepts.
     pub fn new(
         config: ConnectionConfig,
         token: &ConnectToken,
         server: A,
         now: Time,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, ConnectionConfigError> {
         config.validate()?;
         if token.protocol_id != config.protocol_id {
-            return Err(ConfigError::ProtocolMismatch {
+            return Err(ConnectionConfigError::ProtocolMismatch {
                 token: token.protocol_id,
                 ours: config.protocol_id,
             });
         }
-        let timeout =
-            config
-                .token_timeout(token.timeout_seconds)
-                .ok_or(ConfigError::TokenTimeout {
-                    seconds: token.timeout_seconds,
-                    max: config.max_timeout,
-                })?;
+        let timeout = config.token_timeout(token.timeout_seconds).ok_or(
+            ConnectionConfigError::TokenTimeout {
+                seconds: token.timeout_seconds,
+                max: config.max_timeout,
+            },
+        )?;
         let crypto = Crypto::new(
             token.client_to_server_key.clone(),
             token.server_to_client_key.clone(),

@@ -53,7 +53,7 @@ use crate::packet::EndpointConfig;
 /// With the defaults, 60 s x (120 + 10) + 256 = 8056 packets.
 ///
 /// ```
-/// use netproto::connection::{ConfigError, ConnectionConfig};
+/// use netproto::connection::{ConnectionConfigError, ConnectionConfig};
 /// use std::time::Duration;
 ///
 /// let mut config = ConnectionConfig::new(7);
@@ -62,7 +62,7 @@ use crate::packet::EndpointConfig;
 /// config.congestion.good_rate = 240.0; // 60,000: an old ack could look new
 /// assert!(matches!(
 ///     config.validate(),
-///     Err(ConfigError::TimeoutOutlastsSequences { .. })
+///     Err(ConnectionConfigError::TimeoutOutlastsSequences { .. })
 /// ));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -116,7 +116,7 @@ impl ConnectionConfig {
     }
 
     /// Checks every field.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), ConnectionConfigError> {
         for (field, value) in [
             ("keepalive_interval", self.keepalive_interval.as_secs_f64()),
             ("max_timeout", self.max_timeout.as_secs_f64()),
@@ -128,7 +128,7 @@ impl ConnectionConfig {
             positive(field, value)?;
         }
         if !(1..=16).contains(&self.disconnect_copies) {
-            return Err(ConfigError::OutOfRange {
+            return Err(ConnectionConfigError::OutOfRange {
                 field: "disconnect_copies",
             });
         }
@@ -136,12 +136,12 @@ impl ConnectionConfig {
         self.endpoint.validate()?;
         let datagram = self.endpoint.max_datagram_size();
         if datagram > crate::netcode::MAX_PAYLOAD_BYTES {
-            return Err(ConfigError::DatagramTooLarge { size: datagram });
+            return Err(ConnectionConfigError::DatagramTooLarge { size: datagram });
         }
         let packets = self.packets_per_timeout();
         let limit = SEQUENCE_HALF - self.sequence_window();
         if packets.is_nan() || packets >= limit as f64 {
-            return Err(ConfigError::TimeoutOutlastsSequences { packets, limit });
+            return Err(ConnectionConfigError::TimeoutOutlastsSequences { packets, limit });
         }
         Ok(())
     }
@@ -171,11 +171,11 @@ impl ConnectionConfig {
     }
 }
 
-pub(crate) fn positive(field: &'static str, value: f64) -> Result<(), ConfigError> {
+pub(crate) fn positive(field: &'static str, value: f64) -> Result<(), ConnectionConfigError> {
     if value > 0.0 && value.is_finite() {
         Ok(())
     } else {
-        Err(ConfigError::NotPositive { field, value })
+        Err(ConnectionConfigError::NotPositive { field, value })
     }
 }
 
@@ -235,18 +235,18 @@ impl ServerConfig {
     }
 
     /// Checks every field.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), ConnectionConfigError> {
         self.connection.validate()?;
         if !(1..=65536).contains(&self.max_clients) {
-            return Err(ConfigError::OutOfRange {
+            return Err(ConnectionConfigError::OutOfRange {
                 field: "max_clients",
             });
         }
         if !(1..=crate::netcode::MAX_SERVERS_PER_CONNECT).contains(&self.addresses.len()) {
-            return Err(ConfigError::OutOfRange { field: "addresses" });
+            return Err(ConnectionConfigError::OutOfRange { field: "addresses" });
         }
         if self.pending_handshakes > 1 << 20 {
-            return Err(ConfigError::OutOfRange {
+            return Err(ConnectionConfigError::OutOfRange {
                 field: "pending_handshakes",
             });
         }
@@ -266,7 +266,7 @@ impl ServerConfig {
 /// An invalid connection configuration.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ConfigError {
+pub enum ConnectionConfigError {
     /// A duration or rate is not a positive finite number.
     #[error("{field} is {value}, it must be positive and finite")]
     NotPositive {
@@ -283,7 +283,7 @@ pub enum ConfigError {
     },
     /// The packet endpoint's configuration is invalid.
     #[error("endpoint: {0}")]
-    Endpoint(#[from] crate::packet::ConfigError),
+    Endpoint(#[from] crate::packet::EndpointConfigError),
     /// The packet endpoint's largest datagram does not fit a netcode payload packet:
     /// lower `endpoint.fragment_above` or `endpoint.fragment_size`.
     #[error(
@@ -356,7 +356,7 @@ mod tests {
         assert_eq!(at(812.0), Ok(()));
         assert_eq!(
             at(813.0),
-            Err(ConfigError::TimeoutOutlastsSequences {
+            Err(ConnectionConfigError::TimeoutOutlastsSequences {
                 packets: 32520.0,
                 limit: 32512,
             })
@@ -369,7 +369,7 @@ mod tests {
         };
         assert!(matches!(
             fast.validate(),
-            Err(ConfigError::TimeoutOutlastsSequences { .. })
+            Err(ConnectionConfigError::TimeoutOutlastsSequences { .. })
         ));
         // So does the packet window.
         let mut wide = base.clone();
@@ -378,7 +378,7 @@ mod tests {
         wide.endpoint.received_packets_buffer_size = 16384;
         assert!(matches!(
             wide.validate(),
-            Err(ConfigError::TimeoutOutlastsSequences { limit: 16384, .. })
+            Err(ConnectionConfigError::TimeoutOutlastsSequences { limit: 16384, .. })
         ));
         let err = at(1e9).expect_err("refused");
         assert!(err.to_string().contains("sequence"), "{err}");
@@ -390,7 +390,7 @@ mod tests {
         config.endpoint.fragment_above = 1200;
         config.endpoint.fragment_size = 1200;
         let err = config.validate().expect_err("too large");
-        assert!(matches!(err, ConfigError::DatagramTooLarge { size } if size > 1200));
+        assert!(matches!(err, ConnectionConfigError::DatagramTooLarge { size } if size > 1200));
         assert!(err.to_string().contains("fragment_above"), "{err}");
     }
 

@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use super::config::{ConfigError, positive};
+use super::config::{ConnectionConfigError, positive};
 use crate::Time;
 use crate::time::{as_millis_f64, saturating_duration};
 
@@ -74,7 +74,7 @@ impl CongestionConfig {
 
     /// Checks every field: all positive (the rates finite), `min_penalty <=
     /// initial_penalty <= max_penalty`.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), ConnectionConfigError> {
         for (field, value) in [
             ("good_rate", self.good_rate),
             ("bad_rate", self.bad_rate),
@@ -88,7 +88,7 @@ impl CongestionConfig {
             positive(field, value)?;
         }
         if !(self.min_penalty <= self.initial_penalty && self.initial_penalty <= self.max_penalty) {
-            return Err(ConfigError::OutOfRange {
+            return Err(ConnectionConfigError::OutOfRange {
                 field: "initial_penalty",
             });
         }

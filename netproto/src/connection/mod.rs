@@ -62,7 +62,7 @@ mod transmit;
 use core::ops::Range;
 
 pub use client::{Client, ClientState};
-pub use config::{ConfigError, ConnectionConfig, ServerConfig};
+pub use config::{ConnectionConfig, ConnectionConfigError, ServerConfig};
 pub use congestion::{Congestion, CongestionConfig, Mode};
 pub use delivery::Delivery;
 pub use event::{ClientEvent, ClientId, DenyReason, DisconnectReason, ServerEvent};
@@ -71,7 +71,7 @@ pub use stats::LinkStats;
 pub use transmit::MAX_DATAGRAM_BYTES;
 
 use crate::netcode::Packet;
-use crate::packet::SendError;
+use crate::packet::PacketSendError;
 
 /// Why a payload could not be sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -82,7 +82,7 @@ pub enum ConnectionError {
     NotConnected,
     /// The packet endpoint refused the payload (too large).
     #[error(transparent)]
-    Send(#[from] SendError),
+    Send(#[from] PacketSendError),
 }
 
 /// What an opened packet asks of a connection, without borrowing the buffer it was

@@ -6,7 +6,7 @@ use core::fmt::Debug;
 use core::hash::Hash;
 use std::collections::{HashMap, VecDeque};
 
-use super::config::{ConfigError, ServerConfig};
+use super::config::{ConnectionConfigError, ServerConfig};
 use super::congestion::Congestion;
 use super::delivery::Delivery;
 use super::event::{ClientId, DenyReason, DisconnectReason, ServerEvent};
@@ -264,7 +264,11 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// A server with `config` at time `now` (seconds, any origin: the time every
     /// other call takes), when the Unix time is `unix_time` seconds (to check token
     /// expiry). Fails when the configuration is invalid.
-    pub fn new(config: ServerConfig, now: Time, unix_time: u64) -> Result<Self, ConfigError> {
+    pub fn new(
+        config: ServerConfig,
+        now: Time,
+        unix_time: u64,
+    ) -> Result<Self, ConnectionConfigError> {
         config.validate()?;
         let mut slots = Vec::with_capacity(config.max_clients);
         slots.resize_with(config.max_clients, || None);

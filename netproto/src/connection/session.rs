@@ -8,7 +8,7 @@ use super::stats::{LinkStats, Meter, Traffic};
 use super::transmit::TransmitQueue;
 use crate::Time;
 use crate::netcode::{self, AllowedPackets, Key, Packet, ReadError, ReplayProtection};
-use crate::packet::{Endpoint, Estimates, SendError, Sequence};
+use crate::packet::{Endpoint, Estimates, PacketSendError, Sequence};
 use std::time::Duration;
 
 /// One side's keys and sequence, and the peer's replay window. Every packet after the
@@ -139,7 +139,7 @@ impl Link {
         to: A,
         payload: &[u8],
         out: &mut TransmitQueue<A>,
-    ) -> Result<Sequence, SendError> {
+    ) -> Result<Sequence, PacketSendError> {
         let sent = self.endpoint.send(now, payload, |datagram| {
             // Endpoint datagrams fit a payload packet (checked by the configuration).
             crypto.seal(to, &Packet::Payload(datagram), out);

@@ -33,10 +33,10 @@ use super::sequence_buffer::MAX_SEQUENCE_BUFFER_SIZE;
 /// the article's behaviour.
 ///
 /// ```
-/// use netproto::packet::{ConfigError, EndpointConfig};
+/// use netproto::packet::{EndpointConfigError, EndpointConfig};
 ///
 /// let config = EndpointConfig { fragment_size: 0, ..EndpointConfig::default() };
-/// assert_eq!(config.validate(), Err(ConfigError::Zero { field: "fragment_size" }));
+/// assert_eq!(config.validate(), Err(EndpointConfigError::Zero { field: "fragment_size" }));
 /// assert!(EndpointConfig::default().validate().is_ok());
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -146,7 +146,7 @@ pub const MAX_PACKET_HEADER_SIZE: usize = 65535;
 /// An invalid [`EndpointConfig`].
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ConfigError {
+pub enum EndpointConfigError {
     /// A size that must be positive is zero.
     #[error("{field} must be greater than zero")]
     Zero {
@@ -281,7 +281,7 @@ impl EndpointConfig {
     }
 
     /// Checks every field; [`Endpoint::new`](super::Endpoint::new) calls this.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), EndpointConfigError> {
         let sizes = [
             (
                 "max_packet_size",
@@ -310,7 +310,7 @@ impl EndpointConfig {
             ("loss_window", self.loss_window, MAX_SEQUENCE_BUFFER_SIZE),
         ];
         if self.packet_header_size > MAX_PACKET_HEADER_SIZE {
-            return Err(ConfigError::TooLarge {
+            return Err(EndpointConfigError::TooLarge {
                 field: "packet_header_size",
                 value: self.packet_header_size,
                 max: MAX_PACKET_HEADER_SIZE,
@@ -318,14 +318,14 @@ impl EndpointConfig {
         }
         for (field, value, max) in sizes {
             if value == 0 {
-                return Err(ConfigError::Zero { field });
+                return Err(EndpointConfigError::Zero { field });
             }
             if value > max {
-                return Err(ConfigError::TooLarge { field, value, max });
+                return Err(EndpointConfigError::TooLarge { field, value, max });
             }
         }
         if self.skip_interval < 2 {
-            return Err(ConfigError::TooSmall {
+            return Err(EndpointConfigError::TooSmall {
                 field: "skip_interval",
                 value: self.skip_interval,
                 min: 2,
@@ -333,7 +333,7 @@ impl EndpointConfig {
         }
         let capacity = self.max_fragments.checked_mul(self.fragment_size);
         if capacity.is_none_or(|c| c < self.max_packet_size) {
-            return Err(ConfigError::PacketDoesNotFit {
+            return Err(EndpointConfigError::PacketDoesNotFit {
                 max_packet_size: self.max_packet_size,
                 max_fragments: self.max_fragments,
                 fragment_size: self.fragment_size,
@@ -347,7 +347,7 @@ impl EndpointConfig {
             ),
         ] {
             if !(value > 0.0 && value <= 1.0) {
-                return Err(ConfigError::SmoothingFactor { field, value });
+                return Err(EndpointConfigError::SmoothingFactor { field, value });
             }
         }
         Ok(())
@@ -432,7 +432,7 @@ mod tests {
                 ..base
             }
             .validate(),
-            Err(ConfigError::PacketDoesNotFit { .. })
+            Err(EndpointConfigError::PacketDoesNotFit { .. })
         ));
     }
 }

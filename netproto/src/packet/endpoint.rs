@@ -2,12 +2,12 @@
 
 use super::ack_delay::{ACK_DELAY_BYTES, HoldClock, ReplyLog};
 use super::ack_state::{ProcessedAcks, ReceivedBits};
-use super::config::{ConfigError, EndpointConfig};
+use super::config::{EndpointConfig, EndpointConfigError};
 use super::fragment::{
     FRAGMENT_HEADER_BYTES, FragmentError, FragmentHeader, FragmentLimits, parse_fragment,
 };
 use super::header::{HeaderError, MAX_HEADER_BYTES, PacketHeader};
-use super::outcome::{Acks, ReceiveError, Received, SendError, Sent};
+use super::outcome::{Acks, PacketSendError, ReceiveError, Received, Sent};
 use super::reassembly::{Reassembly, StoreError};
 use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
@@ -124,7 +124,7 @@ impl Skipper {
 impl Endpoint {
     /// An endpoint with `config`, created at time `now`. Fails when the configuration
     /// is invalid (see [`EndpointConfig::validate`]).
-    pub fn new(config: EndpointConfig, now: Time) -> Result<Self, ConfigError> {
+    pub fn new(config: EndpointConfig, now: Time) -> Result<Self, EndpointConfigError> {
         config.validate()?;
         let regular = config.fragment_above.min(config.max_packet_size) + MAX_HEADER_BYTES;
         let fragment = FRAGMENT_HEADER_BYTES + MAX_HEADER_BYTES + config.fragment_size;
@@ -244,7 +244,7 @@ impl Endpoint {
     ///
     /// A packet above `fragment_above` bytes goes out as `ceil(len / fragment_size)`
     /// fragments. A payload above [`max_payload_size`](EndpointConfig::max_payload_size)
-    /// is refused with [`SendError::TooLarge`] and does not consume a sequence
+    /// is refused with [`PacketSendError::TooLarge`] and does not consume a sequence
     /// number. With [`report_ack_delay`](EndpointConfig::report_ack_delay) the packet
     /// is the ack-delay byte followed by `payload`.
     ///
@@ -255,12 +255,12 @@ impl Endpoint {
         now: Time,
         payload: &[u8],
         mut transmit: impl FnMut(&[u8]),
-    ) -> Result<Sent, SendError> {
+    ) -> Result<Sent, PacketSendError> {
         self.time = now;
         let max = self.config.max_payload_size();
         if payload.len() > max {
             self.counters.packets_too_large_to_send += 1;
-            return Err(SendError::TooLarge {
+            return Err(PacketSendError::TooLarge {
                 size: payload.len(),
                 max,
             });
@@ -1010,7 +1010,7 @@ mod tests {
         let big = vec![0u8; 16385];
         assert!(matches!(
             a.send(Time::ZERO, &big, |_| {}),
-            Err(SendError::TooLarge { .. })
+            Err(PacketSendError::TooLarge { .. })
         ));
         assert_eq!(a.next_sequence(), Sequence(1));
         assert_eq!(a.counters().packets_too_large_to_send, 1);
@@ -1272,7 +1272,7 @@ mod tests {
         let (mut a, mut b) = network_rtt_pair();
         assert!(matches!(
             a.send(Time::ZERO, &[0; 16384], |_| {}),
-            Err(SendError::TooLarge {
+            Err(PacketSendError::TooLarge {
                 size: 16384,
                 max: 16383
             })

@@ -69,11 +69,13 @@ mod sequence;
 pub(crate) mod sequence_buffer;
 mod stats;
 
-pub use config::{ConfigError, EndpointConfig, MAX_PACKET_HEADER_SIZE, MAX_PACKET_SIZE_LIMIT};
+pub use config::{
+    EndpointConfig, EndpointConfigError, MAX_PACKET_HEADER_SIZE, MAX_PACKET_SIZE_LIMIT,
+};
 pub use endpoint::{Endpoint, Incoming, PendingPacket};
 pub use fragment::{FragmentError, MAX_FRAGMENTS};
 pub use header::HeaderError;
-pub use outcome::{Acks, MAX_ACKS_PER_PACKET, ReceiveError, Received, SendError, Sent};
+pub use outcome::{Acks, MAX_ACKS_PER_PACKET, PacketSendError, ReceiveError, Received, Sent};
 pub use sequence::Sequence;
 pub use sequence_buffer::MAX_SEQUENCE_BUFFER_SIZE;
 pub(crate) use stats::Estimates;

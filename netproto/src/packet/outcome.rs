@@ -153,7 +153,7 @@ impl Received {
 /// does not consume a sequence number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
-pub enum SendError {
+pub enum PacketSendError {
     /// The payload is larger than `max_packet_size`.
     #[error("packet of {size} bytes is too large to send (max_packet_size is {max})")]
     TooLarge {

@@ -58,7 +58,7 @@ const RELATIVE_TIERS: [(u32, u32); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377)
 ///   [`Stream::end_field`] around every sent field (see them for the exact contract) and
 ///   passes the real values, whatever the other two constants say.
 pub trait Stream: Sized {
-    /// The error of this stream: [`crate::Error`] for the writer and reader,
+    /// The error of this stream: [`crate::StreamError`] for the writer and reader,
     /// [`core::convert::Infallible`] for the measurer (its `?` compiles away).
     type Error: Copy + core::fmt::Debug;
 

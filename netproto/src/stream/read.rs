@@ -1,7 +1,7 @@
 //! The reader: unpacks and validates bits from a byte slice, one unaligned word load per read.
 
 use super::Stream;
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, StreamError};
 
 /// Reads bits from a byte slice, validating everything it reads.
 ///
@@ -70,7 +70,7 @@ impl<'a> ReadStream<'a> {
 
     /// Charges `bits` to the input, or fails with nothing consumed.
     #[inline(always)]
-    fn reserve(&mut self, bits: usize) -> Result<(), Error> {
+    fn reserve(&mut self, bits: usize) -> Result<(), StreamError> {
         if bits > self.limit - self.pos {
             return Err(past_end());
         }
@@ -98,30 +98,30 @@ fn mask(bits: u32) -> u64 {
 
 #[cold]
 #[inline(never)]
-fn past_end() -> Error {
-    Error::new(ErrorKind::PastEnd)
+fn past_end() -> StreamError {
+    StreamError::new(ErrorKind::PastEnd)
 }
 
 #[cold]
 #[inline(never)]
-fn bits_error(bits: u32) -> Error {
+fn bits_error(bits: u32) -> StreamError {
     if (1..=64).contains(&bits) {
-        Error::new(ErrorKind::PastEnd)
+        StreamError::new(ErrorKind::PastEnd)
     } else {
         // bits == 0 or bits > 64: a programming error the derive never makes.
-        Error::new(ErrorKind::OutOfRange)
+        StreamError::new(ErrorKind::OutOfRange)
     }
 }
 
 impl Stream for ReadStream<'_> {
-    type Error = Error;
+    type Error = StreamError;
     const IS_WRITING: bool = false;
     const IS_READING: bool = true;
 
     /// Reads `bits` bits, failing with [`ErrorKind::PastEnd`] (and consuming nothing)
     /// when fewer remain, or [`ErrorKind::OutOfRange`] for a width outside `1..=64`.
     #[inline(always)]
-    fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), Error> {
+    fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), StreamError> {
         if (bits.wrapping_sub(1) >= 64) | (bits as usize > self.limit - self.pos) {
             return Err(bits_error(bits));
         }
@@ -131,7 +131,7 @@ impl Stream for ReadStream<'_> {
     }
 
     #[inline(always)]
-    fn serialize_align(&mut self) -> Result<(), Error> {
+    fn serialize_align(&mut self) -> Result<(), StreamError> {
         // `limit` is a whole number of bytes, so the padding is always there to read.
         let pad = (8 - (self.pos & 7) as u32) & 7;
         if pad > 0 {
@@ -139,14 +139,14 @@ impl Stream for ReadStream<'_> {
             let bits = self.peek(pad);
             self.pos += pad as usize;
             if bits != 0 {
-                return Err(Error::new(ErrorKind::NonZeroPadding));
+                return Err(StreamError::new(ErrorKind::NonZeroPadding));
             }
         }
         Ok(())
     }
 
     #[inline(always)]
-    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Error> {
+    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), StreamError> {
         self.serialize_align()?;
         self.reserve(bytes.len().saturating_mul(8))?;
         // Byte-aligned, and `reserve` proved the bytes are there.
@@ -158,17 +158,21 @@ impl Stream for ReadStream<'_> {
         Ok(())
     }
 
-    fn write_bytes(&mut self, _bytes: &[u8]) -> Result<(), Error> {
+    fn write_bytes(&mut self, _bytes: &[u8]) -> Result<(), StreamError> {
         Ok(())
     }
 
     #[inline(always)]
-    fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), Error> {
-        if ok { Ok(()) } else { Err(Error::new(kind)) }
+    fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), StreamError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(StreamError::new(kind))
+        }
     }
 
     #[inline(always)]
-    fn in_field(err: Error, field: &'static str) -> Error {
+    fn in_field(err: StreamError, field: &'static str) -> StreamError {
         err.in_field(field)
     }
 

@@ -1,7 +1,7 @@
 //! The writer: packs bits into a caller's buffer through a 64-bit scratch register.
 
 use super::Stream;
-use crate::error::{Error, ErrorKind};
+use crate::error::{ErrorKind, StreamError};
 
 /// Writes bits into a caller-provided byte buffer.
 ///
@@ -102,7 +102,7 @@ impl<'a> WriteStream<'a> {
 
     /// Charges `bits` to the buffer, or fails with nothing written.
     #[inline(always)]
-    fn reserve(&mut self, bits: usize) -> Result<(), Error> {
+    fn reserve(&mut self, bits: usize) -> Result<(), StreamError> {
         if bits > self.remaining {
             return Err(buffer_full());
         }
@@ -113,25 +113,25 @@ impl<'a> WriteStream<'a> {
 
 #[cold]
 #[inline(never)]
-fn buffer_full() -> Error {
-    Error::new(ErrorKind::BufferFull)
+fn buffer_full() -> StreamError {
+    StreamError::new(ErrorKind::BufferFull)
 }
 
 #[cold]
 #[inline(never)]
-fn bits_error(value: u64, bits: u32, remaining: usize) -> Error {
+fn bits_error(value: u64, bits: u32, remaining: usize) -> StreamError {
     if (1..=64).contains(&bits) && (value >> (bits - 1)) >> 1 != 0 {
-        Error::new(ErrorKind::OutOfRange)
+        StreamError::new(ErrorKind::OutOfRange)
     } else if bits as usize > remaining {
-        Error::new(ErrorKind::BufferFull)
+        StreamError::new(ErrorKind::BufferFull)
     } else {
         // bits == 0 or bits > 64: a programming error the derive never makes.
-        Error::new(ErrorKind::OutOfRange)
+        StreamError::new(ErrorKind::OutOfRange)
     }
 }
 
 impl Stream for WriteStream<'_> {
-    type Error = Error;
+    type Error = StreamError;
     const IS_WRITING: bool = true;
     const IS_READING: bool = false;
 
@@ -139,7 +139,7 @@ impl Stream for WriteStream<'_> {
     /// with [`ErrorKind::OutOfRange`] (it is never truncated into some other value), as
     /// does a width outside `1..=64`.
     #[inline(always)]
-    fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), Error> {
+    fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), StreamError> {
         let v = *value;
         // One branch for the three checks: room left, 1 <= bits <= 64, no bits above
         // `bits` (the double shift is defined for 64).
@@ -153,7 +153,7 @@ impl Stream for WriteStream<'_> {
     }
 
     #[inline(always)]
-    fn serialize_align(&mut self) -> Result<(), Error> {
+    fn serialize_align(&mut self) -> Result<(), StreamError> {
         // Flushed bytes are whole, so the bit position mod 8 is the scratch's.
         let pad = self.scratch_bits.wrapping_neg() & 7;
         if pad > 0 {
@@ -164,12 +164,12 @@ impl Stream for WriteStream<'_> {
     }
 
     #[inline]
-    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Error> {
+    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), StreamError> {
         self.write_bytes(bytes)
     }
 
     #[inline(always)]
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), StreamError> {
         self.serialize_align()?;
         self.reserve(bytes.len().saturating_mul(8))?;
         let mut rest = bytes;
@@ -206,12 +206,16 @@ impl Stream for WriteStream<'_> {
     }
 
     #[inline(always)]
-    fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), Error> {
-        if ok { Ok(()) } else { Err(Error::new(kind)) }
+    fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), StreamError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(StreamError::new(kind))
+        }
     }
 
     #[inline(always)]
-    fn in_field(err: Error, field: &'static str) -> Error {
+    fn in_field(err: StreamError, field: &'static str) -> StreamError {
         err.in_field(field)
     }
 

@@ -62,10 +62,10 @@ pub enum TransportError {
     Io(#[from] std::io::Error),
     /// The connection configuration is invalid.
     #[error("invalid connection configuration: {0}")]
-    Connection(#[from] connection::ConfigError),
+    Connection(#[from] connection::ConnectionConfigError),
     /// The message layer configuration is invalid.
     #[error("invalid message layer configuration: {0}")]
-    Layer(#[from] channel::ConfigError),
+    Layer(#[from] channel::LayerConfigError),
     /// The message layer does not fit over the connection's packet endpoint
     /// ([`check_pair`](channel::check_pair)).
     #[error("the message layer does not fit the packet endpoint: {0}")]
@@ -102,7 +102,7 @@ pub enum SendError {
     /// The message layer refused the message (no such channel, too large, queue full,
     /// out of range).
     #[error(transparent)]
-    Channel(#[from] channel::SendError),
+    Channel(#[from] channel::ChannelSendError),
 }
 
 /// What a transport counted at the socket.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{ConnectionStats, SendError, TransportError};
 use crate::MessageSet;
-use crate::channel::{ChannelId, LayerConfig, MessageLayer, ReadError};
+use crate::channel::{ChannelId, LayerConfig, MessageLayer, PayloadError};
 use crate::connection::{
     Client, ClientEvent, ClientId, ConnectionConfig, Delivery, Server, ServerConfig, ServerEvent,
 };
@@ -357,7 +357,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         M: Clone,
     {
         let encoded = crate::channel::Encoded::new(message)
-            .map_err(|e| SendError::Channel(crate::channel::SendError::Invalid(e)))?;
+            .map_err(|e| SendError::Channel(crate::channel::ChannelSendError::Invalid(e)))?;
         let mut queued = 0;
         for &index in &self.connected {
             let client = ClientId(index);
@@ -443,7 +443,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
 fn deliver<M: MessageSet>(
     layer: &mut MessageLayer<M>,
     delivery: Delivery<'_>,
-) -> Result<(), ReadError> {
+) -> Result<(), PayloadError> {
     crate::channel::deliver(layer, delivery.into_packet()).0
 }
 
@@ -453,7 +453,7 @@ fn refused<'a>(
     side: &'static str,
     client: Option<ClientId>,
     from: &'a dyn Debug,
-    error: &'a ReadError,
+    error: &'a PayloadError,
 ) -> Refusal<'a> {
     Refusal {
         side,

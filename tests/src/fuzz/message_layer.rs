@@ -2,7 +2,7 @@
 
 use netproto::Time;
 use netproto::channel::ChannelId;
-use netproto::channel::{MessageLayer, ReadError, SendError as LayerSendError};
+use netproto::channel::{ChannelSendError as LayerSendError, MessageLayer, PayloadError};
 use netproto::packet::Sequence;
 use netproto::sim::Rng;
 
@@ -25,7 +25,7 @@ pub fn message_layer(data: &[u8]) -> usize {
 
 #[derive(Debug, PartialEq)]
 enum LayerStep {
-    Read(Result<(), ReadError>),
+    Read(Result<(), PayloadError>),
     Delivered(usize, Msg),
     Send(Result<(), LayerSendError>, Vec<u8>),
 }

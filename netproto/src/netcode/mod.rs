@@ -84,13 +84,13 @@
 pub(crate) mod address;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod challenge;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod codec;
 mod crypto;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod error;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod key;
-#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
-pub(crate) mod packet;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod replay;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
@@ -110,9 +110,9 @@ pub use sizes::{
 pub use token::{ConnectToken, TokenParams, generate_connect_token, generate_connect_token_with};
 
 pub(crate) use challenge::ChallengeToken;
+pub(crate) use codec::{AllowedPackets, Packet, PacketType, read_packet, write_packet};
 pub(crate) use error::{ReadError, WriteError};
 pub(crate) use key::{random_bytes, random_u64};
-pub(crate) use packet::{AllowedPackets, Packet, PacketType, read_packet, write_packet};
 pub(crate) use replay::ReplayProtection;
 pub(crate) use sizes::*;
 pub(crate) use token::ConnectTokenPrivate;

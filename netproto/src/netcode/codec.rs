@@ -1,5 +1,5 @@
-//! The netcode packet codec: the seven packet types, written into a caller's buffer and read
-//! (decrypted in place) from a received datagram, with no allocation.
+//! The netcode packet codec: the seven packet types, written into a caller's buffer
+//! and read (decrypted in place) from a received datagram, with no allocation.
 
 use super::crypto::{open, seal, sequence_nonce};
 use super::wire::{Reader, Writer};

@@ -141,7 +141,15 @@ pub(crate) fn saturating_duration(seconds: f64) -> Duration {
 
 /// `milliseconds` as a [`Duration`], as [`saturating_duration`]: the estimators keep
 /// milliseconds in `f64` and convert when they report.
+///
+/// An estimate is finite and never negative whatever the clock or the peer does; the
+/// conversion would hide a NaN or a negative one as zero, so debug builds (every test
+/// and fuzz run) check it here, where each reported estimate passes.
 pub(crate) fn millis(milliseconds: f64) -> Duration {
+    debug_assert!(
+        milliseconds.is_finite() && milliseconds >= 0.0,
+        "an estimate of {milliseconds} ms"
+    );
     saturating_duration(milliseconds / 1000.0)
 }
 

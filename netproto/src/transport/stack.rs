@@ -361,10 +361,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         let mut queued = 0;
         for &index in &self.connected {
             let client = ClientId(index);
-            let closing = self
-                .closing
-                .get(usize::from(index))
-                .is_some_and(Option::is_some);
+            let closing = self.is_closing(client);
             let Some(layer) = self
                 .layers
                 .get_mut(usize::from(index))

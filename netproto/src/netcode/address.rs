@@ -53,10 +53,7 @@ pub(crate) fn encode_address(addr: &SocketAddr) -> ([u8; MAX_ADDRESS_BYTES], usi
 /// # Panics
 ///
 /// If `out` is shorter than the encoding ([`MAX_ADDRESS_BYTES`] always fits).
-#[cfg_attr(
-    not(feature = "internals"),
-    allow(dead_code, reason = "for the conformance tests, through `internals`")
-)]
+#[cfg(any(test, feature = "internals"))] // used by tests only
 pub fn write_address(addr: &SocketAddr, out: &mut [u8]) -> usize {
     let (buf, len) = encode_address(addr);
     out[..len].copy_from_slice(&buf[..len]);
@@ -65,10 +62,7 @@ pub fn write_address(addr: &SocketAddr, out: &mut [u8]) -> usize {
 
 /// Reads one address from the start of `bytes`; returns it and the bytes it took.
 /// Refuses a type other than 1 or 2 and a truncated address.
-#[cfg_attr(
-    not(feature = "internals"),
-    allow(dead_code, reason = "for the conformance tests, through `internals`")
-)]
+#[cfg(any(test, feature = "internals"))] // used by tests only
 pub fn read_address(bytes: &[u8]) -> Result<(SocketAddr, usize), TokenError> {
     let mut r = Reader::new(bytes);
     let addr = read_address_from(&mut r)?;

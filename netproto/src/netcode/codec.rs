@@ -78,10 +78,7 @@ pub struct AllowedPackets(u8);
 
 impl AllowedPackets {
     /// Every type.
-    #[cfg_attr(
-        not(feature = "internals"),
-        allow(dead_code, reason = "for the conformance tests, through `internals`")
-    )]
+    #[cfg(any(test, feature = "internals"))] // used by tests only
     pub const ALL: Self = Self(0x7f);
     /// No type.
     pub const NONE: Self = Self(0);
@@ -94,10 +91,7 @@ impl AllowedPackets {
 
     /// This set without `packet_type`.
     #[must_use]
-    #[cfg_attr(
-        not(feature = "internals"),
-        allow(dead_code, reason = "for the conformance tests, through `internals`")
-    )]
+    #[cfg(any(test, feature = "internals"))] // used by tests only
     pub const fn without(self, packet_type: PacketType) -> Self {
         Self(self.0 & !(1 << packet_type as u8))
     }

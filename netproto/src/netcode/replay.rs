@@ -74,10 +74,7 @@ impl ReplayProtection {
     }
 
     /// The highest sequence recorded (or given to [`with_most_recent`](Self::with_most_recent)).
-    #[cfg_attr(
-        not(feature = "internals"),
-        allow(dead_code, reason = "for the conformance tests, through `internals`")
-    )]
+    #[cfg(any(test, feature = "internals"))] // used by tests only
     pub fn most_recent(&self) -> u64 {
         self.most_recent
     }

@@ -8,10 +8,7 @@ use core::ops::Deref;
 pub const MAX_HEADER_BYTES: usize = 9;
 
 /// The smallest encoded packet header: prefix, sequence, one-byte ack difference.
-#[cfg_attr(
-    not(feature = "internals"),
-    allow(dead_code, reason = "for the conformance tests, through `internals`")
-)]
+#[cfg(any(test, feature = "internals"))] // used by tests only
 pub const MIN_HEADER_BYTES: usize = 4;
 
 /// Prefix bit 5: the ack is sent as the one-byte difference `sequence - ack`.

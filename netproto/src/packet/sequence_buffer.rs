@@ -79,10 +79,7 @@ impl<T: Default> SequenceBuffer<T> {
     }
 
     /// Removes `sequence` and returns its value, leaving `T::default()` in the slot.
-    #[cfg_attr(
-        not(feature = "internals"),
-        allow(dead_code, reason = "for the conformance tests, through `internals`")
-    )]
+    #[cfg(any(test, feature = "internals"))] // used by tests only
     pub fn remove(&mut self, sequence: Sequence) -> Option<T> {
         let index = self.index(sequence);
         if self.stored[index] == u32::from(sequence.0) {
@@ -192,10 +189,7 @@ impl<T> SequenceBuffer<T> {
     }
 
     /// `true` when the slot `sequence` maps to holds no entry at all.
-    #[cfg_attr(
-        not(feature = "internals"),
-        allow(dead_code, reason = "for the conformance tests, through `internals`")
-    )]
+    #[cfg(any(test, feature = "internals"))] // used by tests only
     pub fn is_slot_free(&self, sequence: Sequence) -> bool {
         self.stored[self.index(sequence)] == EMPTY
     }
@@ -253,10 +247,7 @@ impl<T> SequenceBuffer<T> {
     }
 
     /// Empties every slot and restarts the window as if fresh (newest = 65535).
-    #[cfg_attr(
-        not(feature = "internals"),
-        allow(dead_code, reason = "for the conformance tests, through `internals`")
-    )]
+    #[cfg(any(test, feature = "internals"))] // used by tests only
     pub fn reset(&mut self) {
         self.next = Sequence(0);
         self.stored.fill(EMPTY);

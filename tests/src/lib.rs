@@ -57,6 +57,7 @@ pub mod fixtures {
 }
 
 pub mod fuzz;
+pub mod nonce_log;
 
 pub mod sim_stack;
 

@@ -60,6 +60,7 @@ pub mod fuzz;
 pub mod nonce_log;
 
 pub mod sim_stack;
+pub mod token_world;
 
 pub mod endpoint {
     //! The one-call receive the tests were written against, on top of the endpoint's

@@ -6,8 +6,15 @@
 //! test that knows which key each datagram was sealed with (the session keys of the
 //! token it made) can read the nonce of every datagram from the outside, with no hook
 //! in the library.
+//!
+//! A datagram sent again byte for byte (a resent connection response) is no reuse:
+//! the same key, nonce and plaintext give the same ciphertext, which tells an observer
+//! nothing new. Two different datagrams under one (key, nonce) are: they leak the XOR
+//! of their plaintexts and let an attacker forge Poly1305 tags.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::collections::hash_map::{DefaultHasher, Entry};
+use std::hash::{Hash, Hasher};
 
 /// The key and nonce of one sealed datagram, and where it was seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,10 +27,10 @@ pub struct Reuse {
     pub datagram: u64,
 }
 
-/// The set of (key, sequence) pairs seen so far.
+/// The (key, sequence) pairs seen so far, with a hash of the datagram each sealed.
 #[derive(Debug, Default)]
 pub struct NonceLog {
-    seen: HashSet<([u8; 32], u64)>,
+    seen: HashMap<([u8; 32], u64), u64>,
     datagrams: u64,
     reuses: Vec<Reuse>,
 }
@@ -51,15 +58,24 @@ impl NonceLog {
     }
 
     /// Records a datagram sealed with `key`; `false` (and the pair remembered in
-    /// [`reuses`](Self::reuses)) when that key already sealed that nonce.
+    /// [`reuses`](Self::reuses)) when that key already sealed another datagram under
+    /// that nonce.
     pub fn record(&mut self, key: &[u8; 32], datagram: &[u8]) -> bool {
         let Some(sequence) = sealed_sequence(datagram) else {
             return true;
         };
         let index = self.datagrams;
         self.datagrams += 1;
-        if self.seen.insert((*key, sequence)) {
-            return true;
+        let mut hasher = DefaultHasher::new();
+        datagram.hash(&mut hasher);
+        let hash = hasher.finish();
+        match self.seen.entry((*key, sequence)) {
+            Entry::Vacant(entry) => {
+                entry.insert(hash);
+                return true;
+            }
+            Entry::Occupied(entry) if *entry.get() == hash => return true,
+            Entry::Occupied(_) => {}
         }
         self.reuses.push(Reuse {
             key: *key,
@@ -95,13 +111,15 @@ mod tests {
             log.record(&[1; 32], &[0x15, 0x03, 0xbb]),
             "another sequence"
         );
+        assert!(log.record(&[1; 32], &a), "the same datagram again");
         assert!(
             !log.record(&[1; 32], &[0x26, 0x02, 0x01]),
-            "same key, same nonce"
+            "same key, same nonce, another datagram"
         );
         assert_eq!(log.reuses().len(), 1);
         assert_eq!(log.reuses()[0].sequence, 0x0102);
-        assert_eq!(log.datagrams(), 4);
+        assert_eq!(log.reuses()[0].datagram, 4);
+        assert_eq!(log.datagrams(), 5);
     }
 
     #[test]

@@ -85,14 +85,30 @@ impl SimBackend {
     /// A token for client `client_id` to connect to the server at `address`, made at
     /// [`SIM_UNIX_TIME`].
     pub fn token_to(&mut self, client_id: u64, address: SocketAddr) -> ConnectToken {
+        self.token_made_at(client_id, address, SIM_UNIX_TIME)
+    }
+
+    /// A token for client `client_id` to connect to the server at `server`, made at
+    /// Unix time `unix_time` (a server restarted since [`SIM_UNIX_TIME`] refuses the
+    /// tokens made before it started: the restart rule).
+    pub fn token_at(&mut self, client_id: u64, server: NodeId, unix_time: u64) -> ConnectToken {
+        self.token_made_at(client_id, sim_address(server), unix_time)
+    }
+
+    fn token_made_at(
+        &mut self,
+        client_id: u64,
+        address: SocketAddr,
+        unix_time: u64,
+    ) -> ConnectToken {
         let mut params = TokenParams::new(self.protocol_id, client_id, vec![address]);
         params.timeout_seconds = self.timeout_seconds;
         params.expire_seconds = self.expire_seconds;
         generate_connect_token_with(
             &params,
             &self.private_key,
-            SIM_UNIX_TIME,
-            SIM_UNIX_TIME + self.expire_seconds,
+            unix_time,
+            unix_time + self.expire_seconds,
             random_bytes(&mut self.rng),
             Key::from_bytes(random_bytes(&mut self.rng)),
             Key::from_bytes(random_bytes(&mut self.rng)),

@@ -502,8 +502,13 @@ fn an_expired_token_is_ignored() {
     assert_no_state(&p);
     assert_eq!(p.client(a).state(), ClientState::Requesting);
 
-    // A second earlier it is still good.
-    let mut p = Pair::at_unix(4, SIM_UNIX_TIME + lifetime - 1, |_| {});
+    // A second earlier it is still good. (The server started two seconds before and
+    // expects tokens to live a second: by the restart rule, it takes this one for
+    // one made after its start.)
+    let mut p = Pair::at_unix(4, SIM_UNIX_TIME + lifetime - 2, |c| {
+        c.max_token_lifetime = Duration::from_secs(1);
+    });
+    p.run(1.0);
     let a = p.add(1);
     p.connect(a);
     assert_eq!(p.counters().requests_expired, 0);
@@ -511,7 +516,11 @@ fn an_expired_token_is_ignored() {
 
 #[test]
 fn the_client_gives_up_when_its_token_expires_during_the_handshake() {
-    let mut p = Pair::new(4);
+    // The server started a second before the token was made, and expects tokens of
+    // 3 s (the restart rule).
+    let mut p = Pair::at_unix(4, SIM_UNIX_TIME - 1, |c| {
+        c.max_token_lifetime = Duration::from_secs(3);
+    });
     p.backend.expire_seconds = 3; // less than the 5-second timeout
     let a = p.add(1);
     // The challenge arrives; the server's keep-alives (the handshake's last step)

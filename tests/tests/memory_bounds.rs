@@ -147,6 +147,8 @@ fn server_config() -> ServerConfig {
         max_clients: CLIENTS,
         challenge_key: Key::from_bytes(CHALLENGE_KEY),
         pending_handshakes: 0,
+        // The restart rule: the longest tokens made at the start are the flood's.
+        max_token_lifetime: Duration::from_secs(FLOOD_TOKEN_SECONDS),
     }
 }
 
@@ -531,16 +533,29 @@ fn unknown_traffic(rng: &mut Rng, count: usize) -> Vec<Datagram> {
 }
 
 /// Valid requests from `count` addresses, each with its own token.
+/// Valid requests from `count` addresses, each with its own token. The tokens live
+/// [`FLOOD_TOKEN_SECONDS`]: the server's token history never evicts a live token, so
+/// the attackers that come after the flood get in once these have expired.
 fn valid_requests(rng: &mut Rng, count: usize, t0: f64) -> Vec<Datagram> {
     let ours = Key::from_bytes(PRIVATE_KEY);
+    let protocol_id = connection_config().protocol_id;
     (0..count)
-        .map(|i| Datagram {
-            now: t0 + i as f64 * 1e-4,
-            from: 200_000 + i as u32,
-            bytes: request(&token(rng, &ours, 1_000_000 + i as u64, server_address())),
+        .map(|i| {
+            let mut backend = SimBackend::with_key(protocol_id, ours.clone(), rng.next_u64());
+            backend.expire_seconds = FLOOD_TOKEN_SECONDS;
+            let token = backend.token_to(1_000_000 + i as u64, server_address());
+            Datagram {
+                now: t0 + i as f64 * 1e-4,
+                from: 200_000 + i as u32,
+                bytes: request(&token),
+            }
         })
         .collect()
 }
+
+/// How long the valid-request flood's tokens live, seconds: they expire before the
+/// attackers' phase (10 s).
+const FLOOD_TOKEN_SECONDS: u64 = 9;
 
 /// The server side: the library's sans-IO [`ServerStack`] (the connection server and
 /// one message layer per client, as the UDP transport runs it), with a game that never

@@ -18,6 +18,11 @@ use crate::netcode::{
 use crate::packet::{Counters, Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, Refusal};
 
+/// The upper half of the sequence space, where a client seals its connection
+/// responses (each at its challenge's sequence): its session's packets count up from
+/// 0 and never reach it.
+const RESPONSE_SEQUENCES: u64 = 1 << 63;
+
 /// Where a [`Client`] is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -226,7 +231,17 @@ impl<A: Copy + Eq + Debug> Client<A> {
                     token_sequence: *token_sequence,
                     token_data,
                 };
-                self.crypto.seal(server, &response, &mut self.transmits);
+                // The response's nonce is the challenge's own sequence in the upper
+                // half of the sequence space, not the next of ours: each challenge
+                // has its own sequence in a server run, so two `Client`s given the
+                // same token (a game retrying with the token it already tried) never
+                // seal two different responses under one nonce, and a resend of the
+                // same response is the same datagram, byte for byte. Our sequence
+                // (the session's) starts below it and never gets there. The server
+                // reads a response with any sequence (they are not replay-protected).
+                let sequence = RESPONSE_SEQUENCES | *token_sequence;
+                self.crypto
+                    .seal_at(server, &response, sequence, &mut self.transmits);
             }
             _ => {}
         }

@@ -215,9 +215,34 @@ pub struct ServerConfig {
     /// it from here and stays deterministic. Never shared.
     pub challenge_key: Key,
     /// Handshakes in progress the server keeps keys for (at most), and connect tokens
-    /// it remembers (eight times as many): see [`Server`](super::Server). Default
+    /// in its history (eight times as many): see [`Server`](super::Server). Default
     /// `4 * max_clients` when 0.
+    ///
+    /// A handshake lives at most its token's timeout from its first request, one
+    /// client id holds at most one, and when the table is full a new authenticated
+    /// request replaces the handshake that started first, once that one has had a
+    /// second to complete: a holder of valid tokens who keeps re-requesting cannot
+    /// keep new players out. The token history is never evicted (a token it forgot
+    /// could open a second session under the same keys): when it is full of
+    /// unexpired tokens, new tokens are refused until some expire
+    /// ([`ServerCounters::requests_history_full`](super::ServerCounters::requests_history_full)).
     pub pending_handshakes: usize,
+    /// The longest a connect token from the backend lives (its `expire_seconds`,
+    /// [`TokenParams::expire_seconds`](crate::netcode::TokenParams::expire_seconds)):
+    /// the restart rule. A server remembers no token of its previous runs, so it
+    /// refuses every token that expires less than `max_token_lifetime` after the
+    /// second it started in: such a token was made before the restart and may have
+    /// opened a session then, and a second session under the same keys would reuse
+    /// their nonces. Default 300 s, the lifetime of
+    /// [`TokenParams`](crate::netcode::TokenParams)'s tokens.
+    ///
+    /// Set it to the backend's token lifetime: tokens made from the second a server
+    /// starts in are accepted. Shorter tokens are refused for the difference after a
+    /// start (a fresh server refuses 30-second tokens for 270 s with the default);
+    /// tokens that live longer are not covered by the rule, and neither is a token
+    /// made in the very second of a restart and used by the run before it (Unix
+    /// timestamps cannot tell those apart: a restart takes longer than that).
+    pub max_token_lifetime: Duration,
 }
 
 impl ServerConfig {
@@ -231,6 +256,7 @@ impl ServerConfig {
             max_clients: 64,
             challenge_key: Key::random(),
             pending_handshakes: 0,
+            max_token_lifetime: Duration::from_secs(300),
         }
     }
 
@@ -244,6 +270,12 @@ impl ServerConfig {
         }
         if !(1..=crate::netcode::MAX_SERVERS_PER_CONNECT).contains(&self.addresses.len()) {
             return Err(ConnectionConfigError::OutOfRange { field: "addresses" });
+        }
+        if self.max_token_lifetime.is_zero() {
+            return Err(ConnectionConfigError::NotPositive {
+                field: "max_token_lifetime",
+                value: 0.0,
+            });
         }
         if self.pending_handshakes > 1 << 20 {
             return Err(ConnectionConfigError::OutOfRange {

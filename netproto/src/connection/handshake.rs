@@ -1,16 +1,47 @@
 //! What a server remembers of handshakes: the keys of handshakes in progress (by
-//! address) and the connect tokens it has seen (by their tag). Both tables are
-//! bounded by the configuration, allocated once, and hold nothing for a request that
-//! failed a check.
+//! address, at most one per client id) and the history of the connect tokens it has
+//! accepted (by their tag). Both tables are bounded by the configuration, allocated
+//! once, and hold nothing for a request that failed a check.
+//!
+//! The token history follows netcode 1.4.5's rules, so that the keys inside a token
+//! encrypt exactly one session:
+//!
+//! * an entry is created **pending** when the server first accepts a request with
+//!   that token; a pending entry admits the same token again from the same address
+//!   only (a client retransmitting its request), no other;
+//! * it becomes **consumed** when the handshake completes and the client gets a slot;
+//!   a consumed entry admits nothing, from any address, whether or not its session is
+//!   still on;
+//! * entries live until their token expires; a history full of unexpired entries
+//!   refuses a new token instead of evicting one (evicting would let a used token in
+//!   again: a second session under the same keys, the same nonces).
+//!
+//! The restart rule, the history's counterpart across server runs, is the server's:
+//! see `Server::handle_request`.
+//!
+//! Handshakes in progress are the flood-facing table. A handshake lives at most its
+//! token's timeout from its first request (a client's retransmissions do not extend
+//! it); one client id holds at most one (its newest request replaces the older one);
+//! and when the table is full, a new authenticated request replaces the handshake that
+//! started first, once that one has had [`HANDSHAKE_GRACE`] to complete. So a holder
+//! of valid tokens who keeps re-requesting cannot keep new players out: each new
+//! player's handshake gets at least the grace period, many round trips.
 
 use crate::Time;
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::time::Duration;
 
 use crate::netcode::{Key, MAC_BYTES};
 
-/// The tag of a connect token's sealed private part: its identity.
+/// The tag of a connect token's sealed private part: its identity. It travels in the
+/// clear in every request, so it is no secret: the history keys a hash map with it.
 pub(crate) type TokenTag = [u8; MAC_BYTES];
+
+/// How long a new handshake is safe from being replaced by another when the table
+/// is full: ten of a client's request retransmissions at the default 100 ms, and many
+/// round trips on any playable link.
+pub(crate) const HANDSHAKE_GRACE: Duration = Duration::from_secs(1);
 
 /// A handshake in progress: the request's token opened and passed every check; the
 /// client has been sent a challenge and must answer from the same address.
@@ -18,13 +49,16 @@ pub(crate) type TokenTag = [u8; MAC_BYTES];
 pub(crate) struct Pending {
     pub(crate) send_key: Key,
     pub(crate) receive_key: Key,
-    /// The connection timeout the token sets, seconds.
+    /// The connection timeout the token sets, seconds: also how long the handshake
+    /// may take from its first request.
     pub(crate) timeout: f64,
     /// The token's expiry, Unix seconds: the handshake must complete before it.
     pub(crate) expire_timestamp: u64,
     pub(crate) tag: TokenTag,
-    /// When the last request arrived (server time).
-    last_seen: Time,
+    /// The token's client id: one handshake per client id.
+    pub(crate) client_id: u64,
+    /// When the first request of this handshake arrived (server time).
+    started: Time,
 }
 
 impl Pending {
@@ -34,6 +68,7 @@ impl Pending {
         timeout: f64,
         expire_timestamp: u64,
         tag: TokenTag,
+        client_id: u64,
         now: Time,
     ) -> Self {
         Self {
@@ -42,38 +77,68 @@ impl Pending {
             timeout,
             expire_timestamp,
             tag,
-            last_seen: now,
+            client_id,
+            started: now,
         }
     }
 
+    /// Its token expired, its time is up, or the clock went back past its start (the
+    /// client's retransmissions start it again).
     fn expired(&self, now: Time, unix: u64) -> bool {
-        unix >= self.expire_timestamp || now.secs_since(self.last_seen) >= self.timeout
+        let age = now.secs_since(self.started);
+        unix >= self.expire_timestamp || age >= self.timeout || age < 0.0
     }
+
+    /// Old enough to be replaced by a new handshake when the table is full.
+    fn replaceable(&self, now: Time) -> bool {
+        now.secs_since(self.started) >= HANDSHAKE_GRACE.as_secs_f64()
+    }
+}
+
+/// Where a token is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TokenState {
+    /// Its handshake is under way: it admits its first address again, no other.
+    Pending,
+    /// It opened a session: it admits nothing more.
+    Consumed,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct TokenEntry<A> {
     address: A,
     expire_timestamp: u64,
-    /// Its session ended: the token opens nothing more.
-    spent: bool,
+    state: TokenState,
 }
 
 /// Why a token is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TokenRefusal {
-    /// First seen from another address.
+    /// First presented from another address, and not yet consumed.
     OtherAddress,
-    /// Its session already ended.
-    Spent,
-    /// The table is full of live tokens.
+    /// It already opened a session.
+    Consumed,
+    /// The history is full of unexpired tokens.
     Full,
+}
+
+/// What [`Handshakes::start`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Started {
+    /// A new handshake (or the same one again: a retransmitted request).
+    Started,
+    /// A new handshake, in place of the one that started first: the table was full.
+    Replaced,
+    /// The table is full of handshakes younger than [`HANDSHAKE_GRACE`].
+    Busy,
 }
 
 /// The handshake tables of a server.
 #[derive(Debug)]
 pub(crate) struct Handshakes<A> {
     pending: HashMap<A, Pending>,
+    /// The address of each client id's handshake.
+    by_client: HashMap<u64, A>,
     pending_limit: usize,
     tokens: HashMap<TokenTag, TokenEntry<A>>,
     token_limit: usize,
@@ -81,31 +146,31 @@ pub(crate) struct Handshakes<A> {
 
 impl<A: Copy + Eq + Hash> Handshakes<A> {
     /// Tables for `pending_limit` handshakes in progress and eight times as many
-    /// remembered tokens.
+    /// tokens in the history.
     pub(crate) fn new(pending_limit: usize) -> Self {
         let token_limit = pending_limit.saturating_mul(8);
         Self {
             pending: HashMap::with_capacity(pending_limit),
+            by_client: HashMap::with_capacity(pending_limit),
             pending_limit,
             tokens: HashMap::with_capacity(token_limit),
             token_limit,
         }
     }
 
-    /// Whether a token seen before refuses `from`: first seen from another address,
-    /// or its session ended. A lookup only: an unauthenticated request adds nothing.
+    /// Whether the history refuses this token from `from`: consumed, or pending
+    /// from another address. A lookup only: an unauthenticated request adds nothing.
     pub(crate) fn check_token(&self, tag: &TokenTag, from: &A) -> Result<(), TokenRefusal> {
         match self.tokens.get(tag) {
+            Some(entry) if entry.state == TokenState::Consumed => Err(TokenRefusal::Consumed),
             Some(entry) if entry.address != *from => Err(TokenRefusal::OtherAddress),
-            Some(entry) if entry.spent => Err(TokenRefusal::Spent),
             _ => Ok(()),
         }
     }
 
-    /// Records an authenticated token as used from `from` (a no-op if it is already).
-    /// When the table is full, expired tokens go first, then the one that expires
-    /// soonest (which could then be used once more from a new address: the table
-    /// bounds memory, and a server facing that many live tokens should have more).
+    /// Records an authenticated token as pending from `from` (a no-op if it is
+    /// already). When the history is full, expired tokens are forgotten; if it is
+    /// still full, the token is refused: no unexpired entry is ever evicted.
     pub(crate) fn remember_token(
         &mut self,
         tag: TokenTag,
@@ -117,20 +182,10 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
         if self.tokens.contains_key(&tag) {
             return Ok(());
         }
-        if self.token_limit == 0 {
-            return Err(TokenRefusal::Full);
-        }
         if self.tokens.len() >= self.token_limit {
             self.tokens.retain(|_, e| e.expire_timestamp > unix);
-        }
-        if self.tokens.len() >= self.token_limit {
-            let soonest = self
-                .tokens
-                .iter()
-                .min_by_key(|(_, e)| e.expire_timestamp)
-                .map(|(tag, _)| *tag);
-            if let Some(tag) = soonest {
-                self.tokens.remove(&tag);
+            if self.tokens.len() >= self.token_limit {
+                return Err(TokenRefusal::Full);
             }
         }
         self.tokens.insert(
@@ -138,31 +193,63 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
             TokenEntry {
                 address: from,
                 expire_timestamp,
-                spent: false,
+                state: TokenState::Pending,
             },
         );
         Ok(())
     }
 
-    /// The session of this token ended: it opens nothing more (until it expires and
-    /// is forgotten, when the server refuses it as expired anyway).
-    pub(crate) fn spend(&mut self, tag: &TokenTag) {
+    /// The token opened a session: it admits nothing more, until it expires and the
+    /// server refuses it as expired anyway.
+    pub(crate) fn consume(&mut self, tag: &TokenTag) {
         if let Some(entry) = self.tokens.get_mut(tag) {
-            entry.spent = true;
+            entry.state = TokenState::Consumed;
         }
     }
 
-    /// Starts (or refreshes) the handshake of `from`. `false` when the table is full
-    /// of live handshakes: the request is ignored, the client tries again.
-    pub(crate) fn start(&mut self, from: A, pending: Pending, now: Time, unix: u64) -> bool {
+    /// Starts the handshake of `from`, or keeps it if it is the same token's (a
+    /// retransmitted request: its time keeps running from the first). Any other
+    /// handshake of the same client id ends. When the table is full of live
+    /// handshakes, the one that started first is replaced if it is older than
+    /// [`HANDSHAKE_GRACE`]; otherwise the request is refused as busy.
+    pub(crate) fn start(&mut self, from: A, pending: Pending, now: Time, unix: u64) -> Started {
+        if let Some(current) = self.pending.get(&from)
+            && current.tag == pending.tag
+            && !current.expired(now, unix)
+        {
+            return Started::Started;
+        }
+        if let Some(&other) = self.by_client.get(&pending.client_id)
+            && other != from
+        {
+            self.remove(&other);
+        }
+        let mut started = Started::Started;
         if !self.pending.contains_key(&from) && self.pending.len() >= self.pending_limit {
-            self.pending.retain(|_, p| !p.expired(now, unix));
+            self.expire_pending(now, unix);
             if self.pending.len() >= self.pending_limit {
-                return false;
+                let first = self
+                    .pending
+                    .iter()
+                    .filter(|(_, p)| p.replaceable(now))
+                    .min_by(|a, b| a.1.started.total_cmp(&b.1.started))
+                    .map(|(address, _)| *address);
+                let Some(first) = first else {
+                    return Started::Busy;
+                };
+                self.remove(&first);
+                started = Started::Replaced;
             }
         }
-        self.pending.insert(from, pending);
-        true
+        if let Some(old) = self.pending.insert(from, pending)
+            && self.by_client.get(&old.client_id) == Some(&from)
+        {
+            self.by_client.remove(&old.client_id);
+        }
+        if let Some(p) = self.pending.get(&from) {
+            self.by_client.insert(p.client_id, from);
+        }
+        started
     }
 
     /// The live handshake of `from`, if any.
@@ -172,12 +259,31 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
 
     /// Ends the handshake of `from` (it connected).
     pub(crate) fn finish(&mut self, from: &A) -> Option<Pending> {
-        self.pending.remove(from)
+        self.remove(from)
+    }
+
+    fn remove(&mut self, from: &A) -> Option<Pending> {
+        let pending = self.pending.remove(from)?;
+        if self.by_client.get(&pending.client_id) == Some(from) {
+            self.by_client.remove(&pending.client_id);
+        }
+        Some(pending)
+    }
+
+    fn expire_pending(&mut self, now: Time, unix: u64) {
+        let by_client = &mut self.by_client;
+        self.pending.retain(|address, p| {
+            let keep = !p.expired(now, unix);
+            if !keep && by_client.get(&p.client_id) == Some(address) {
+                by_client.remove(&p.client_id);
+            }
+            keep
+        });
     }
 
     /// Forgets expired handshakes and tokens.
     pub(crate) fn expire(&mut self, now: Time, unix: u64) {
-        self.pending.retain(|_, p| !p.expired(now, unix));
+        self.expire_pending(now, unix);
         self.tokens.retain(|_, e| e.expire_timestamp > unix);
     }
 
@@ -186,7 +292,7 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
         self.pending.len()
     }
 
-    /// Tokens remembered.
+    /// Tokens in the history.
     pub(crate) fn tokens_len(&self) -> usize {
         self.tokens.len()
     }
@@ -201,86 +307,194 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
 mod tests {
     use super::*;
 
-    fn pending(tag: u8, now: Time) -> Pending {
+    fn at(seconds: f64) -> Time {
+        Time::from_secs_f64(seconds)
+    }
+
+    fn pending(tag: u8, client_id: u64, now: Time) -> Pending {
         Pending::new(
             Key::from_bytes([1; 32]),
             Key::from_bytes([2; 32]),
             5.0,
             1000,
             [tag; 16],
+            client_id,
             now,
         )
     }
 
     #[test]
-    fn a_token_is_bound_to_its_first_address_and_spent_once() {
+    fn a_pending_token_admits_its_first_address_only_and_a_consumed_one_nothing() {
         let mut h = Handshakes::<u8>::new(2);
         assert_eq!(h.remember_token([1; 16], 10, 1000, 0), Ok(()));
-        assert_eq!(h.remember_token([1; 16], 10, 1000, 0), Ok(()));
+        assert_eq!(
+            h.remember_token([1; 16], 10, 1000, 0),
+            Ok(()),
+            "retransmitted"
+        );
         assert_eq!(
             h.remember_token([1; 16], 11, 1000, 0),
             Err(TokenRefusal::OtherAddress)
         );
-        h.spend(&[1; 16]);
-        assert_eq!(h.check_token(&[1; 16], &10), Err(TokenRefusal::Spent));
+        h.consume(&[1; 16]);
+        for from in [10, 11, 12] {
+            assert_eq!(h.check_token(&[1; 16], &from), Err(TokenRefusal::Consumed));
+            assert_eq!(
+                h.remember_token([1; 16], from, 1000, 0),
+                Err(TokenRefusal::Consumed)
+            );
+        }
         // Expired tokens are forgotten.
+        h.expire(Time::ZERO, 999);
+        assert_eq!(h.tokens_len(), 1, "one second before its expiry");
         h.expire(Time::ZERO, 1000);
         assert_eq!(h.tokens_len(), 0);
     }
 
     #[test]
-    fn the_token_table_is_bounded() {
+    fn a_full_history_refuses_new_tokens_and_never_evicts_a_live_one() {
         let mut h = Handshakes::<u8>::new(1); // 8 tokens
-        for i in 0..20u8 {
+        for i in 0..8u8 {
             assert_eq!(h.remember_token([i; 16], i, 1000 + u64::from(i), 0), Ok(()));
-            assert!(h.tokens_len() <= 8);
         }
-        // The ones that expire soonest went first.
+        h.consume(&[0; 16]);
+        for i in 8..200u8 {
+            assert_eq!(
+                h.remember_token([i; 16], i, 5000, 0),
+                Err(TokenRefusal::Full),
+                "token {i}"
+            );
+        }
+        assert_eq!(h.tokens_len(), 8);
+        // The consumed token (the soonest to expire) is still refused from anywhere.
+        assert_eq!(h.check_token(&[0; 16], &0), Err(TokenRefusal::Consumed));
+        assert_eq!(h.check_token(&[0; 16], &99), Err(TokenRefusal::Consumed));
+        // Once it expires, it is forgotten and a new token takes its place.
+        assert_eq!(h.remember_token([200; 16], 200, 5000, 1000), Ok(()));
+        assert_eq!(h.tokens_len(), 8);
         assert_eq!(
-            h.check_token(&[19; 16], &0),
-            Err(TokenRefusal::OtherAddress)
+            h.remember_token([201; 16], 201, 5000, 1000),
+            Err(TokenRefusal::Full),
+            "the other seven live on"
         );
-        assert_eq!(h.check_token(&[0; 16], &5), Ok(()));
     }
 
     #[test]
-    fn pending_handshakes_are_bounded_and_expire() {
+    fn a_history_of_no_entries_refuses_every_token() {
+        let mut h = Handshakes::<u8>::new(0);
+        assert_eq!(
+            h.remember_token([1; 16], 1, 1000, 0),
+            Err(TokenRefusal::Full)
+        );
+    }
+
+    #[test]
+    fn handshakes_are_bounded_and_expire_from_their_first_request() {
         let mut h = Handshakes::<u8>::new(2);
-        assert!(h.start(1, pending(1, Time::ZERO), Time::ZERO, 0));
-        assert!(h.start(2, pending(2, Time::ZERO), Time::ZERO, 0));
-        assert!(
-            !h.start(3, pending(3, Time::ZERO), Time::from_secs_f64(1.0), 0),
-            "full of live handshakes"
+        assert_eq!(
+            h.start(1, pending(1, 1, at(0.0)), at(0.0), 0),
+            Started::Started
         );
-        assert!(
-            h.start(
-                2,
-                pending(2, Time::from_secs_f64(1.0)),
-                Time::from_secs_f64(1.0),
-                0
-            ),
-            "a refresh always fits"
+        assert_eq!(
+            h.start(2, pending(2, 2, at(0.0)), at(0.0), 0),
+            Started::Started
         );
-        assert!(h.pending(&1, Time::from_secs_f64(4.9), 0).is_some());
-        assert!(
-            h.pending(&1, Time::from_secs_f64(5.0), 0).is_none(),
-            "timed out"
+        assert_eq!(
+            h.start(3, pending(3, 3, at(0.5)), at(0.5), 0),
+            Started::Busy,
+            "full of handshakes within their grace"
         );
-        assert!(
-            h.pending(&2, Time::from_secs_f64(1.0), 1000).is_none(),
-            "token expired"
+        // A retransmitted request keeps its handshake and does not extend it.
+        assert_eq!(
+            h.start(2, pending(2, 2, at(4.0)), at(4.0), 0),
+            Started::Started
         );
+        assert!(h.pending(&2, at(4.9), 0).is_some());
         assert!(
-            h.start(
-                3,
-                pending(3, Time::from_secs_f64(5.0)),
-                Time::from_secs_f64(5.0),
-                0
-            ),
-            "the expired one made room"
+            h.pending(&2, at(5.0), 0).is_none(),
+            "5 s from the first request"
+        );
+        assert!(h.pending(&1, at(1.0), 1000).is_none(), "token expired");
+        assert!(
+            h.pending(&1, Time::from_secs_f64(-1.0), 0).is_none(),
+            "clock back"
+        );
+        assert_eq!(
+            h.start(3, pending(3, 3, at(5.0)), at(5.0), 0),
+            Started::Started,
+            "the expired ones made room"
+        );
+        assert_eq!(h.pending_len(), 1);
+        assert!(h.finish(&3).is_some());
+        assert!(h.finish(&3).is_none());
+        assert_eq!(h.limits(), (2, 16));
+    }
+
+    #[test]
+    fn a_full_table_replaces_the_first_handshake_once_its_grace_is_over() {
+        let mut h = Handshakes::<u8>::new(2);
+        assert_eq!(
+            h.start(1, pending(1, 1, at(0.0)), at(0.0), 0),
+            Started::Started
+        );
+        assert_eq!(
+            h.start(2, pending(2, 2, at(0.2)), at(0.2), 0),
+            Started::Started
+        );
+        assert_eq!(
+            h.start(3, pending(3, 3, at(0.99)), at(0.99), 0),
+            Started::Busy
+        );
+        assert_eq!(
+            h.start(3, pending(3, 3, at(1.0)), at(1.0), 0),
+            Started::Replaced
+        );
+        assert!(h.pending(&1, at(1.0), 0).is_none(), "the first one went");
+        assert!(h.pending(&2, at(1.0), 0).is_some());
+        // Address 1 comes back: 2 is past its grace, 3 is not.
+        assert_eq!(
+            h.start(1, pending(1, 1, at(1.3)), at(1.3), 0),
+            Started::Replaced
+        );
+        assert!(h.pending(&2, at(1.3), 0).is_none());
+        assert!(h.pending(&3, at(1.3), 0).is_some());
+        assert_eq!(
+            h.start(2, pending(2, 2, at(1.5)), at(1.5), 0),
+            Started::Busy
         );
         assert_eq!(h.pending_len(), 2);
-        assert!(h.finish(&3).is_some());
-        assert_eq!(h.limits(), (2, 16));
+    }
+
+    #[test]
+    fn one_client_id_holds_one_handshake() {
+        let mut h = Handshakes::<u8>::new(4);
+        assert_eq!(
+            h.start(1, pending(1, 7, at(0.0)), at(0.0), 0),
+            Started::Started
+        );
+        assert_eq!(
+            h.start(2, pending(2, 7, at(0.1)), at(0.1), 0),
+            Started::Started
+        );
+        assert!(h.pending(&1, at(0.1), 0).is_none(), "the newer request won");
+        assert!(h.pending(&2, at(0.1), 0).is_some());
+        // A new token of the same client from the same address replaces it too.
+        assert_eq!(
+            h.start(2, pending(3, 7, at(0.2)), at(0.2), 0),
+            Started::Started
+        );
+        assert_eq!(h.pending(&2, at(0.2), 0).map(|p| p.tag), Some([3; 16]));
+        assert_eq!(h.pending_len(), 1);
+        assert_eq!(h.by_client.len(), 1);
+        // Another client id from the same address replaces it as well; the index
+        // follows.
+        assert_eq!(
+            h.start(2, pending(4, 8, at(0.3)), at(0.3), 0),
+            Started::Started
+        );
+        assert_eq!(h.by_client.get(&7), None);
+        assert_eq!(h.by_client.get(&8), Some(&2));
+        h.expire(at(10.0), 0);
+        assert_eq!((h.pending_len(), h.by_client.len()), (0, 0));
     }
 }

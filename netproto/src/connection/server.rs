@@ -10,7 +10,7 @@ use super::config::{ConnectionConfigError, ServerConfig};
 use super::congestion::Congestion;
 use super::delivery::Delivery;
 use super::event::{ClientId, DenyReason, DisconnectReason, ServerEvent};
-use super::handshake::{Handshakes, Pending, TokenRefusal, TokenTag};
+use super::handshake::{Handshakes, Pending, Started, TokenRefusal, TokenTag};
 use super::session::{Crypto, Link};
 use super::stats::LinkStats;
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
@@ -38,6 +38,8 @@ enum Dropped {
     RequestUnauthenticated,
     RequestWrongServer,
     RequestTokenReused,
+    RequestBeforeStart,
+    RequestHistoryFull,
     RequestAlreadyConnected,
     RequestBadTimeout,
     RequestBusy,
@@ -68,6 +70,8 @@ impl Dropped {
             Self::RequestUnauthenticated => "request_unauthenticated",
             Self::RequestWrongServer => "request_wrong_server",
             Self::RequestTokenReused => "request_token_reused",
+            Self::RequestBeforeStart => "request_before_start",
+            Self::RequestHistoryFull => "request_history_full",
             Self::RequestAlreadyConnected => "request_already_connected",
             Self::RequestBadTimeout => "request_bad_timeout",
             Self::RequestBusy => "request_busy",
@@ -88,6 +92,8 @@ impl Dropped {
             Self::RequestUnauthenticated => &mut counters.requests_unauthenticated,
             Self::RequestWrongServer => &mut counters.requests_wrong_server,
             Self::RequestTokenReused => &mut counters.requests_token_reused,
+            Self::RequestBeforeStart => &mut counters.requests_before_start,
+            Self::RequestHistoryFull => &mut counters.requests_history_full,
             Self::RequestAlreadyConnected => &mut counters.requests_already_connected,
             Self::RequestBadTimeout => &mut counters.requests_bad_timeout,
             Self::RequestBusy => &mut counters.requests_busy,
@@ -128,15 +134,29 @@ pub struct ServerCounters {
     pub requests_unauthenticated: u64,
     /// Requests ignored: the token does not name this server.
     pub requests_wrong_server: u64,
-    /// Requests ignored: the token was used from another address, or its session
-    /// ended.
+    /// Requests ignored: the token already opened a session (whether or not it is
+    /// still on), or its handshake is under way from another address.
     pub requests_token_reused: u64,
+    /// Requests ignored by the restart rule: the token expires less than
+    /// [`max_token_lifetime`](ServerConfig::max_token_lifetime) after this server
+    /// started, so it may have been made, and used, before: a server remembers no
+    /// token of its previous runs.
+    pub requests_before_start: u64,
+    /// Requests ignored: the history of connect tokens is full of unexpired tokens
+    /// (eight times [`pending_handshakes`](ServerConfig::pending_handshakes)); no
+    /// entry is evicted, or a used token could open a second session.
+    pub requests_history_full: u64,
     /// Requests ignored: the address or the token's client id is connected.
     pub requests_already_connected: u64,
     /// Requests ignored: the token's timeout is not one this server accepts.
     pub requests_bad_timeout: u64,
-    /// Requests ignored: too many handshakes in progress.
+    /// Requests ignored: the table of handshakes in progress is full of handshakes
+    /// younger than a second.
     pub requests_busy: u64,
+    /// Handshakes in progress replaced, when the table was full, by a newer
+    /// authenticated request (the one that started first goes, once it has had a
+    /// second to complete). Not a drop: the request that replaced it got a challenge.
+    pub handshakes_replaced: u64,
     /// Responses ignored: the challenge token did not open, or its client is
     /// connected.
     pub responses_invalid: u64,
@@ -157,7 +177,6 @@ struct Slot<A> {
     address: A,
     user_id: u64,
     user_data: [u8; USER_DATA_BYTES],
-    tag: TokenTag,
     /// A keep-alive or payload came from the client since it connected: it knows it
     /// is connected. Until then a keep-alive goes before every payload.
     confirmed: bool,
@@ -191,8 +210,18 @@ struct Slot<A> {
 /// open, or replays an earlier one, changes nothing. No reply is larger than the
 /// request that caused it. Counted in [`ServerCounters`].
 ///
-/// One token opens one session: the token is bound to the address it first came
-/// from, and spent when its session ends.
+/// One token opens one session, whatever else happens (netcode 1.4.5's connect
+/// token history): a token is pending from the address it first came from (it admits
+/// that address again, no other), then consumed when its client gets a slot (it
+/// admits nothing more, from any address); the history never evicts an unexpired
+/// token, and a restarted server refuses tokens that may predate its start
+/// ([`ServerConfig::max_token_lifetime`]). So the keys in a token seal one session,
+/// and no (key, nonce) pair is ever sealed twice.
+///
+/// A flood of valid requests cannot keep new players out: a handshake lives at most
+/// its token's timeout from its first request, a client id holds one, and a full
+/// table makes room for a new request by replacing the handshake that started first
+/// (see [`ServerConfig::pending_handshakes`]).
 ///
 /// ```
 /// use netproto::Time;
@@ -252,6 +281,9 @@ pub struct Server<A> {
     /// under the same key.
     global_sequence: u64,
     challenge_sequence: u64,
+    /// The restart rule: a token expiring before this Unix time may have been made
+    /// before this server started (see [`ServerConfig::max_token_lifetime`]).
+    token_expire_floor: u64,
     last_expiry: Time,
     /// Where a datagram is opened in place.
     scratch: Box<[u8]>,
@@ -282,6 +314,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             unix_offset: unix_time as f64 - now.as_secs_f64(),
             global_sequence: 1 << 63,
             challenge_sequence: 0,
+            token_expire_floor: unix_time.saturating_add(config.max_token_lifetime.as_secs()),
             last_expiry: now,
             scratch: vec![0; MAX_DATAGRAM_BYTES].into_boxed_slice(),
             payload: Vec::new(),
@@ -310,8 +343,8 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         self.handshakes.pending_len()
     }
 
-    /// Connect tokens remembered (bound to an address, or spent), at most eight
-    /// times the handshake limit.
+    /// Connect tokens in the history (pending from an address, or consumed), at most
+    /// eight times the handshake limit.
     pub fn remembered_tokens(&self) -> usize {
         self.handshakes.tokens_len()
     }
@@ -328,14 +361,16 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// ```text
     /// max_clients * S                                      slots
     ///   + 4 * max_clients * (E + 1) + 64                    address map
-    ///   + 4 * P * (H + 1) + 64 + 4 * 8P * (T + 1) + 64      handshakes, tokens
+    ///   + 4 * P * (H + 1) + 64 + 4 * P * (C + 1) + 64      handshakes, by client id
+    ///   + 4 * 8P * (T + 1) + 64                             token history
     ///   + max_clients * connection.memory_per_connection()  sessions
     ///   + 2 * MAX_DATAGRAM_BYTES                            scratch buffers
     /// ```
     ///
     /// where `S` is the size of a slot, `E` that of an (address, index) pair, `P` the
     /// [`pending_handshakes`](ServerConfig::pending_handshakes) limit, `H` and `T` the
-    /// sizes of a handshake and a token entry (hash tables reserve at most 4 buckets
+    /// sizes of a handshake and a token entry, `C` that of a (client id, address)
+    /// pair (hash tables reserve at most 4 buckets
     /// per entry). Not included: the datagrams and events waiting in
     /// [`poll_transmit`](Self::poll_transmit) and [`poll_event`](Self::poll_event),
     /// which the caller drains (one datagram brings at most one reply, and a
@@ -354,6 +389,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             .saturating_mul(size_of::<Option<Slot<A>>>())
             .saturating_add(map(clients, size_of::<(A, u16)>()))
             .saturating_add(map(pending, size_of::<(A, Pending)>()))
+            .saturating_add(map(pending, size_of::<(u64, A)>()))
             .saturating_add(map(tokens, size_of::<(TokenTag, [u64; 2], A)>()))
             .saturating_add(clients.saturating_mul(self.config.connection.memory_per_connection()))
             .saturating_add(2 * MAX_DATAGRAM_BYTES)
@@ -530,6 +566,23 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                 return;
             }
         };
+        if expire_timestamp < self.token_expire_floor {
+            self.dropped(now, from, Dropped::RequestBeforeStart);
+            if tracing::enabled!(target: trace::CONNECTION, tracing::Level::WARN)
+                && self.drop_log.admit(now, "server")
+            {
+                tracing::warn!(
+                    target: trace::CONNECTION,
+                    side = "server",
+                    addr = ?from,
+                    expire_timestamp,
+                    accepted_after = self.token_expire_floor,
+                    "request refused by the restart rule: its token may predate this server's start \
+                     (if the backend's tokens live less than ServerConfig::max_token_lifetime, set it to their lifetime)"
+                );
+            }
+            return;
+        }
         let mut tag = [0u8; MAC_BYTES];
         tag.copy_from_slice(&sealed[sealed.len() - MAC_BYTES..]);
         if self.handshakes.check_token(&tag, &from).is_err() {
@@ -568,7 +621,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         {
             Ok(()) => {}
             Err(TokenRefusal::Full) => {
-                self.dropped(now, from, Dropped::RequestBusy);
+                self.dropped(now, from, Dropped::RequestHistoryFull);
                 return;
             }
             Err(_) => {
@@ -588,11 +641,25 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             timeout,
             expire_timestamp,
             tag,
+            token.client_id,
             now,
         );
-        if !self.handshakes.start(from, pending, now, unix) {
-            self.dropped(now, from, Dropped::RequestBusy);
-            return;
+        match self.handshakes.start(from, pending, now, unix) {
+            Started::Started => {}
+            Started::Replaced => {
+                self.counters.handshakes_replaced += 1;
+                trace::log_drop!(
+                    self.drop_log,
+                    now,
+                    "server",
+                    addr = ?from,
+                    "handshake table full: the handshake that started first was replaced"
+                );
+            }
+            Started::Busy => {
+                self.dropped(now, from, Dropped::RequestBusy);
+                return;
+            }
         }
         let challenge = ChallengeToken {
             client_id: token.client_id,
@@ -690,6 +757,9 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         let Some(pending) = self.handshakes.finish(&from) else {
             return;
         };
+        // From here the token's keys seal this session, and no other: the token
+        // admits nothing more, from any address.
+        self.handshakes.consume(&pending.tag);
         // Every connection's skipped-sequence trap, seeded from the secret challenge
         // key and a counter: a client cannot predict which sequences are never sent.
         let skip_seed = self
@@ -710,7 +780,6 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             address: from,
             user_id: challenge.client_id,
             user_data: challenge.user_data,
-            tag: pending.tag,
             confirmed: false,
             broken: false,
             crypto: Crypto::new(pending.send_key, pending.receive_key, protocol_id),
@@ -820,7 +889,6 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             return;
         };
         self.by_address.remove(&slot.address);
-        self.handshakes.spend(&slot.tag);
         if notify {
             for _ in 0..self.config.connection.disconnect_copies {
                 slot.crypto

@@ -45,11 +45,26 @@ impl Crypto {
         packet: &Packet<'_>,
         out: &mut TransmitQueue<A>,
     ) -> bool {
-        let Some(len) = out.push(to, packet, self.sequence, &self.send_key, self.protocol_id)
-        else {
+        if !self.seal_at(to, packet, self.sequence, out) {
+            return false;
+        }
+        self.sequence += 1;
+        true
+    }
+
+    /// Seals `packet` with `sequence`, outside our sequence, and queues it to `to`.
+    /// The caller guarantees that `sequence` never seals another packet under our
+    /// key (a client's connection response: see `Client::send_handshake`).
+    pub(crate) fn seal_at<A: Copy>(
+        &mut self,
+        to: A,
+        packet: &Packet<'_>,
+        sequence: u64,
+        out: &mut TransmitQueue<A>,
+    ) -> bool {
+        let Some(len) = out.push(to, packet, sequence, &self.send_key, self.protocol_id) else {
             return false;
         };
-        self.sequence += 1;
         self.traffic.datagrams_sent += 1;
         self.traffic.bytes_sent += len as u64;
         true

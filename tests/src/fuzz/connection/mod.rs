@@ -74,6 +74,9 @@ pub fn server_config(private_key: Key, challenge_key: Key) -> ServerConfig {
         max_clients: 4,
         challenge_key,
         pending_handshakes: PENDING,
+        // The default. Tokens here are made as the server starts and live an hour,
+        // so they expire long after the restart rule's floor (start + 300 s).
+        max_token_lifetime: std::time::Duration::from_secs(300),
     }
 }
 

@@ -87,37 +87,64 @@ pub struct Endpoint {
     replies: Option<ReplyLog>,
 }
 
-/// When to skip the next sequence: a countdown of sends, redrawn after each skip
-/// from a splitmix64 stream (deterministic from the seed).
+/// When to skip a sequence: a Poisson process in time, sampled at each send from a
+/// splitmix64 stream (deterministic from the seed).
 #[derive(Clone, Copy, Debug)]
 struct Skipper {
     state: u64,
-    /// Mean sends between skips.
-    interval: u64,
-    /// Sends left before the next skip (0: skip as soon as it evicts nothing).
-    countdown: u64,
+    /// Mean seconds between skips.
+    mean_gap: f64,
+    /// When the process was last sampled (the previous send, or the endpoint's
+    /// creation).
+    sampled_at: Time,
+    /// A skip is due but waits for a send whose slot holds no unacked packet.
+    pending: bool,
 }
 
 impl Skipper {
-    fn new(seed: u64, interval: usize) -> Self {
-        let mut skipper = Self {
-            state: seed,
-            interval: interval as u64,
-            countdown: 0,
+    fn new(seed: u64, mean_gap: f64, now: Time) -> Self {
+        // The seed goes through the mixer first: splitmix64 streams of seeds that
+        // differ by a multiple of its increment are the same stream shifted.
+        let mut mixer = Self {
+            state: seed ^ 0x5851_f42d_4c95_7f2d,
+            mean_gap,
+            sampled_at: now,
+            pending: false,
         };
-        skipper.countdown = skipper.draw();
-        skipper
+        Self {
+            state: mixer.next_u64(),
+            mean_gap,
+            sampled_at: now,
+            pending: false,
+        }
     }
 
-    /// A gap uniform in `1 ..= 2 * interval - 1` (mean `interval`).
-    fn draw(&mut self) -> u64 {
+    /// Whether a skip is due at a send at `now`: it is when at least one event of the
+    /// process fell since the previous send (probability `1 - exp(-dt / mean_gap)`,
+    /// drawn afresh each time: memoryless), or one was already waiting. A clock that
+    /// went back counts as no time elapsed.
+    fn due(&mut self, now: Time) -> bool {
+        let dt = now.secs_since(self.sampled_at).max(0.0);
+        self.sampled_at = now;
+        if !self.pending && dt > 0.0 {
+            let p = -(-dt / self.mean_gap).exp_m1();
+            self.pending = self.uniform() < p;
+        }
+        self.pending
+    }
+
+    /// A uniform draw in `[0, 1)` with 53 random bits.
+    fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// The next 64 bits of the splitmix64 stream.
+    fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        let span = self.interval.saturating_mul(2).saturating_sub(1).max(1);
-        1 + z % span
+        z ^ (z >> 31)
     }
 }
 
@@ -151,7 +178,7 @@ impl Endpoint {
             transmit_buffer,
             skip: config
                 .skip_sequence_seed
-                .map(|seed| Skipper::new(seed, config.skip_interval)),
+                .map(|seed| Skipper::new(seed, config.skip_mean_gap.as_secs_f64(), now)),
             hold: HoldClock::default(),
             replies: config.report_ack_delay.then(ReplyLog::new),
             config,
@@ -337,18 +364,18 @@ impl Endpoint {
         })
     }
 
-    /// The skipped-sequence trap: after a send, when the countdown is over, takes
-    /// the next sequence out of use (recorded in the sent window as skipped, never
-    /// sent), so that [`next_sequence`](Self::next_sequence) already names the
-    /// packet after it. A skip waits while its slot holds an unacked packet, so that
-    /// it never pushes a packet out of the window (every packet is still reported
-    /// once, acked or lost, by the send that evicts it).
+    /// The skipped-sequence trap: after a send, when a skip is due (see
+    /// [`EndpointConfig::skip_mean_gap`]), takes the next sequence out of use
+    /// (recorded in the sent window as skipped, never sent), so that
+    /// [`next_sequence`](Self::next_sequence) already names the packet after it. At
+    /// most one skip per send. A skip waits while its slot holds an unacked packet,
+    /// so that it never pushes a packet out of the window (every packet is still
+    /// reported once, acked or lost, by the send that evicts it).
     fn maybe_skip(&mut self, now: Time) {
         let Some(skip) = &mut self.skip else {
             return;
         };
-        skip.countdown = skip.countdown.saturating_sub(1);
-        if skip.countdown > 0 {
+        if !skip.due(now) {
             return;
         }
         let sequence = self.sequence;
@@ -360,7 +387,7 @@ impl Endpoint {
         if evicts_unacked {
             return;
         }
-        skip.countdown = skip.draw();
+        skip.pending = false;
         // Consecutive and newest, never stale.
         if let Ok(slot) = self.sent.insert_in_place(sequence) {
             *slot = SentPacket {

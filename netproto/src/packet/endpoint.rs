@@ -1110,6 +1110,131 @@ mod tests {
         assert!(incremental.counters().packets_received > 30_000);
     }
 
+    fn header(sequence: u16, ack: u16, ack_bits: u32) -> super::super::header::HeaderBytes {
+        PacketHeader {
+            sequence: Sequence(sequence),
+            ack: Sequence(ack),
+            ack_bits,
+        }
+        .encode()
+    }
+
+    #[test]
+    fn an_ack_exactly_at_the_sent_window_edge() {
+        let (mut a, _) = pair();
+        for i in 0..300u16 {
+            send(&mut a, Time::from_secs_f64(f64::from(i) / 60.0), b"x");
+        }
+        // Sent 0..=299 with a window of 256: 44 is the oldest still in it, 0..=43
+        // were reported lost as they left.
+        assert_eq!(a.is_acked(Sequence(44)), Some(false));
+        assert_eq!(a.is_acked(Sequence(43)), None);
+        assert_eq!(a.counters().packets_lost, 44);
+        let now = Time::from_secs_f64(5.0);
+        let acks = a
+            .receive(now, &header(0, 45, 0b111))
+            .expect("valid")
+            .accept();
+        assert_eq!(acks.acks().as_slice(), &[Sequence(45), Sequence(44)]);
+        assert_eq!(a.counters().packets_acked, 2);
+        // An ack of the first packet out of the window acks nothing.
+        let acks = a.receive(now, &header(1, 43, 1)).expect("valid").accept();
+        assert!(acks.acks().is_empty());
+        assert_eq!(a.counters().packets_acked, 2);
+        assert_eq!(a.is_acked(Sequence(43)), None);
+    }
+
+    #[test]
+    fn a_sequence_exactly_half_the_space_away() {
+        // A packet is stale when it is older than the oldest sequence of the received
+        // window (newest - 255), by the wrap-aware order, in which of two sequences
+        // 32768 apart the numerically larger is the newer. With 100 the newest, the
+        // window starts at 65381: 65381 + 32768 = 32613 is exactly half the space
+        // away and numerically smaller, so older: stale; 32612 is newer.
+        let (_, mut b) = pair();
+        let accept = |b: &mut Endpoint, sequence: u16| {
+            b.receive(Time::ZERO, &header(sequence, 65535, 0))
+                .map(Incoming::accept)
+                .map(|r| r.sequence())
+        };
+        assert_eq!(accept(&mut b, 100), Ok(Sequence(100)));
+        assert_eq!(
+            accept(&mut b, 32613),
+            Err(ReceiveError::Stale(Sequence(32613)))
+        );
+        assert_eq!(b.next_header().ack, Sequence(100));
+        assert_eq!(accept(&mut b, 32612), Ok(Sequence(32612)));
+        assert_eq!(b.next_header().ack, Sequence(32612));
+        assert_eq!(b.next_header().ack_bits, 1, "the window moved past 100");
+        assert_eq!(accept(&mut b, 100), Err(ReceiveError::Stale(Sequence(100))));
+        assert_eq!(b.counters().packets_stale, 2);
+
+        // An ack up to half the space ahead of our next sequence names a packet not
+        // sent yet; one further ahead is an old ack, of nothing in the window.
+        let (mut a, _) = pair();
+        for _ in 0..10 {
+            send(&mut a, Time::ZERO, b"x");
+        }
+        for ack in [10u16, 10 + 32767, 10 + 32768] {
+            assert_eq!(
+                a.receive(Time::ZERO, &header(0, ack, 1)).map(|_| ()),
+                Err(ReceiveError::ForgedAck {
+                    ack: Sequence(ack),
+                    next: Sequence(10)
+                })
+            );
+        }
+        let acks = a
+            .receive(Time::ZERO, &header(0, 10 + 32769, u32::MAX))
+            .expect("an old ack")
+            .accept();
+        assert!(acks.acks().is_empty());
+        assert_eq!(a.counters().packets_invalid, 3);
+        assert_eq!(a.counters().packets_acked, 0);
+    }
+
+    #[test]
+    fn a_skip_traps_while_it_is_in_the_sent_window_and_not_after() {
+        // Skips due at every send (1 ns mean gap, 1 ms between sends): each packet is
+        // followed by a skip, since the slot a skip takes never holds an unacked
+        // packet here (it held the skip one window ago).
+        let config = EndpointConfig {
+            sent_packets_buffer_size: 16,
+            skip_sequence_seed: Some(1),
+            skip_mean_gap: core::time::Duration::from_nanos(1),
+            ..EndpointConfig::default()
+        };
+        let mut a = Endpoint::new(config, Time::ZERO).expect("valid");
+        for i in 0..21u16 {
+            let sent = a
+                .send(Time::from_secs_f64(f64::from(i + 1) / 1000.0), b"x", |_| {})
+                .expect("fits");
+            assert_eq!(sent.sequence, Sequence(2 * i));
+        }
+        assert_eq!(a.next_sequence(), Sequence(42));
+        assert_eq!(a.counters().sequences_skipped, 21);
+        // The window is 26..=41: 27 is the oldest skip in it, 25 has left it.
+        assert!(a.is_skipped(Sequence(27)) && !a.is_skipped(Sequence(25)));
+        let now = Time::from_secs_f64(1.0);
+        assert_eq!(
+            a.receive(now, &header(0, 28, 0b10)).map(|_| ()),
+            Err(ReceiveError::OptimisticAck {
+                sequence: Sequence(27)
+            })
+        );
+        let acks = a
+            .receive(now, &header(1, 26, 0b10))
+            .expect("valid")
+            .accept();
+        assert!(acks.acks().is_empty());
+        assert_eq!(a.counters().optimistic_acks, 1);
+        assert_eq!(
+            a.counters().packets_lost,
+            13,
+            "packets 0 to 24 left unacked"
+        );
+    }
+
     #[test]
     fn forged_ack_is_dropped_whole() {
         let (mut a, _) = pair();

@@ -381,7 +381,8 @@ mod tests {
         // 0 share slot 0, 65502 and 2 slot 2.
         let mut buf: SequenceBuffer<u16> = SequenceBuffer::new(100);
         for s in 65500..=65535u16 {
-            buf.insert(Sequence(s), s).expect("in the window of a fresh buffer");
+            buf.insert(Sequence(s), s)
+                .expect("in the window of a fresh buffer");
         }
         buf.advance(Sequence(2));
         assert_eq!(buf.occupant(Sequence(2)), None, "65502's slot, now 2's");

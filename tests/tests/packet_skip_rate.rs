@@ -188,7 +188,7 @@ fn run(seed: u64, rate: u32, model: Peer, link: LinkConfig, trap: bool, seconds:
             let (honest, header_len) = PacketHeader::decode(&datagram).expect("ours");
             if now >= attack {
                 let (ack, ack_bits) = match model {
-                    Peer::AcksEverything(fraction) if fraction == 0.0 => {
+                    Peer::AcksEverything(0.0) => {
                         // The oracle: our newest packet sent a one-way latency ago.
                         let newest = sent.iter().rev().find(|(at, _)| *at <= now - latency);
                         (newest.map_or(honest.ack, |(_, s)| *s), u32::MAX)

@@ -1236,6 +1236,74 @@ mod tests {
     }
 
     #[test]
+    fn skips_follow_time_not_packets() {
+        let trapped = |seed| {
+            let config = EndpointConfig {
+                skip_sequence_seed: Some(seed),
+                ..EndpointConfig::default()
+            };
+            Endpoint::new(config, Time::ZERO).expect("valid")
+        };
+        // 100 s at 10 and at 1000 packets a second, every packet acked at once so
+        // that no skip waits: about 5.5 and 8 skips a second (125 ms mean gap, at
+        // most one per send).
+        let mut per_second = Vec::new();
+        for rate in [10u32, 1000] {
+            let mut a = trapped(u64::from(rate));
+            let mut ack = Sequence(0);
+            for i in 0..100 * rate {
+                let now = Time::from_secs_f64(f64::from(i) / f64::from(rate));
+                let sent = a.send(now, b"x", |_| {}).expect("fits").sequence;
+                let skipped = a.next_sequence() != sent.next();
+                assert!(!skipped || a.next_sequence() == sent.next().next());
+                let header = PacketHeader {
+                    sequence: ack,
+                    ack: sent,
+                    ack_bits: 1,
+                };
+                ack = ack.next();
+                a.receive(now, &header.encode()).expect("valid").accept();
+            }
+            per_second.push(a.counters().sequences_skipped);
+        }
+        assert_eq!(per_second, [547, 813]);
+        // Packets sent at the same time, or with a clock that went back, draw no
+        // skip: no time passed. Time then counts from the new clock.
+        let mut a = trapped(3);
+        let later = Time::from_secs_f64(1000.0);
+        for _ in 0..1000 {
+            a.send(later, b"burst", |_| {}).expect("fits");
+        }
+        assert_eq!(
+            a.counters().sequences_skipped,
+            1,
+            "the first send, 1000 s in"
+        );
+        for i in 0..1000 {
+            let back = Time::from_secs_f64(999.0 - f64::from(i) * 0.1);
+            a.send(back, b"x", |_| {}).expect("fits");
+        }
+        assert_eq!(a.counters().sequences_skipped, 1);
+        let at = Time::from_secs_f64(2000.0);
+        a.send(at, b"x", |_| {}).expect("fits");
+        // Due, but the slot of the next sequence holds a packet never acked: the
+        // skip waits for a send whose slot is free, drawing nothing meanwhile.
+        assert_eq!(a.counters().sequences_skipped, 1);
+        a.send(at, b"x", |_| {}).expect("fits");
+        assert_eq!(a.counters().sequences_skipped, 1);
+        let held = a.next_sequence().wrapping_sub(256);
+        let header = PacketHeader {
+            sequence: Sequence(0),
+            ack: held.next(),
+            ack_bits: 0b11,
+        };
+        a.receive(at, &header.encode()).expect("valid").accept();
+        a.send(at, b"x", |_| {}).expect("fits");
+        assert_eq!(a.counters().sequences_skipped, 2);
+        assert!(a.is_skipped(a.next_sequence().prev()));
+    }
+
+    #[test]
     fn forged_ack_is_dropped_whole() {
         let (mut a, _) = pair();
         send(&mut a, Time::ZERO, b"x");

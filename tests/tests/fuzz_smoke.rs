@@ -139,7 +139,7 @@ fn packet_endpoint() {
     let (n, per) = PACKET_ENDPOINT;
     let inputs = seeds::packet_endpoint(n, 2);
     let r = run("packet_endpoint", &inputs, per, 12, fuzz::packet_endpoint);
-    check(&r, total(PACKET_ENDPOINT), &inputs, (275_282, 3_236_881));
+    check(&r, total(PACKET_ENDPOINT), &inputs, (275_269, 3_235_676));
 }
 
 #[test]

@@ -41,23 +41,25 @@ use crate::packet::EndpointConfig;
 /// connection's own 64-bit sequence, which seals every packet, never wraps: replays
 /// are refused by its window.) A connection lives on while anything arrives within its
 /// timeout, so the oldest endpoint sequence a side can still hear of is at most the
-/// packets sent in that time behind the newest, plus a packet window.
-/// [`validate`](Self::validate) refuses a configuration where that could reach half
-/// the space, so an old ack is never taken for a new one:
+/// sequences used in that time behind the newest, plus a packet window. The
+/// sequences used are the packets sent and the sequences the skipped-sequence trap
+/// skips ([`EndpointConfig::skip_mean_gap`]): at most one per packet, so at most
+/// twice the packets. [`validate`](Self::validate) refuses a configuration where
+/// that could reach half the space, so an old ack is never taken for a new one:
 ///
 /// ```text
-/// max_timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)
+/// 2 * max_timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)
 ///     + max(sent_packets_buffer_size, received_packets_buffer_size) < 32768
 /// ```
 ///
-/// With the defaults, 60 s x (120 + 10) + 256 = 8056 packets.
+/// With the defaults, 2 x 60 s x (120 + 10) + 256 = 15,856 sequences.
 ///
 /// ```
 /// use netproto::connection::{ConnectionConfigError, ConnectionConfig};
 /// use std::time::Duration;
 ///
 /// let mut config = ConnectionConfig::new(7);
-/// config.max_timeout = Duration::from_secs(240); // four minutes at 130 packets per second: 31,200 packets
+/// config.max_timeout = Duration::from_secs(120); // two minutes at 130 packets per second: 31,200 sequences
 /// assert!(config.validate().is_ok());
 /// config.congestion.good_rate = 240.0; // 60,000: an old ack could look new
 /// assert!(matches!(
@@ -146,12 +148,16 @@ impl ConnectionConfig {
         Ok(())
     }
 
-    /// The most packets one side sends in `max_timeout` seconds when it keeps to its
-    /// congestion mode's rate ([`ready_to_send`](super::Server::ready_to_send)) and
-    /// sends keep-alives: `max_timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)`.
+    /// The most endpoint sequence numbers one side uses in `max_timeout` seconds:
+    /// the packets it sends when it keeps to its congestion mode's rate
+    /// ([`ready_to_send`](super::Server::ready_to_send)) and sends keep-alives, and
+    /// as many skipped sequences (the skipped-sequence trap skips at most one per
+    /// packet): `2 * max_timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)`.
     pub fn packets_per_timeout(&self) -> f64 {
         let rate = self.congestion.good_rate.max(self.congestion.bad_rate);
-        self.max_timeout.as_secs_f64() * (rate + 1.0 / self.keepalive_interval.as_secs_f64())
+        let packets =
+            self.max_timeout.as_secs_f64() * (rate + 1.0 / self.keepalive_interval.as_secs_f64());
+        2.0 * packets
     }
 
     /// The connection timeout a token's `timeout_seconds` sets, if this side accepts
@@ -369,15 +375,16 @@ mod tests {
     fn defaults_are_far_from_a_sequence_wrap() {
         let config = ConnectionConfig::new(1);
         assert_eq!(config.validate(), Ok(()));
-        // 60 s at 120 packets and 10 keep-alives a second.
-        assert_eq!(config.packets_per_timeout(), 7800.0);
+        // 60 s at 120 packets and 10 keep-alives a second, and at most as many skips.
+        assert_eq!(config.packets_per_timeout(), 15600.0);
     }
 
     #[test]
     fn a_timeout_that_could_outlast_a_sequence_wrap_is_refused() {
         let mut base = ConnectionConfig::new(1);
         base.congestion = CongestionConfig::article();
-        // 32768 - 256 = 32512 packets allowed within the timeout, at 40 per second.
+        // 32768 - 256 = 32512 sequences allowed within the timeout, at 40 packets a
+        // second and at most as many skipped sequences.
         let at = |max_timeout: f64| {
             ConnectionConfig {
                 max_timeout: Duration::from_secs_f64(max_timeout),
@@ -385,9 +392,9 @@ mod tests {
             }
             .validate()
         };
-        assert_eq!(at(812.0), Ok(()));
+        assert_eq!(at(406.0), Ok(()));
         assert_eq!(
-            at(813.0),
+            at(406.5),
             Err(ConnectionConfigError::TimeoutOutlastsSequences {
                 packets: 32520.0,
                 limit: 32512,
@@ -405,7 +412,7 @@ mod tests {
         ));
         // So does the packet window.
         let mut wide = base.clone();
-        wide.max_timeout = Duration::from_secs(500); // 20000 packets
+        wide.max_timeout = Duration::from_secs(250); // 20000 sequences
         assert_eq!(wide.validate(), Ok(()));
         wide.endpoint.received_packets_buffer_size = 16384;
         assert!(matches!(

@@ -371,6 +371,29 @@ mod tests {
     }
 
     #[test]
+    fn an_rtt_of_exactly_the_threshold_is_good_conditions() {
+        // "Above the threshold" is bad: exactly 250 ms is not, a microsecond more is.
+        let config = CongestionConfig::default();
+        let threshold = config.rtt_threshold;
+        assert_eq!(threshold, Duration::from_millis(250));
+        let mut c = Congestion::new(config, Time::ZERO);
+        let t = Time::from_secs_f64;
+        assert_eq!(c.update(t(0.1), threshold), Mode::Good);
+        assert_eq!(c.update(t(0.2), threshold), Mode::Good);
+        let above = threshold + Duration::from_micros(1);
+        assert_eq!(c.update(t(0.3), above), Mode::Bad);
+        // In bad mode, exactly the threshold counts as good time: good again once it
+        // lasted the penalty (4 s), not before.
+        assert_eq!(c.penalty(), Duration::from_secs(4));
+        assert_eq!(c.update(t(4.2), threshold), Mode::Bad);
+        assert_eq!(c.update(t(4.3), threshold), Mode::Good);
+        // The same through the milliseconds the endpoint estimates in.
+        let mut c = Congestion::new(config, Time::ZERO);
+        assert_eq!(at(&mut c, 0.1, 250.0), Mode::Good);
+        assert_eq!(at(&mut c, 0.2, 250.000_001), Mode::Bad);
+    }
+
+    #[test]
     fn starting_good_is_no_relapse() {
         let mut c = Congestion::new(CongestionConfig::default(), Time::ZERO);
         assert_eq!((c.mode(), c.send_rate()), (Mode::Good, 120.0));

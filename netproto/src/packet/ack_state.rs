@@ -154,8 +154,11 @@ mod tests {
         assert_eq!(p.unseen(Sequence(9), u32::MAX, 1), u32::MAX);
         // A jump of 40 covers nothing.
         assert_eq!(p.unseen(Sequence(51), 0b101, 2), 0b101);
-        // Too long since: everything is looked at again.
+        // Too long since: everything is looked at again, from exactly 32768
+        // sequences after the record on.
         assert_eq!(p.unseen(Sequence(11), u32::MAX, 40_000), u32::MAX);
+        assert_eq!(p.unseen(Sequence(11), u32::MAX, 1 + 32767), 0);
+        assert_eq!(p.unseen(Sequence(11), u32::MAX, 1 + 32768), u32::MAX);
         // Across the wrap.
         let mut p = ProcessedAcks::default();
         p.record(Sequence(65534), 0b11, 0);

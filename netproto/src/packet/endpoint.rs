@@ -87,37 +87,64 @@ pub struct Endpoint {
     replies: Option<ReplyLog>,
 }
 
-/// When to skip the next sequence: a countdown of sends, redrawn after each skip
-/// from a splitmix64 stream (deterministic from the seed).
+/// When to skip a sequence: a Poisson process in time, sampled at each send from a
+/// splitmix64 stream (deterministic from the seed).
 #[derive(Clone, Copy, Debug)]
 struct Skipper {
     state: u64,
-    /// Mean sends between skips.
-    interval: u64,
-    /// Sends left before the next skip (0: skip as soon as it evicts nothing).
-    countdown: u64,
+    /// Mean seconds between skips.
+    mean_gap: f64,
+    /// When the process was last sampled (the previous send, or the endpoint's
+    /// creation).
+    sampled_at: Time,
+    /// A skip is due but waits for a send whose slot holds no unacked packet.
+    pending: bool,
 }
 
 impl Skipper {
-    fn new(seed: u64, interval: usize) -> Self {
-        let mut skipper = Self {
-            state: seed,
-            interval: interval as u64,
-            countdown: 0,
+    fn new(seed: u64, mean_gap: f64, now: Time) -> Self {
+        // The seed goes through the mixer first: splitmix64 streams of seeds that
+        // differ by a multiple of its increment are the same stream shifted.
+        let mut mixer = Self {
+            state: seed ^ 0x5851_f42d_4c95_7f2d,
+            mean_gap,
+            sampled_at: now,
+            pending: false,
         };
-        skipper.countdown = skipper.draw();
-        skipper
+        Self {
+            state: mixer.next_u64(),
+            mean_gap,
+            sampled_at: now,
+            pending: false,
+        }
     }
 
-    /// A gap uniform in `1 ..= 2 * interval - 1` (mean `interval`).
-    fn draw(&mut self) -> u64 {
+    /// Whether a skip is due at a send at `now`: it is when at least one event of the
+    /// process fell since the previous send (probability `1 - exp(-dt / mean_gap)`,
+    /// drawn afresh each time: memoryless), or one was already waiting. A clock that
+    /// went back counts as no time elapsed.
+    fn due(&mut self, now: Time) -> bool {
+        let dt = now.secs_since(self.sampled_at).max(0.0);
+        self.sampled_at = now;
+        if !self.pending && dt > 0.0 {
+            let p = -(-dt / self.mean_gap).exp_m1();
+            self.pending = self.uniform() < p;
+        }
+        self.pending
+    }
+
+    /// A uniform draw in `[0, 1)` with 53 random bits.
+    fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// The next 64 bits of the splitmix64 stream.
+    fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        let span = self.interval.saturating_mul(2).saturating_sub(1).max(1);
-        1 + z % span
+        z ^ (z >> 31)
     }
 }
 
@@ -151,7 +178,7 @@ impl Endpoint {
             transmit_buffer,
             skip: config
                 .skip_sequence_seed
-                .map(|seed| Skipper::new(seed, config.skip_interval)),
+                .map(|seed| Skipper::new(seed, config.skip_mean_gap.as_secs_f64(), now)),
             hold: HoldClock::default(),
             replies: config.report_ack_delay.then(ReplyLog::new),
             config,
@@ -337,18 +364,18 @@ impl Endpoint {
         })
     }
 
-    /// The skipped-sequence trap: after a send, when the countdown is over, takes
-    /// the next sequence out of use (recorded in the sent window as skipped, never
-    /// sent), so that [`next_sequence`](Self::next_sequence) already names the
-    /// packet after it. A skip waits while its slot holds an unacked packet, so that
-    /// it never pushes a packet out of the window (every packet is still reported
-    /// once, acked or lost, by the send that evicts it).
+    /// The skipped-sequence trap: after a send, when a skip is due (see
+    /// [`EndpointConfig::skip_mean_gap`]), takes the next sequence out of use
+    /// (recorded in the sent window as skipped, never sent), so that
+    /// [`next_sequence`](Self::next_sequence) already names the packet after it. At
+    /// most one skip per send. A skip waits while its slot holds an unacked packet,
+    /// so that it never pushes a packet out of the window (every packet is still
+    /// reported once, acked or lost, by the send that evicts it).
     fn maybe_skip(&mut self, now: Time) {
         let Some(skip) = &mut self.skip else {
             return;
         };
-        skip.countdown = skip.countdown.saturating_sub(1);
-        if skip.countdown > 0 {
+        if !skip.due(now) {
             return;
         }
         let sequence = self.sequence;
@@ -360,7 +387,7 @@ impl Endpoint {
         if evicts_unacked {
             return;
         }
-        skip.countdown = skip.draw();
+        skip.pending = false;
         // Consecutive and newest, never stale.
         if let Ok(slot) = self.sent.insert_in_place(sequence) {
             *slot = SentPacket {
@@ -1081,6 +1108,199 @@ mod tests {
             assert_eq!(incremental.next_header(), scanned.next_header(), "step {i}");
         }
         assert!(incremental.counters().packets_received > 30_000);
+    }
+
+    fn header(sequence: u16, ack: u16, ack_bits: u32) -> super::super::header::HeaderBytes {
+        PacketHeader {
+            sequence: Sequence(sequence),
+            ack: Sequence(ack),
+            ack_bits,
+        }
+        .encode()
+    }
+
+    #[test]
+    fn an_ack_exactly_at_the_sent_window_edge() {
+        let (mut a, _) = pair();
+        for i in 0..300u16 {
+            send(&mut a, Time::from_secs_f64(f64::from(i) / 60.0), b"x");
+        }
+        // Sent 0..=299 with a window of 256: 44 is the oldest still in it, 0..=43
+        // were reported lost as they left.
+        assert_eq!(a.is_acked(Sequence(44)), Some(false));
+        assert_eq!(a.is_acked(Sequence(43)), None);
+        assert_eq!(a.counters().packets_lost, 44);
+        let now = Time::from_secs_f64(5.0);
+        let acks = a
+            .receive(now, &header(0, 45, 0b111))
+            .expect("valid")
+            .accept();
+        assert_eq!(acks.acks().as_slice(), &[Sequence(45), Sequence(44)]);
+        assert_eq!(a.counters().packets_acked, 2);
+        // An ack of the first packet out of the window acks nothing.
+        let acks = a.receive(now, &header(1, 43, 1)).expect("valid").accept();
+        assert!(acks.acks().is_empty());
+        assert_eq!(a.counters().packets_acked, 2);
+        assert_eq!(a.is_acked(Sequence(43)), None);
+    }
+
+    #[test]
+    fn a_sequence_exactly_half_the_space_away() {
+        // A packet is stale when it is older than the oldest sequence of the received
+        // window (newest - 255), by the wrap-aware order, in which of two sequences
+        // 32768 apart the numerically larger is the newer. With 100 the newest, the
+        // window starts at 65381: 65381 + 32768 = 32613 is exactly half the space
+        // away and numerically smaller, so older: stale; 32612 is newer.
+        let (_, mut b) = pair();
+        let accept = |b: &mut Endpoint, sequence: u16| {
+            b.receive(Time::ZERO, &header(sequence, 65535, 0))
+                .map(Incoming::accept)
+                .map(|r| r.sequence())
+        };
+        assert_eq!(accept(&mut b, 100), Ok(Sequence(100)));
+        assert_eq!(
+            accept(&mut b, 32613),
+            Err(ReceiveError::Stale(Sequence(32613)))
+        );
+        assert_eq!(b.next_header().ack, Sequence(100));
+        assert_eq!(accept(&mut b, 32612), Ok(Sequence(32612)));
+        assert_eq!(b.next_header().ack, Sequence(32612));
+        assert_eq!(b.next_header().ack_bits, 1, "the window moved past 100");
+        assert_eq!(accept(&mut b, 100), Err(ReceiveError::Stale(Sequence(100))));
+        assert_eq!(b.counters().packets_stale, 2);
+
+        // An ack up to half the space ahead of our next sequence names a packet not
+        // sent yet; one further ahead is an old ack, of nothing in the window.
+        let (mut a, _) = pair();
+        for _ in 0..10 {
+            send(&mut a, Time::ZERO, b"x");
+        }
+        for ack in [10u16, 10 + 32767, 10 + 32768] {
+            assert_eq!(
+                a.receive(Time::ZERO, &header(0, ack, 1)).map(|_| ()),
+                Err(ReceiveError::ForgedAck {
+                    ack: Sequence(ack),
+                    next: Sequence(10)
+                })
+            );
+        }
+        let acks = a
+            .receive(Time::ZERO, &header(0, 10 + 32769, u32::MAX))
+            .expect("an old ack")
+            .accept();
+        assert!(acks.acks().is_empty());
+        assert_eq!(a.counters().packets_invalid, 3);
+        assert_eq!(a.counters().packets_acked, 0);
+    }
+
+    #[test]
+    fn a_skip_traps_while_it_is_in_the_sent_window_and_not_after() {
+        // Skips due at every send (1 ns mean gap, 1 ms between sends): each packet is
+        // followed by a skip, since the slot a skip takes never holds an unacked
+        // packet here (it held the skip one window ago).
+        let config = EndpointConfig {
+            sent_packets_buffer_size: 16,
+            skip_sequence_seed: Some(1),
+            skip_mean_gap: core::time::Duration::from_nanos(1),
+            ..EndpointConfig::default()
+        };
+        let mut a = Endpoint::new(config, Time::ZERO).expect("valid");
+        for i in 0..21u16 {
+            let sent = a
+                .send(Time::from_secs_f64(f64::from(i + 1) / 1000.0), b"x", |_| {})
+                .expect("fits");
+            assert_eq!(sent.sequence, Sequence(2 * i));
+        }
+        assert_eq!(a.next_sequence(), Sequence(42));
+        assert_eq!(a.counters().sequences_skipped, 21);
+        // The window is 26..=41: 27 is the oldest skip in it, 25 has left it.
+        assert!(a.is_skipped(Sequence(27)) && !a.is_skipped(Sequence(25)));
+        let now = Time::from_secs_f64(1.0);
+        assert_eq!(
+            a.receive(now, &header(0, 28, 0b10)).map(|_| ()),
+            Err(ReceiveError::OptimisticAck {
+                sequence: Sequence(27)
+            })
+        );
+        let acks = a
+            .receive(now, &header(1, 26, 0b10))
+            .expect("valid")
+            .accept();
+        assert!(acks.acks().is_empty());
+        assert_eq!(a.counters().optimistic_acks, 1);
+        assert_eq!(
+            a.counters().packets_lost,
+            13,
+            "packets 0 to 24 left unacked"
+        );
+    }
+
+    #[test]
+    fn skips_follow_time_not_packets() {
+        let trapped = |seed| {
+            let config = EndpointConfig {
+                skip_sequence_seed: Some(seed),
+                ..EndpointConfig::default()
+            };
+            Endpoint::new(config, Time::ZERO).expect("valid")
+        };
+        // 100 s at 10 and at 1000 packets a second, every packet acked at once so
+        // that no skip waits: about 5.5 and 8 skips a second (125 ms mean gap, at
+        // most one per send).
+        let mut per_second = Vec::new();
+        for rate in [10u32, 1000] {
+            let mut a = trapped(u64::from(rate));
+            let mut ack = Sequence(0);
+            for i in 0..100 * rate {
+                let now = Time::from_secs_f64(f64::from(i) / f64::from(rate));
+                let sent = a.send(now, b"x", |_| {}).expect("fits").sequence;
+                let skipped = a.next_sequence() != sent.next();
+                assert!(!skipped || a.next_sequence() == sent.next().next());
+                let header = PacketHeader {
+                    sequence: ack,
+                    ack: sent,
+                    ack_bits: 1,
+                };
+                ack = ack.next();
+                a.receive(now, &header.encode()).expect("valid").accept();
+            }
+            per_second.push(a.counters().sequences_skipped);
+        }
+        assert_eq!(per_second, [547, 813]);
+        // Packets sent at the same time, or with a clock that went back, draw no
+        // skip: no time passed. Time then counts from the new clock.
+        let mut a = trapped(3);
+        let later = Time::from_secs_f64(1000.0);
+        for _ in 0..1000 {
+            a.send(later, b"burst", |_| {}).expect("fits");
+        }
+        assert_eq!(
+            a.counters().sequences_skipped,
+            1,
+            "the first send, 1000 s in"
+        );
+        for i in 0..1000 {
+            let back = Time::from_secs_f64(999.0 - f64::from(i) * 0.1);
+            a.send(back, b"x", |_| {}).expect("fits");
+        }
+        assert_eq!(a.counters().sequences_skipped, 1);
+        let at = Time::from_secs_f64(2000.0);
+        a.send(at, b"x", |_| {}).expect("fits");
+        // Due, but the slot of the next sequence holds a packet never acked: the
+        // skip waits for a send whose slot is free, drawing nothing meanwhile.
+        assert_eq!(a.counters().sequences_skipped, 1);
+        a.send(at, b"x", |_| {}).expect("fits");
+        assert_eq!(a.counters().sequences_skipped, 1);
+        let held = a.next_sequence().wrapping_sub(256);
+        let header = PacketHeader {
+            sequence: Sequence(0),
+            ack: held.next(),
+            ack_bits: 0b11,
+        };
+        a.receive(at, &header.encode()).expect("valid").accept();
+        a.send(at, b"x", |_| {}).expect("fits");
+        assert_eq!(a.counters().sequences_skipped, 2);
+        assert!(a.is_skipped(a.next_sequence().prev()));
     }
 
     #[test]

@@ -47,9 +47,10 @@
 //!   left, so that [`Stats::rtt`] is the round trip on the network. The header is
 //!   the reference's; both ends must agree.
 //! * With [`EndpointConfig::skip_sequence_seed`] set (off by default), the
-//!   skipped-sequence trap: now and then a sequence number is skipped (never sent),
+//!   skipped-sequence trap: at random times (8 a second on average,
+//!   [`EndpointConfig::skip_mean_gap`]) a sequence number is skipped (never sent),
 //!   and a header acking a skipped sequence drops the packet as an optimistic ack
-//!   ([`ReceiveError::OptimisticAck`]). A reference peer sees an occasional gap.
+//!   ([`ReceiveError::OptimisticAck`]). A reference peer sees gaps.
 
 mod ack_delay;
 mod ack_state;

@@ -359,6 +359,44 @@ mod tests {
     }
 
     #[test]
+    fn advancing_clears_the_slot_it_lands_on() {
+        // `advance` (the reassembly table's, and every insert's) clears the slots of
+        // every sequence up to and including the new newest: the slot the newest
+        // lands on held an entry a lap older, which must not look present.
+        let mut buf: SequenceBuffer<u16> = SequenceBuffer::new(8);
+        for s in 0..8 {
+            buf.insert(Sequence(s), s).expect("fresh");
+        }
+        buf.advance(Sequence(12));
+        assert_eq!(buf.newest(), Sequence(12));
+        assert_eq!(buf.occupant(Sequence(12)), None, "4's slot, now 12's");
+        assert_eq!(buf.get(Sequence(4)), None);
+        let present: Vec<u16> = (0..16).filter(|&s| buf.contains(Sequence(s))).collect();
+        assert_eq!(present, vec![5, 6, 7]);
+        // By one: exactly the slot it lands on.
+        buf.advance(Sequence(13));
+        assert_eq!(buf.occupant(Sequence(13)), None, "5's slot, now 13's");
+        assert_eq!(buf.occupied(), 2);
+        // Across the 16-bit wrap, with a size that does not divide 65536: 65500 and
+        // 0 share slot 0, 65502 and 2 slot 2.
+        let mut buf: SequenceBuffer<u16> = SequenceBuffer::new(100);
+        for s in 65500..=65535u16 {
+            buf.insert(Sequence(s), s)
+                .expect("in the window of a fresh buffer");
+        }
+        buf.advance(Sequence(2));
+        assert_eq!(buf.occupant(Sequence(2)), None, "65502's slot, now 2's");
+        let present: Vec<u16> = (0..=65535u16)
+            .filter(|&s| buf.contains(Sequence(s)))
+            .collect();
+        assert_eq!(present, (65503..=65535).collect::<Vec<_>>());
+        // Advancing to the newest or an older sequence changes nothing.
+        buf.advance(Sequence(2));
+        buf.advance(Sequence(65510));
+        assert_eq!(buf.occupied(), 33);
+    }
+
+    #[test]
     fn a_full_wrap_of_the_sequence_space_leaves_no_ghosts() {
         // Without clearing skipped slots, 5 from the previous wrap would still look
         // present when the ack window reaches 5 again.

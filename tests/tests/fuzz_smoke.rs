@@ -177,7 +177,7 @@ fn connection_unknown() {
         .sum();
     println!("connection_unknown: {mutant_sessions} sessions opened by mutants");
     assert_eq!(mutant_sessions, 2_540);
-    check(&r, total(CONNECTION_UNKNOWN), &inputs, (4_665, 8_197));
+    check(&r, total(CONNECTION_UNKNOWN), &inputs, (4_686, 8_218));
 }
 
 /// Runs a two-stack target and checks its seeds' outcomes: every reliable message the
@@ -232,7 +232,7 @@ fn connection_connected() {
         15,
         fuzz::connection_connected_outcome,
     );
-    check(&r, total(CONNECTION_CONNECTED), &inputs, (1_048, 3_792));
+    check(&r, total(CONNECTION_CONNECTED), &inputs, (1_048, 3_794));
 }
 
 #[test]

@@ -465,8 +465,9 @@ impl LayerConfig {
     /// ```
     ///
     /// where `slot` is the size of a queue slot (about `size_of::<M>()`; an unreliable
-    /// queue grows to at least 4 slots), `block = max_block_size + 9 * fragments` is
-    /// what a queued block holds, `encoded` what a queued
+    /// queue grows to at least 4 slots), `block = q + 9 * ceil(q / fragment_size)` is
+    /// what a queued block holds, with `q = min(max_block_size, M::MAX_BITS / 8)` (a
+    /// block is an encoded message of the set), `encoded` what a queued
     /// [`Encoded`](super::Encoded) message holds (`M::MAX_BITS / 8` plus 24 bytes), `fragments` is
     /// [`BlockConfig::max_fragments`], `P` a reassembly's bookkeeping (96 bytes; a
     /// reassembly holds the bytes of the fragments received, in arrival order, their
@@ -493,7 +494,13 @@ impl LayerConfig {
             let (block, reassembly) = match c.blocks {
                 Some(b) => {
                     largest_block = largest_block.max(b.max_block_size);
-                    let block = sum(&[b.max_block_size, 9usize.saturating_mul(b.max_fragments())]);
+                    // A queued block is an encoded message of the set: at most
+                    // M::MAX_BITS / 8 bytes, whatever max_block_size allows.
+                    let queued = b.max_block_size.min(M::MAX_BITS.div_ceil(8));
+                    let block = sum(&[
+                        queued,
+                        9usize.saturating_mul(queued.div_ceil(b.fragment_size.max(1))),
+                    ]);
                     // A reassembly's heap, and its entry in the list (which grows one
                     // entry at a time, up to max_blocks_in_flight).
                     let partial = sum(&[

@@ -84,14 +84,16 @@ fn server_address() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 40_000))
 }
 
+/// One slot, fixed keys (the run replays byte for byte), the other fields default.
 fn server_config() -> ServerConfig {
     ServerConfig {
-        connection: connection_config(),
-        private_key: Key::from_bytes(PRIVATE_KEY),
-        addresses: vec![server_address()],
         max_clients: 1,
         challenge_key: Key::from_bytes(CHALLENGE_KEY),
-        pending_handshakes: 0,
+        ..ServerConfig::new(
+            connection_config(),
+            Key::from_bytes(PRIVATE_KEY),
+            vec![server_address()],
+        )
     }
 }
 

@@ -81,49 +81,161 @@ pub(crate) fn fragment_range(
     Some(start..(start + fragment_size).min(size))
 }
 
-/// A block being reassembled.
+/// A block being reassembled. Its memory grows with the fragments received, never
+/// with the size its fragments declare: the bytes of each fragment are appended to an
+/// arena in arrival order, the fragment indexes to a list in the same order, and a
+/// sparse bitmap (one word of 64 fragments per word touched) says which fragments
+/// were received. The block is laid out in order only when it completes
+/// ([`assemble`](Self::assemble)), once every byte of it has arrived. A peer that
+/// starts a block of the largest size with one fragment makes us hold that fragment
+/// and a few words, not the block.
+///
+/// Every operation takes constant or logarithmic time per fragment whatever order
+/// the fragments come in (plus, for a fragment in a word not touched before, moving
+/// at most `fragments / 64` words of the bitmap).
 #[derive(Debug)]
 pub(crate) struct PartialBlock {
     pub(crate) id: u16,
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) received: Vec<bool>,
+    /// The block's size, as its first fragment declared it.
+    size: usize,
+    /// Fragments not received yet.
     pub(crate) remaining: usize,
-    received_bytes: usize,
+    /// The bytes of the fragments received, in arrival order.
+    arena: Vec<u8>,
+    /// The index of each fragment received, in arrival order.
+    order: Vec<u16>,
+    /// `(w, bits)`, sorted by `w`: bit `b` set when fragment `64 * w + b` was received.
+    seen: Vec<(u16, u64)>,
 }
 
 impl PartialBlock {
+    /// A block of `size` bytes in fragments of `fragment_size` bytes, nothing received
+    /// yet: allocates nothing. (The configuration keeps a block within 16 MiB and
+    /// 65536 fragments, and the payload format the size within `max_block_size`.)
     pub(crate) fn new(id: u16, size: usize, fragment_size: usize) -> Self {
-        let count = size.div_ceil(fragment_size);
         Self {
             id,
-            bytes: vec![0; size],
-            received: vec![false; count],
-            remaining: count,
-            received_bytes: 0,
+            size,
+            remaining: size.div_ceil(fragment_size),
+            arena: Vec::new(),
+            order: Vec::new(),
+            seen: Vec::new(),
         }
+    }
+
+    /// The size of the block, as declared.
+    pub(crate) fn size(&self) -> usize {
+        self.size
     }
 
     /// Bytes of the fragments received so far.
     pub(crate) fn received_bytes(&self) -> usize {
-        self.received_bytes
+        self.arena.len()
+    }
+
+    /// Where fragment `index`'s bit lives: its word's position in `seen` (or where
+    /// the word would go) and the bit.
+    fn word(&self, index: u16) -> (Result<usize, usize>, u64) {
+        let w = index / 64;
+        (
+            self.seen.binary_search_by_key(&w, |&(k, _)| k),
+            1u64 << (index % 64),
+        )
+    }
+
+    /// Whether fragment `index` was received.
+    pub(crate) fn has(&self, index: usize) -> bool {
+        let Ok(index) = u16::try_from(index) else {
+            return false;
+        };
+        match self.word(index) {
+            (Ok(at), bit) => self.seen[at].1 & bit != 0,
+            (Err(_), _) => false,
+        }
     }
 
     /// Stores a fragment (already validated); returns `true` when it was new.
     pub(crate) fn store(&mut self, index: usize, fragment_size: usize, data: &[u8]) -> bool {
-        let Some(range) = fragment_range(self.bytes.len(), fragment_size, index) else {
+        let (Some(range), Ok(key)) = (
+            fragment_range(self.size, fragment_size, index),
+            u16::try_from(index),
+        ) else {
             return false;
         };
-        match (self.received.get_mut(index), self.bytes.get_mut(range)) {
-            (Some(seen), Some(dst)) if !*seen && dst.len() == data.len() => {
-                dst.copy_from_slice(data);
-                *seen = true;
-                self.remaining -= 1;
-                self.received_bytes += data.len();
-                true
+        if range.len() != data.len() {
+            return false;
+        }
+        let fragments = self.size.div_ceil(fragment_size);
+        match self.word(key) {
+            (Ok(at), bit) => {
+                let word = &mut self.seen[at].1;
+                if *word & bit != 0 {
+                    return false;
+                }
+                *word |= bit;
             }
-            _ => false,
+            (Err(at), bit) => {
+                grow(&mut self.seen, 1, fragments.div_ceil(64));
+                self.seen.insert(at, (key / 64, bit));
+            }
+        }
+        grow(&mut self.order, 1, fragments);
+        self.order.push(key);
+        grow(&mut self.arena, data.len(), self.size);
+        self.arena.extend_from_slice(data);
+        self.remaining -= 1;
+        true
+    }
+
+    /// Writes every fragment received into `block` (of the block's size) at its place.
+    pub(crate) fn assemble(&self, fragment_size: usize, block: &mut [u8]) {
+        let mut at = 0;
+        for &index in &self.order {
+            let Some(range) = fragment_range(self.size, fragment_size, usize::from(index)) else {
+                continue;
+            };
+            let len = range.len();
+            if let (Some(dst), Some(src)) = (block.get_mut(range), self.arena.get(at..at + len)) {
+                dst.copy_from_slice(src);
+            }
+            at += len;
         }
     }
+
+    /// Heap bytes held.
+    #[cfg(test)]
+    pub(crate) fn heap(&self) -> usize {
+        self.arena.capacity()
+            + self.order.capacity() * size_of::<u16>()
+            + self.seen.capacity() * size_of::<(u16, u64)>()
+    }
+}
+
+/// The most heap bytes a [`PartialBlock`] holds besides the fragments' bytes, per
+/// fragment of the largest block: its arrival list (2 bytes per fragment) and its
+/// bitmap (16 bytes per 64 fragments). With the fragments' bytes (at most the block
+/// size), a reassembly holds at most `max_block_size + 9 * max_fragments / 4`.
+pub(crate) const fn partial_block_heap(max_block_size: usize, max_fragments: usize) -> usize {
+    max_block_size
+        .saturating_add(max_fragments.saturating_mul(size_of::<u16>()))
+        .saturating_add(
+            max_fragments
+                .div_ceil(64)
+                .saturating_mul(size_of::<(u16, u64)>()),
+        )
+}
+
+/// Makes room for `additional` more items in `v`, doubling its capacity at most but
+/// never beyond `limit` items (what the block can hold): its capacity stays below
+/// twice what it holds (or exactly what it holds after its first item) and within
+/// the limit.
+fn grow<T>(v: &mut Vec<T>, additional: usize, limit: usize) {
+    let needed = v.len().saturating_add(additional);
+    if needed <= v.capacity() {
+        return;
+    }
+    let target = v.capacity().saturating_mul(2).min(limit).max(needed);
+    v.reserve_exact(target - v.len());
 }
 
 #[cfg(test)]
@@ -144,7 +256,9 @@ mod tests {
         }
         assert_eq!(partial.remaining, 0);
         assert_eq!(partial.received_bytes(), 1000);
-        assert_eq!(partial.bytes, data);
+        let mut block = vec![0; 1000];
+        partial.assemble(300, &mut block);
+        assert_eq!(block, data);
         assert!(!out.ack(3));
         assert_eq!(out.acked_bytes(), 100);
         assert!(!out.ack(0));
@@ -153,5 +267,63 @@ mod tests {
         assert!(!out.ack(1));
         assert!(out.ack(2));
         assert_eq!(out.acked_bytes(), 1000);
+    }
+
+    #[test]
+    fn reassembly_memory_grows_with_the_fragments_received() {
+        // A 1 MiB block in 128-byte fragments (8192), started by its last fragment
+        // (one byte): that byte and a few words, not the block.
+        let (size, fs) = ((8191 * 128) + 1, 128);
+        let mut partial = PartialBlock::new(1, size, fs);
+        assert_eq!(partial.heap(), 0);
+        assert!(partial.store(8191, fs, &[9]));
+        assert_eq!(partial.heap(), 1 + 2 + 16);
+        assert!(!partial.store(8191, fs, &[9]));
+        assert!(partial.has(8191) && !partial.has(8190) && !partial.has(70_000));
+        // Every other fragment, backwards (a new bitmap word each 64 fragments, in
+        // front of the others): at most twice what arrived, within the bound.
+        let data: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+        let mut stored = 1;
+        for index in (0..8191).rev().step_by(2) {
+            let range = fragment_range(size, fs, index).expect("in the block");
+            assert!(partial.store(index, fs, &data[range]));
+            stored += 1;
+            let arrived = partial.received_bytes() + 2 * stored + 16 * partial.seen.len();
+            assert_eq!(partial.received_bytes(), 1 + (stored - 1) * fs);
+            assert!(
+                partial.heap() <= 2 * arrived,
+                "{} > 2 x {arrived}",
+                partial.heap()
+            );
+        }
+        assert_eq!(stored, 4097);
+        // The rest, forwards; the last one completes it.
+        for index in (1..8191).step_by(2) {
+            let range = fragment_range(size, fs, index).expect("in the block");
+            assert!(partial.store(index, fs, &data[range]));
+            assert!(partial.heap() <= partial_block_heap(size, 8192));
+        }
+        assert_eq!(partial.remaining, 0);
+        assert_eq!(partial.received_bytes(), size);
+        let mut block = vec![0; size];
+        partial.assemble(fs, &mut block);
+        let mut expected = data.clone();
+        expected[size - 1] = 9;
+        assert_eq!(block, expected);
+        // Wrong lengths and indexes are refused.
+        let mut partial = PartialBlock::new(2, 1000, 300);
+        assert!(!partial.store(0, 300, &[0; 299]));
+        assert!(!partial.store(4, 300, &[0; 100]));
+        assert!(!partial.store(3, 300, &[0; 99]));
+        assert_eq!(partial.heap(), 0);
+    }
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod size_tests {
+    /// The bookkeeping `LayerConfig::memory_bound`'s documentation states.
+    #[test]
+    fn a_reassembly_is_as_documented() {
+        assert_eq!(size_of::<super::PartialBlock>(), 96);
     }
 }

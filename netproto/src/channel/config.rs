@@ -56,7 +56,9 @@ impl ChannelKind {
 pub struct BlockConfig {
     /// Largest block, in bytes of the encoded message (type id + body), at most
     /// 16 MiB. A queued block holds this many bytes at most (plus 9 bytes of
-    /// bookkeeping per fragment), and so does each reassembly buffer of the receiver.
+    /// bookkeeping per fragment), and so does each reassembly of the receiver (plus
+    /// about 2 bytes per fragment), which grows with the fragments received, not with
+    /// the size the block declares.
     pub max_block_size: usize,
     /// Bytes per fragment (the last fragment of a block holds the rest), at most
     /// 65536; a block has at most 65536 fragments.
@@ -65,7 +67,8 @@ pub struct BlockConfig {
     pub max_fragments_per_packet: usize,
     /// Most blocks with fragments out at once (the oldest unacked ones), 1 to 64. A
     /// block needs at least a round trip, so this bounds blocks per round trip; the
-    /// receiver keeps one reassembly buffer of up to `max_block_size` per block.
+    /// receiver reassembles at most this many blocks at once, each holding what it
+    /// received of it (up to `max_block_size`).
     pub max_blocks_in_flight: usize,
 }
 
@@ -455,16 +458,22 @@ impl LayerConfig {
     /// sum over channels of
     ///     send_queue_size    * (slot + max(message_heap, block, encoded))   the send queue
     ///   + receive_queue_size * (slot + message_heap)               the receive queue
-    ///   + max_blocks_in_flight * (max_block_size + fragments + P)  reassembly (blocks)
+    ///   + max_blocks_in_flight * (max_block_size + 2 * fragments
+    ///                             + 16 * ceil(fragments / 64) + P)  reassembly (blocks)
     /// + sent_packets_buffer_size * (4 + 24 + 8 * items)            packet records
     /// + staging
     /// ```
     ///
     /// where `slot` is the size of a queue slot (about `size_of::<M>()`; an unreliable
-    /// queue grows to at least 4 slots), `block = max_block_size + 9 * fragments` is
-    /// what a queued block holds, `encoded` what a queued
+    /// queue grows to at least 4 slots), `block = q + 9 * ceil(q / fragment_size)` is
+    /// what a queued block holds, with `q = min(max_block_size, M::MAX_BITS / 8)` (a
+    /// block is an encoded message of the set), `encoded` what a queued
     /// [`Encoded`](super::Encoded) message holds (`M::MAX_BITS / 8` plus 24 bytes), `fragments` is
-    /// [`BlockConfig::max_fragments`], `P` a reassembly's bookkeeping (64 bytes),
+    /// [`BlockConfig::max_fragments`], `P` a reassembly's bookkeeping (96 bytes; a
+    /// reassembly holds the bytes of the fragments received, in arrival order, their
+    /// indexes (2 bytes each) and a sparse bitmap of them (16 bytes per 64 fragments),
+    /// each growing as fragments arrive: a peer must send the bytes it makes us hold,
+    /// whatever block size it declares),
     /// `items` the reliable messages and fragments one packet can carry (summed over
     /// channels, rounded up to a power of two, at least 4), and `staging` the scratch
     /// space of one packet: twice the largest encoded message or block, the payload
@@ -485,19 +494,20 @@ impl LayerConfig {
             let (block, reassembly) = match c.blocks {
                 Some(b) => {
                     largest_block = largest_block.max(b.max_block_size);
-                    let block = sum(&[b.max_block_size, 9usize.saturating_mul(b.max_fragments())]);
+                    // A queued block is an encoded message of the set: at most
+                    // M::MAX_BITS / 8 bytes, whatever max_block_size allows.
+                    let queued = b.max_block_size.min(M::MAX_BITS.div_ceil(8));
+                    let block = sum(&[
+                        queued,
+                        9usize.saturating_mul(queued.div_ceil(b.fragment_size.max(1))),
+                    ]);
+                    // A reassembly's heap, and its entry in the list (which grows one
+                    // entry at a time, up to max_blocks_in_flight).
                     let partial = sum(&[
-                        b.max_block_size,
-                        b.max_fragments(),
+                        super::block::partial_block_heap(b.max_block_size, b.max_fragments()),
                         size_of::<super::block::PartialBlock>(),
                     ]);
-                    // The reassembly list grows like a Vec: at least 4 entries.
-                    let list =
-                        b.max_blocks_in_flight.max(4) * size_of::<super::block::PartialBlock>();
-                    (
-                        block,
-                        sum(&[b.max_blocks_in_flight.saturating_mul(partial), list]),
-                    )
+                    (block, b.max_blocks_in_flight.saturating_mul(partial))
                 }
                 None => (0, 0),
             };

@@ -649,7 +649,7 @@ impl<M: NetMessage> MessageLayer<M> {
             .map(|p| BlockProgress {
                 id: p.id,
                 bytes: p.received_bytes(),
-                total: p.bytes.len(),
+                total: p.size(),
             })
     }
 

@@ -211,16 +211,13 @@ impl<M: NetMessage> MessageLayer<M> {
             let partial = recv.partials.iter().find(|p| p.id == g.id);
             let missing = match partial {
                 Some(p) => {
-                    if p.bytes.len() != g.size {
+                    if p.size() != g.size {
                         return Err(PayloadError::BadFragment {
                             channel,
                             reason: "block size differs from earlier fragments",
                         });
                     }
-                    let fresh = frags
-                        .iter()
-                        .filter(|(i, _)| p.received.get(*i).is_some_and(|r| !r))
-                        .count();
+                    let fresh = frags.iter().filter(|(i, _)| !p.has(*i)).count();
                     p.remaining - fresh
                 }
                 // A conforming sender has at most max_blocks_in_flight blocks with
@@ -241,9 +238,9 @@ impl<M: NetMessage> MessageLayer<M> {
             // block that does not decode drops the payload whole.
             let assemble = &mut staged.assemble;
             assemble.clear();
-            match partial {
-                Some(p) => assemble.extend_from_slice(&p.bytes),
-                None => assemble.resize(g.size, 0),
+            assemble.resize(g.size, 0);
+            if let Some(p) = partial {
+                p.assemble(bc.fragment_size, assemble);
             }
             for (index, range) in frags {
                 if let (Some(dst), Some(src)) = (
@@ -305,6 +302,9 @@ impl<M: NetMessage> MessageLayer<M> {
             let at = match recv.partials.iter().position(|p| p.id == g.id) {
                 Some(at) => at,
                 None => {
+                    // One entry more, not a doubling: the list holds at most
+                    // max_blocks_in_flight entries, each allocated when its block starts.
+                    recv.partials.reserve_exact(1);
                     recv.partials
                         .push(PartialBlock::new(g.id, g.size, bc.fragment_size));
                     recv.partials.len() - 1

@@ -60,10 +60,13 @@ pub struct EndpointConfig {
     pub received_packets_buffer_size: usize,
     /// Packets being reassembled at once (a ring indexed by sequence, like the packet
     /// windows: a new packet evicts the one a window older, so a never-completed
-    /// packet holds its slot only until the peer's sequences move on). Each slot keeps
-    /// a buffer of at most `max_fragments * fragment_size` bytes, so reassembly memory
-    /// is bounded by `fragment_reassembly_buffer_size * max_fragments * fragment_size`
-    /// (1 MiB with the defaults); see [`memory_bound`](Self::memory_bound).
+    /// packet holds its slot only until the peer's sequences move on). A slot's
+    /// buffers grow with the fragments received (not with the fragment count they
+    /// declare) up to `max_fragments * (fragment_size + 1)` bytes, and are kept for
+    /// reuse, so reassembly memory is bounded by
+    /// `fragment_reassembly_buffer_size * max_fragments * (fragment_size + 1)` (just
+    /// over 1 MiB with the defaults), and a peer must send about as many bytes to make
+    /// us hold them; see [`memory_bound`](Self::memory_bound).
     pub fragment_reassembly_buffer_size: usize,
     /// Weight of each new RTT sample in the smoothed RTT, in (0, 1].
     pub rtt_smoothing_factor: f64,
@@ -217,19 +220,25 @@ impl EndpointConfig {
     /// configuration holds, whatever it is sent:
     ///
     /// ```text
-    /// fragment_reassembly_buffer_size * (max_fragments * fragment_size + 4 + P)
+    /// fragment_reassembly_buffer_size * (max_fragments * (fragment_size + 1) + 4 + P)
     ///   + sent_packets_buffer_size * (4 + E)
     ///   + received_packets_buffer_size * (4 + E)
     ///   + rtt_history_size * 8
     ///   + max(min(fragment_above, max_packet_size) + 9, fragment_size + 14)
     /// ```
     ///
-    /// where `P` is the size of a reassembly slot's bookkeeping (80 bytes on 64-bit
+    /// where `P` is the size of a reassembly slot's bookkeeping (104 bytes on 64-bit
     /// targets), `E` that of a packet record (16 bytes) and 4 the stored sequence of
     /// a ring slot; the last term is the transmit buffer. Everything but the
-    /// reassembly buffers is allocated at construction; those grow to their bound when
-    /// a peer sends maximal fragments for every slot, and are kept for reuse. The
-    /// payload of a [`PendingPacket`](super::PendingPacket) borrows these buffers.
+    /// reassembly buffers is allocated at construction. A reassembly slot's buffers
+    /// hold the bytes of the fragments received and one byte per fragment (its id, in
+    /// arrival order), growing as fragments arrive (at most doubling, never beyond
+    /// `max_fragments` fragments), and are kept for reuse: they reach their bound only
+    /// when a peer has sent that many fragment bytes for every slot. (A slot's buffers
+    /// stay within twice the most it held at once: the bytes held for a peer stay
+    /// below about twice the fragment bytes it sent, whatever fragment count they
+    /// declare.) The payload of a
+    /// [`PendingPacket`](super::PendingPacket) borrows these buffers.
     ///
     /// ```
     /// use netproto::packet::EndpointConfig;
@@ -241,10 +250,13 @@ impl EndpointConfig {
     pub fn memory_bound(&self) -> usize {
         use core::mem::size_of;
         let ring = |n: usize, entry: usize| n.saturating_mul(4 + entry);
+        // Per slot: the fragments' bytes, and their ids in arrival order.
         let reassembly = ring(
             self.fragment_reassembly_buffer_size,
-            size_of::<super::reassembly::Partial>()
-                .saturating_add(self.max_fragments.saturating_mul(self.fragment_size)),
+            size_of::<super::reassembly::Partial>().saturating_add(
+                self.max_fragments
+                    .saturating_mul(self.fragment_size.saturating_add(1)),
+            ),
         );
         let transmit = self.max_datagram_size();
         reassembly

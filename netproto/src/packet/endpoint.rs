@@ -254,7 +254,7 @@ impl Endpoint {
     }
 
     /// Bytes held by reassembly buffers (in use or kept for reuse); at most
-    /// `fragment_reassembly_buffer_size * max_fragments * fragment_size`.
+    /// `fragment_reassembly_buffer_size * max_fragments * (fragment_size + 1)`.
     pub fn reassembly_memory(&self) -> usize {
         self.reassembly.memory()
     }
@@ -1385,7 +1385,7 @@ mod tests {
             ));
         }
         let memory = b.reassembly_memory();
-        assert_eq!(memory, 4 * 1024);
+        assert_eq!(memory, 4 * 1024 + 4); // the bytes, and a list of 4 fragment ids
         match b.receive(Time::ZERO, &frags[3]).expect("valid") {
             Incoming::Packet(p) => {
                 assert_eq!(p.payload(), &payload[..]);

@@ -31,8 +31,9 @@ pub fn packet_endpoint(data: &[u8]) -> usize {
 
 fn run_endpoint(data: &[u8]) -> Vec<EndpointStep> {
     let config = endpoint_config();
+    // Per slot: the fragments' bytes and their ids (one byte each).
     let max_memory =
-        config.fragment_reassembly_buffer_size * config.max_fragments * config.fragment_size;
+        config.fragment_reassembly_buffer_size * config.max_fragments * (config.fragment_size + 1);
     let mut endpoint =
         Endpoint::new(config.clone(), Time::ZERO).expect("valid endpoint configuration");
     let limits = netproto::internals::packet::FragmentLimits {

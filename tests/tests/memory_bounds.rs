@@ -733,14 +733,15 @@ fn server_memory_stays_within_its_documented_bound() {
     let c = *server.counters();
     println!(
         "valid-request flood: {flood_count} addresses, {} pending handshakes (limit {}), {} \
-         tokens (limit {}), {} challenges, {} busy; live {} bytes, peak {} bytes above the \
-         idle server, server bound {server_bound}",
+         tokens (limit {}), {} challenges, {} busy, {} refused as the history is full; live {} \
+         bytes, peak {} bytes above the idle server, server bound {server_bound}",
         server.pending_handshakes(),
         4 * CLIENTS,
         server.remembered_tokens(),
         32 * CLIENTS,
         c.challenges_sent,
         c.requests_busy,
+        c.requests_history_full,
         host.phase.live() - before_server,
         flood_max - base,
     );
@@ -755,6 +756,13 @@ fn server_memory_stays_within_its_documented_bound() {
         "the table filled up"
     );
     assert_eq!(c.challenges_sent, 4 * CLIENTS as u64);
+    // Every request got a challenge, or its token went into the history without a
+    // handshake (busy), or the history was full: no entry was evicted.
+    assert_eq!(
+        c.challenges_sent + c.requests_busy + c.requests_history_full,
+        flood_count as u64
+    );
+    assert_eq!(c.requests_history_full, (flood_count - 32 * CLIENTS) as u64);
     let flood_peak = flood_max - before_server;
     assert!(
         flood_peak <= server_bound + queue_allowance(),

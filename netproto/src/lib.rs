@@ -210,6 +210,7 @@ pub mod channel;
 mod codec;
 pub mod connection;
 mod error;
+mod grow;
 /// The wire codecs below the public API, for netproto's own tests (`internals` feature).
 #[cfg(feature = "internals")]
 #[doc(hidden)]

@@ -58,6 +58,7 @@ pub mod fixtures {
 
 pub mod fuzz;
 pub mod nonce_log;
+pub mod sealer;
 
 pub mod sim_stack;
 pub mod token_world;

@@ -25,11 +25,12 @@ use netproto::channel::{BlockConfig, ChannelConfig, LayerConfig, MessageStack};
 use netproto::connection::{
     ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
 };
-use netproto::internals::netcode::{ChallengeToken, Packet, write_packet};
+use netproto::internals::netcode::{ChallengeToken, Packet};
 use netproto::netcode::{ConnectToken, Key};
 use netproto::sim::Rng;
 use netproto::transport::ServerStack;
 use netproto::{NetMessage, Stream, WriteStream};
+use netproto_tests::sealer::{Sealer, request};
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
 
 #[global_allocator]
@@ -164,38 +165,6 @@ fn token(rng: &mut Rng, private_key: &Key, client_id: u64, server: SocketAddr) -
     let protocol_id = connection_config().protocol_id;
     SimBackend::with_key(protocol_id, private_key.clone(), rng.next_u64())
         .token_to(client_id, server)
-}
-
-/// The 1078-byte connection request of `token`.
-fn request(token: &ConnectToken) -> Vec<u8> {
-    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
-    let key = Key::from_bytes([0; 32]);
-    let len = write_packet(
-        &token.request_packet(),
-        0,
-        &key,
-        token.protocol_id,
-        &mut buf,
-    )
-    .expect("a request fits");
-    buf[..len].to_vec()
-}
-
-/// Seals a client's packets: the token's client-to-server key, our sequence.
-struct Sealer {
-    key: Key,
-    protocol_id: u64,
-    sequence: u64,
-}
-
-impl Sealer {
-    fn seal(&mut self, packet: &Packet<'_>) -> Vec<u8> {
-        let mut buf = [0u8; MAX_DATAGRAM_BYTES];
-        let len = write_packet(packet, self.sequence, &self.key, self.protocol_id, &mut buf)
-            .expect("the packet fits");
-        self.sequence += 1;
-        buf[..len].to_vec()
-    }
 }
 
 fn chat(i: usize) -> Msg {

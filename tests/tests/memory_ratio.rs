@@ -30,11 +30,12 @@ use std::net::SocketAddr;
 use cap::Cap;
 use netproto::channel::{BlockConfig, ChannelConfig, ChannelId, LayerConfig};
 use netproto::connection::{ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, ServerConfig};
-use netproto::internals::netcode::{ChallengeToken, Packet, write_packet};
+use netproto::internals::netcode::{ChallengeToken, Packet};
 use netproto::netcode::{ConnectToken, Key};
 use netproto::packet::{Endpoint, EndpointConfig};
 use netproto::transport::ServerStack;
 use netproto::{NetMessage, Stream, Time, WriteStream, bits_for_count};
+use netproto_tests::sealer::{Sealer, request};
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
 
 #[global_allocator]
@@ -97,23 +98,6 @@ fn server_config() -> ServerConfig {
     }
 }
 
-/// Seals a client's packets: the token's client-to-server key, our sequence.
-struct Sealer {
-    key: Key,
-    protocol_id: u64,
-    sequence: u64,
-}
-
-impl Sealer {
-    fn seal(&mut self, packet: &Packet<'_>) -> Vec<u8> {
-        let mut buf = [0u8; MAX_DATAGRAM_BYTES];
-        let len = write_packet(packet, self.sequence, &self.key, self.protocol_id, &mut buf)
-            .expect("the packet fits");
-        self.sequence += 1;
-        buf[..len].to_vec()
-    }
-}
-
 /// An authenticated attacker: its handshake datagrams, its sealer and its own packet
 /// endpoint (for sequences and packet headers the server accepts).
 struct Attacker {
@@ -130,16 +114,7 @@ impl Attacker {
         let token: ConnectToken =
             SimBackend::with_key(config.protocol_id, Key::from_bytes(PRIVATE_KEY), seed)
                 .token_to(seed, server_address());
-        let mut buf = [0u8; MAX_DATAGRAM_BYTES];
-        let len = write_packet(
-            &token.request_packet(),
-            0,
-            &Key::from_bytes([0; 32]),
-            token.protocol_id,
-            &mut buf,
-        )
-        .expect("a request fits");
-        let request = buf[..len].to_vec();
+        let request = request(&token);
         let mut sealer = Sealer {
             key: token.client_to_server_key.clone(),
             protocol_id: config.protocol_id,

@@ -277,9 +277,9 @@ fn a_handshake_flood_does_not_keep_a_fresh_player_out() {
     let mut worst = [0.0f64; 3];
     let mut replaced = [0; 3];
     for seed in 0..20 {
-        let unloaded = unloaded_connect_time(seed, link.clone());
+        let unloaded = unloaded_connect_time(seed, link);
         for (k, &(tokens, users)) in floods.iter().enumerate() {
-            let (loaded, w) = flood_connect_time(seed, tokens, users, link.clone());
+            let (loaded, w) = flood_connect_time(seed, tokens, users, link);
             let loaded = loaded.unwrap_or_else(|| {
                 panic!("seed {seed}, {tokens} tokens of {users} users: never connected")
             });

@@ -2,6 +2,7 @@
 //! acked and resent on their own, and reassembled before delivery.
 
 use crate::Time;
+use crate::grow::grow_within;
 
 /// A block being sent: its encoded bytes and the state of each fragment.
 #[derive(Debug)]
@@ -175,13 +176,13 @@ impl PartialBlock {
                 *word |= bit;
             }
             (Err(at), bit) => {
-                grow(&mut self.seen, 1, fragments.div_ceil(64));
+                grow_within(&mut self.seen, 1, fragments.div_ceil(64));
                 self.seen.insert(at, (key / 64, bit));
             }
         }
-        grow(&mut self.order, 1, fragments);
+        grow_within(&mut self.order, 1, fragments);
         self.order.push(key);
-        grow(&mut self.arena, data.len(), self.size);
+        grow_within(&mut self.arena, data.len(), self.size);
         self.arena.extend_from_slice(data);
         self.remaining -= 1;
         true
@@ -223,19 +224,6 @@ pub(crate) const fn partial_block_heap(max_block_size: usize, max_fragments: usi
                 .div_ceil(64)
                 .saturating_mul(size_of::<(u16, u64)>()),
         )
-}
-
-/// Makes room for `additional` more items in `v`, doubling its capacity at most but
-/// never beyond `limit` items (what the block can hold): its capacity stays below
-/// twice what it holds (or exactly what it holds after its first item) and within
-/// the limit.
-fn grow<T>(v: &mut Vec<T>, additional: usize, limit: usize) {
-    let needed = v.len().saturating_add(additional);
-    if needed <= v.capacity() {
-        return;
-    }
-    let target = v.capacity().saturating_mul(2).min(limit).max(needed);
-    v.reserve_exact(target - v.len());
 }
 
 #[cfg(test)]

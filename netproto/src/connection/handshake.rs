@@ -124,7 +124,7 @@ pub(crate) enum TokenRefusal {
 
 /// What [`Handshakes::start`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Started {
+pub(crate) enum HandshakeStart {
     /// A new handshake (or the same one again: a retransmitted request).
     Started,
     /// A new handshake, in place of the one that started first: the table was full.
@@ -212,19 +212,25 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
     /// handshake of the same client id ends. When the table is full of live
     /// handshakes, the one that started first is replaced if it is older than
     /// [`HANDSHAKE_GRACE`]; otherwise the request is refused as busy.
-    pub(crate) fn start(&mut self, from: A, pending: Pending, now: Time, unix: u64) -> Started {
+    pub(crate) fn start(
+        &mut self,
+        from: A,
+        pending: Pending,
+        now: Time,
+        unix: u64,
+    ) -> HandshakeStart {
         if let Some(current) = self.pending.get(&from)
             && current.tag == pending.tag
             && !current.expired(now, unix)
         {
-            return Started::Started;
+            return HandshakeStart::Started;
         }
         if let Some(&other) = self.by_client.get(&pending.client_id)
             && other != from
         {
             self.remove(&other);
         }
-        let mut started = Started::Started;
+        let mut started = HandshakeStart::Started;
         if !self.pending.contains_key(&from) && self.pending.len() >= self.pending_limit {
             self.expire_pending(now, unix);
             if self.pending.len() >= self.pending_limit {
@@ -235,10 +241,10 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
                     .min_by(|a, b| a.1.started.total_cmp(&b.1.started))
                     .map(|(address, _)| *address);
                 let Some(first) = first else {
-                    return Started::Busy;
+                    return HandshakeStart::Busy;
                 };
                 self.remove(&first);
-                started = Started::Replaced;
+                started = HandshakeStart::Replaced;
             }
         }
         if let Some(old) = self.pending.insert(from, pending)
@@ -393,21 +399,21 @@ mod tests {
         let mut h = Handshakes::<u8>::new(2);
         assert_eq!(
             h.start(1, pending(1, 1, at(0.0)), at(0.0), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(
             h.start(2, pending(2, 2, at(0.0)), at(0.0), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(
             h.start(3, pending(3, 3, at(0.5)), at(0.5), 0),
-            Started::Busy,
+            HandshakeStart::Busy,
             "full of handshakes within their grace"
         );
         // A retransmitted request keeps its handshake and does not extend it.
         assert_eq!(
             h.start(2, pending(2, 2, at(4.0)), at(4.0), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert!(h.pending(&2, at(4.9), 0).is_some());
         assert!(
@@ -421,7 +427,7 @@ mod tests {
         );
         assert_eq!(
             h.start(3, pending(3, 3, at(5.0)), at(5.0), 0),
-            Started::Started,
+            HandshakeStart::Started,
             "the expired ones made room"
         );
         assert_eq!(h.pending_len(), 1);
@@ -435,32 +441,32 @@ mod tests {
         let mut h = Handshakes::<u8>::new(2);
         assert_eq!(
             h.start(1, pending(1, 1, at(0.0)), at(0.0), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(
             h.start(2, pending(2, 2, at(0.2)), at(0.2), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(
             h.start(3, pending(3, 3, at(0.99)), at(0.99), 0),
-            Started::Busy
+            HandshakeStart::Busy
         );
         assert_eq!(
             h.start(3, pending(3, 3, at(1.0)), at(1.0), 0),
-            Started::Replaced
+            HandshakeStart::Replaced
         );
         assert!(h.pending(&1, at(1.0), 0).is_none(), "the first one went");
         assert!(h.pending(&2, at(1.0), 0).is_some());
         // Address 1 comes back: 2 is past its grace, 3 is not.
         assert_eq!(
             h.start(1, pending(1, 1, at(1.3)), at(1.3), 0),
-            Started::Replaced
+            HandshakeStart::Replaced
         );
         assert!(h.pending(&2, at(1.3), 0).is_none());
         assert!(h.pending(&3, at(1.3), 0).is_some());
         assert_eq!(
             h.start(2, pending(2, 2, at(1.5)), at(1.5), 0),
-            Started::Busy
+            HandshakeStart::Busy
         );
         assert_eq!(h.pending_len(), 2);
     }
@@ -470,18 +476,18 @@ mod tests {
         let mut h = Handshakes::<u8>::new(4);
         assert_eq!(
             h.start(1, pending(1, 7, at(0.0)), at(0.0), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(
             h.start(2, pending(2, 7, at(0.1)), at(0.1), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert!(h.pending(&1, at(0.1), 0).is_none(), "the newer request won");
         assert!(h.pending(&2, at(0.1), 0).is_some());
         // A new token of the same client from the same address replaces it too.
         assert_eq!(
             h.start(2, pending(3, 7, at(0.2)), at(0.2), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(h.pending(&2, at(0.2), 0).map(|p| p.tag), Some([3; 16]));
         assert_eq!(h.pending_len(), 1);
@@ -490,7 +496,7 @@ mod tests {
         // follows.
         assert_eq!(
             h.start(2, pending(4, 8, at(0.3)), at(0.3), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(h.by_client.get(&7), None);
         assert_eq!(h.by_client.get(&8), Some(&2));

@@ -10,7 +10,7 @@ use super::config::{ConnectionConfigError, ServerConfig};
 use super::congestion::Congestion;
 use super::delivery::Delivery;
 use super::event::{ClientId, DenyReason, DisconnectReason, ServerEvent};
-use super::handshake::{Handshakes, Pending, Started, TokenRefusal, TokenTag};
+use super::handshake::{HandshakeStart, Handshakes, Pending, TokenRefusal, TokenTag};
 use super::session::{Crypto, Link};
 use super::stats::LinkStats;
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
@@ -645,8 +645,8 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             now,
         );
         match self.handshakes.start(from, pending, now, unix) {
-            Started::Started => {}
-            Started::Replaced => {
+            HandshakeStart::Started => {}
+            HandshakeStart::Replaced => {
                 self.counters.handshakes_replaced += 1;
                 trace::log_drop!(
                     self.drop_log,
@@ -656,7 +656,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                     "handshake table full: the handshake that started first was replaced"
                 );
             }
-            Started::Busy => {
+            HandshakeStart::Busy => {
                 self.dropped(now, from, Dropped::RequestBusy);
                 return;
             }

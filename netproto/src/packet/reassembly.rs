@@ -4,6 +4,7 @@ use super::fragment::Fragment;
 use super::header::PacketHeader;
 use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
+use crate::grow::grow_within;
 
 /// Why a (well-formed) fragment could not be stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,18 +83,6 @@ impl Partial {
     }
 }
 
-/// Makes room for `additional` more items in `v`, doubling its capacity at most but
-/// never beyond `limit` items: its capacity stays below twice what it holds (exactly
-/// what it holds after its first fragment) and within the limit.
-fn grow<T>(v: &mut Vec<T>, additional: usize, limit: usize) {
-    let needed = v.len().saturating_add(additional);
-    if needed <= v.capacity() {
-        return;
-    }
-    let target = v.capacity().saturating_mul(2).min(limit).max(needed);
-    v.reserve_exact(target - v.len());
-}
-
 /// A completed packet, handed out of the table. Give `data` back with
 /// [`Reassembly::recycle`] to keep its allocation.
 #[derive(Debug, PartialEq, Eq)]
@@ -160,9 +149,9 @@ impl Reassembly {
         // The fragment parser guarantees len <= fs (exactly fs but for the last) and
         // id < count: the buffers stay within count * fs bytes and count ids.
         let whole = usize::from(count) * fs;
-        grow(&mut partial.data, len, whole);
+        grow_within(&mut partial.data, len, whole);
         partial.data.extend_from_slice(fragment.payload);
-        grow(&mut partial.order, 1, usize::from(count));
+        grow_within(&mut partial.order, 1, usize::from(count));
         partial.order.push(fragment.header.fragment_id);
 
         if partial.received < count {

@@ -76,8 +76,10 @@
 //!   [`Key::from_hex`], [`Key::from_base64`] for a string from elsewhere). Their
 //!   [`KeyError`] says what is wrong (length found, encoding, variable, path) and
 //!   never shows the key.
-//! * Rotate it like any other server secret; tokens live seconds, so a rotation only
-//!   needs servers to accept the old key for one token lifetime.
+//! * Rotate it like any other server secret. A server opens tokens with one key, so
+//!   run servers with the new key beside those with the old one, have the backend mint
+//!   tokens with the new key naming only the new servers, and stop the old servers
+//!   once the last token made with the old key has expired (tokens live minutes).
 //! * Session keys and nonces come from the OS random number generator ([`Key::random`],
 //!   `random_bytes`); never reuse a (key, nonce) pair.
 //! * Serve tokens over HTTPS only: a token lets its holder connect as that client until

@@ -44,7 +44,8 @@
 //! ```
 //! use netproto::netcode::{generate_connect_token, ConnectToken, Key, TokenParams};
 //!
-//! // Backend side: the private key comes from configuration, never from a client.
+//! // Backend side: the private key comes from configuration (`Key::from_env`,
+//! // `Key::from_file`), never from a client. A fixed one for this example:
 //! let private_key = Key::from_bytes([7; 32]);
 //! let params = TokenParams {
 //!     protocol_id: 0x1122_3344_5566_7788,

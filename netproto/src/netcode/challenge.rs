@@ -7,7 +7,7 @@
 //! key, nonce = 4 zero bytes ++ the challenge token sequence (u64 LE), no associated
 //! data.
 
-use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use super::crypto::{open, seal, sequence_nonce};
 use super::{CHALLENGE_TOKEN_BYTES, Key, MAC_BYTES, TokenError, USER_DATA_BYTES};
@@ -63,14 +63,15 @@ impl ChallengeToken {
 
     /// Opens a sealed challenge token; [`TokenError::Decrypt`] if the tag does not
     /// verify under `key` and `sequence` (the AEAD verifies the tag, in constant
-    /// time). Like the reference, the zero padding is not checked. The buffer the
-    /// plaintext is opened in is wiped before this returns.
+    /// time). Like the reference, the zero padding is not checked. The client id and
+    /// user data in the buffer the token is opened in are wiped before this returns
+    /// (ring wipes the buffer itself when the tag does not verify).
     pub fn open(
         sealed: &[u8; CHALLENGE_TOKEN_BYTES],
         sequence: u64,
         key: &Key,
     ) -> Result<Self, TokenError> {
-        let mut data = Zeroizing::new(*sealed);
+        let mut data = *sealed;
         let (body, mac) = data.split_at_mut(CHALLENGE_MAC_START);
         let tag: [u8; MAC_BYTES] = (&*mac).try_into().map_err(|_| TokenError::Truncated)?;
         open(body, &[], &sequence_nonce(sequence), key, &tag).map_err(|_| TokenError::Decrypt)?;
@@ -84,6 +85,7 @@ impl ChallengeToken {
         token.client_id =
             u64::from_le_bytes(client_id.try_into().map_err(|_| TokenError::Truncated)?);
         token.user_data.copy_from_slice(&rest[..USER_DATA_BYTES]);
+        data[..8 + USER_DATA_BYTES].zeroize();
         Ok(token)
     }
 }

@@ -12,7 +12,7 @@
 
 use std::net::SocketAddr;
 
-use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use super::address::{encode_address, read_address_from};
 use super::crypto::{open_x, seal_x};
@@ -115,8 +115,10 @@ impl ConnectTokenPrivate {
     /// The plaintext private part: 1024 bytes, of which the last 16 (where the tag
     /// goes) are zero, wiped when dropped. Refuses an address count outside 1..=32.
     #[cfg(any(test, feature = "internals"))] // used by tests only
-    pub fn write(&self) -> Result<Zeroizing<[u8; CONNECT_TOKEN_PRIVATE_BYTES]>, TokenError> {
-        let mut plain = Zeroizing::new([0u8; CONNECT_TOKEN_PRIVATE_BYTES]);
+    pub fn write(
+        &self,
+    ) -> Result<zeroize::Zeroizing<[u8; CONNECT_TOKEN_PRIVATE_BYTES]>, TokenError> {
+        let mut plain = zeroize::Zeroizing::new([0u8; CONNECT_TOKEN_PRIVATE_BYTES]);
         self.write_into(&mut plain)?;
         Ok(plain)
     }
@@ -137,13 +139,19 @@ impl ConnectTokenPrivate {
 
     /// Reads a plaintext private part (as [`open`](Self::open) leaves it). Like the
     /// reference, the zero padding and the tag bytes are not checked.
+    #[cfg(any(test, feature = "internals"))] // used by tests only
     pub fn read(plain: &[u8; CONNECT_TOKEN_PRIVATE_BYTES]) -> Result<Self, TokenError> {
-        let mut r = Reader::new(&plain[..PRIVATE_MAC_START]);
+        Self::read_from(&mut Reader::new(&plain[..PRIVATE_MAC_START]))
+    }
+
+    /// Reads the fields of a plaintext private part from `r`, leaving it after the
+    /// user data.
+    fn read_from(r: &mut Reader<'_>) -> Result<Self, TokenError> {
         let client_id = r.u64().ok_or(TokenError::Truncated)?;
         let timeout_seconds = r.i32().ok_or(TokenError::Truncated)?;
-        let server_addresses = read_addresses(&mut r)?;
-        let client_to_server_key = read_key(&mut r)?;
-        let server_to_client_key = read_key(&mut r)?;
+        let server_addresses = read_addresses(r)?;
+        let client_to_server_key = read_key(r)?;
+        let server_to_client_key = read_key(r)?;
         let user_data = r.array().ok_or(TokenError::Truncated)?;
         Ok(Self {
             client_id,
@@ -166,20 +174,26 @@ impl ConnectTokenPrivate {
         nonce: &[u8; NONCE_BYTES],
         private_key: &Key,
     ) -> Result<[u8; CONNECT_TOKEN_PRIVATE_BYTES], TokenError> {
-        // Plaintext until sealed in place, and wiped if sealing stops half way.
-        let mut data = Zeroizing::new([0u8; CONNECT_TOKEN_PRIVATE_BYTES]);
-        self.write_into(&mut data)?;
-        let ad = private_associated_data(protocol_id, expire_timestamp);
-        let (body, mac) = data.split_at_mut(PRIVATE_MAC_START);
-        let tag = seal_x(body, &ad, nonce, private_key).map_err(|_| TokenError::Encrypt)?;
-        mac.copy_from_slice(&tag);
-        Ok(*data)
+        // Plaintext until sealed in place: wiped if writing or sealing fails.
+        let mut data = [0u8; CONNECT_TOKEN_PRIVATE_BYTES];
+        let sealed = self.write_into(&mut data).and_then(|()| {
+            let ad = private_associated_data(protocol_id, expire_timestamp);
+            let (body, mac) = data.split_at_mut(PRIVATE_MAC_START);
+            let tag = seal_x(body, &ad, nonce, private_key).map_err(|_| TokenError::Encrypt)?;
+            mac.copy_from_slice(&tag);
+            Ok(())
+        });
+        if sealed.is_err() {
+            data.zeroize();
+        }
+        sealed.map(|()| data)
     }
 
     /// Opens a sealed private part (as a connection request carries it) and reads it.
     /// [`TokenError::Decrypt`] if the tag does not verify under these inputs (the AEAD
-    /// verifies the tag, in constant time). The buffer the plaintext is opened in is
-    /// wiped before this returns.
+    /// verifies the tag, in constant time). The plaintext fields in the buffer the
+    /// part is opened in are wiped before this returns (on a failed open the buffer
+    /// holds only ciphertext: the AEAD decrypts nothing whose tag does not verify).
     pub fn open(
         sealed: &[u8; CONNECT_TOKEN_PRIVATE_BYTES],
         protocol_id: u64,
@@ -187,12 +201,22 @@ impl ConnectTokenPrivate {
         nonce: &[u8; NONCE_BYTES],
         private_key: &Key,
     ) -> Result<Self, TokenError> {
-        let mut data = Zeroizing::new(*sealed);
+        let mut data = *sealed;
         let ad = private_associated_data(protocol_id, expire_timestamp);
         let (body, mac) = data.split_at_mut(PRIVATE_MAC_START);
         let tag: [u8; MAC_BYTES] = (&*mac).try_into().map_err(|_| TokenError::Truncated)?;
         open_x(body, &ad, nonce, private_key, &tag).map_err(|_| TokenError::Decrypt)?;
-        Self::read(&data)
+        let mut r = Reader::new(&data[..PRIVATE_MAC_START]);
+        let token = Self::read_from(&mut r);
+        // Wipe what was read (a few hundred bytes: zeroize writes byte by byte, and a
+        // server does this for every request it answers); after it comes the padding.
+        // A part that authenticated but does not read is wiped whole.
+        let read = match token {
+            Ok(_) => PRIVATE_MAC_START - r.rest().len(),
+            Err(_) => PRIVATE_MAC_START,
+        };
+        data[..read].zeroize();
+        token
     }
 }
 

@@ -91,9 +91,10 @@
 //! * Every [`Key`] (private, session and challenge keys) is overwritten with zeros
 //!   when dropped, and so are the opened private part of a connect token
 //!   (`ConnectTokenPrivate`: its session keys, user data and client id) and the
-//!   contents of a challenge token (`ChallengeToken`). The buffers in which a private
-//!   part or a challenge token is opened, and in which a private part is written before
-//!   it is sealed, are wiped before the function returns. Nothing is allocated for it.
+//!   contents of a challenge token (`ChallengeToken`). Where a private part or a
+//!   challenge token is opened, the plaintext fields left in the buffer are wiped
+//!   before the function returns (a failed open leaves only ciphertext), and so is a
+//!   private part written for sealing when sealing fails. Nothing is allocated for it.
 //! * Not wiped: ring's per-call copy of a session key (see `crypto.rs`), the copies
 //!   the compiler makes when it moves a value, and whatever the caller copies out
 //!   (`Key::as_bytes`, a token's `user_data`).

@@ -98,7 +98,7 @@ fn every_reference_token_is_written_and_read_back() {
             user_data,
         };
         assert_eq!(
-            to_hex(&private.write().expect("write private")),
+            to_hex(&private.write().expect("write private")[..]),
             to_hex(&plaintext),
             "line {i}: private plaintext"
         );

@@ -768,10 +768,11 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             .endpoint
             .skip_sequence_seed
             .or_else(|| {
-                let mut seed = [0u8; 40];
+                // Holds the challenge key: wiped when dropped.
+                let mut seed = zeroize::Zeroizing::new([0u8; 40]);
                 seed[..32].copy_from_slice(self.config.challenge_key.as_bytes());
                 seed[32..].copy_from_slice(&self.counters.clients_accepted.to_le_bytes());
-                Some(crate::schema::fnv1a_64(&seed))
+                Some(crate::schema::fnv1a_64(&seed[..]))
             });
         let Some(link) = Link::new(&self.config.connection, pending.timeout, now, skip_seed) else {
             return;

@@ -44,7 +44,8 @@
 //! ```
 //! use netproto::netcode::{generate_connect_token, ConnectToken, Key, TokenParams};
 //!
-//! // Backend side: the private key comes from configuration, never from a client.
+//! // Backend side: the private key comes from configuration (`Key::from_env`,
+//! // `Key::from_file`), never from a client. A fixed one for this example:
 //! let private_key = Key::from_bytes([7; 32]);
 //! let params = TokenParams {
 //!     protocol_id: 0x1122_3344_5566_7788,
@@ -71,12 +72,39 @@
 //! * The private key is shared only between the backend and the dedicated servers.
 //!   Never ship it in a client build: whoever holds it can mint tokens for any client
 //!   id and read every token's session keys.
-//! * Rotate it like any other server secret; tokens live seconds, so a rotation only
-//!   needs servers to accept the old key for one token lifetime.
+//! * Load it from the server's secret store, as hex or base64 in an environment
+//!   variable or a file: [`Key::from_env`], [`Key::from_file`] (or [`Key::from_text`],
+//!   [`Key::from_hex`], [`Key::from_base64`] for a string from elsewhere). Their
+//!   [`KeyError`] says what is wrong (length found, encoding, variable, path) and
+//!   never shows the key.
+//! * Rotate it like any other server secret. A server opens tokens with one key, so
+//!   run servers with the new key beside those with the old one, have the backend mint
+//!   tokens with the new key naming only the new servers, and stop the old servers
+//!   once the last token made with the old key has expired (tokens live minutes).
 //! * Session keys and nonces come from the OS random number generator ([`Key::random`],
 //!   `random_bytes`); never reuse a (key, nonce) pair.
 //! * Serve tokens over HTTPS only: a token lets its holder connect as that client until
 //!   it expires, and it contains the session keys.
+//!
+//! # Secrets in memory
+//!
+//! * Every [`Key`] (private, session and challenge keys) is overwritten with zeros
+//!   when dropped, and so are the opened private part of a connect token
+//!   (`ConnectTokenPrivate`: its session keys, user data and client id) and the
+//!   contents of a challenge token (`ChallengeToken`). Where a private part or a
+//!   challenge token is opened, the plaintext fields left in the buffer are wiped
+//!   before the function returns (a failed open leaves only ciphertext), and so is a
+//!   private part written for sealing when sealing fails. Nothing is allocated for it.
+//! * Not wiped: ring's per-call copy of a session key (see `crypto.rs`), the copies
+//!   the compiler makes when it moves a value, and whatever the caller copies out
+//!   (`Key::as_bytes`, a token's `user_data`).
+//! * Comparisons: two `Key`s compare in constant time. Authentication tags are
+//!   verified by the AEAD crates, in constant time; netproto compares none itself.
+//!   What else is compared is public: the version string, protocol id, timestamps,
+//!   sequences, addresses and client ids; and the server's table of used connect
+//!   tokens is keyed by the tag of the sealed private part, which travels in the clear
+//!   in every connection request (a hash-map lookup on it leaks nothing an observer
+//!   of the request does not already have).
 
 // The modules below hold `pub` items that only `crate::internals` re-exports (for the
 // conformance tests and fuzz targets): without that feature they are crate-private.
@@ -102,7 +130,7 @@ mod wire;
 // What a game's backend and servers use: keys and connect tokens. The packet codec
 // below them is the client's and server's business.
 pub use error::TokenError;
-pub use key::Key;
+pub use key::{Key, KeyError, MAX_KEY_FILE_BYTES};
 pub use sizes::{
     CONNECT_TOKEN_BYTES, KEY_BYTES, MAX_PAYLOAD_BYTES, MAX_SERVERS_PER_CONNECT, USER_DATA_BYTES,
     VERSION_INFO,

@@ -200,7 +200,7 @@ fn connect_token_round_trips() {
         &key,
     )
     .unwrap();
-    assert_eq!(Some(opened.server_addresses), pr.internal_addresses);
+    assert_eq!(Some(opened.server_addresses.clone()), pr.internal_addresses);
     assert_eq!(opened.client_to_server_key, read.client_to_server_key);
     assert_eq!(opened.server_to_client_key, read.server_to_client_key);
     assert_eq!((opened.client_id, opened.timeout_seconds), (99, 5));

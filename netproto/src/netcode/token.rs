@@ -12,6 +12,8 @@
 
 use std::net::SocketAddr;
 
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
 use super::address::{encode_address, read_address_from};
 use super::crypto::{open_x, seal_x};
 use super::wire::{Reader, Writer};
@@ -26,6 +28,11 @@ const PRIVATE_MAC_START: usize = CONNECT_TOKEN_PRIVATE_BYTES - MAC_BYTES;
 
 /// The private part of a connect token: what a server learns when it opens a
 /// connection request. Only the backend and the servers can read it.
+///
+/// Wiped when dropped: the session keys (each a [`Key`]), the user data, the client
+/// id and the timeout are overwritten with zeros (the addresses are not secret). Its
+/// `Debug` output shows the keys as `Key(..)`; `==` compares the keys in constant
+/// time (the other fields are compared only by tests).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConnectTokenPrivate {
     /// The client's id, chosen by the backend (unique among connected clients).
@@ -42,6 +49,17 @@ pub struct ConnectTokenPrivate {
     /// Opaque data from the backend to the server (e.g. account or match details).
     pub user_data: [u8; USER_DATA_BYTES],
 }
+
+impl Drop for ConnectTokenPrivate {
+    fn drop(&mut self) {
+        // The keys wipe themselves.
+        self.client_id.zeroize();
+        self.timeout_seconds.zeroize();
+        self.user_data.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for ConnectTokenPrivate {}
 
 /// The associated data of a sealed private part: version, protocol id, expire timestamp.
 fn private_associated_data(protocol_id: u64, expire_timestamp: u64) -> [u8; 29] {
@@ -95,9 +113,19 @@ fn read_key(r: &mut Reader<'_>) -> Result<Key, TokenError> {
 
 impl ConnectTokenPrivate {
     /// The plaintext private part: 1024 bytes, of which the last 16 (where the tag
-    /// goes) are zero. Refuses an address count outside 1..=32.
-    pub fn write(&self) -> Result<[u8; CONNECT_TOKEN_PRIVATE_BYTES], TokenError> {
-        let mut plain = [0u8; CONNECT_TOKEN_PRIVATE_BYTES];
+    /// goes) are zero, wiped when dropped. Refuses an address count outside 1..=32.
+    #[cfg(any(test, feature = "internals"))] // used by tests only
+    pub fn write(
+        &self,
+    ) -> Result<zeroize::Zeroizing<[u8; CONNECT_TOKEN_PRIVATE_BYTES]>, TokenError> {
+        let mut plain = zeroize::Zeroizing::new([0u8; CONNECT_TOKEN_PRIVATE_BYTES]);
+        self.write_into(&mut plain)?;
+        Ok(plain)
+    }
+
+    /// Writes the plaintext private part into `plain` (whose last 16 bytes are left
+    /// as they are).
+    fn write_into(&self, plain: &mut [u8; CONNECT_TOKEN_PRIVATE_BYTES]) -> Result<(), TokenError> {
         let mut w = Writer::new(&mut plain[..PRIVATE_MAC_START]);
         let full = |_| TokenError::Truncated;
         w.u64(self.client_id).map_err(full)?;
@@ -106,18 +134,24 @@ impl ConnectTokenPrivate {
         w.put(self.client_to_server_key.as_bytes()).map_err(full)?;
         w.put(self.server_to_client_key.as_bytes()).map_err(full)?;
         w.put(&self.user_data).map_err(full)?;
-        Ok(plain)
+        Ok(())
     }
 
     /// Reads a plaintext private part (as [`open`](Self::open) leaves it). Like the
     /// reference, the zero padding and the tag bytes are not checked.
+    #[cfg(any(test, feature = "internals"))] // used by tests only
     pub fn read(plain: &[u8; CONNECT_TOKEN_PRIVATE_BYTES]) -> Result<Self, TokenError> {
-        let mut r = Reader::new(&plain[..PRIVATE_MAC_START]);
+        Self::read_from(&mut Reader::new(&plain[..PRIVATE_MAC_START]))
+    }
+
+    /// Reads the fields of a plaintext private part from `r`, leaving it after the
+    /// user data.
+    fn read_from(r: &mut Reader<'_>) -> Result<Self, TokenError> {
         let client_id = r.u64().ok_or(TokenError::Truncated)?;
         let timeout_seconds = r.i32().ok_or(TokenError::Truncated)?;
-        let server_addresses = read_addresses(&mut r)?;
-        let client_to_server_key = read_key(&mut r)?;
-        let server_to_client_key = read_key(&mut r)?;
+        let server_addresses = read_addresses(r)?;
+        let client_to_server_key = read_key(r)?;
+        let server_to_client_key = read_key(r)?;
         let user_data = r.array().ok_or(TokenError::Truncated)?;
         Ok(Self {
             client_id,
@@ -140,16 +174,26 @@ impl ConnectTokenPrivate {
         nonce: &[u8; NONCE_BYTES],
         private_key: &Key,
     ) -> Result<[u8; CONNECT_TOKEN_PRIVATE_BYTES], TokenError> {
-        let mut data = self.write()?;
-        let ad = private_associated_data(protocol_id, expire_timestamp);
-        let (body, mac) = data.split_at_mut(PRIVATE_MAC_START);
-        let tag = seal_x(body, &ad, nonce, private_key).map_err(|_| TokenError::Encrypt)?;
-        mac.copy_from_slice(&tag);
-        Ok(data)
+        // Plaintext until sealed in place: wiped if writing or sealing fails.
+        let mut data = [0u8; CONNECT_TOKEN_PRIVATE_BYTES];
+        let sealed = self.write_into(&mut data).and_then(|()| {
+            let ad = private_associated_data(protocol_id, expire_timestamp);
+            let (body, mac) = data.split_at_mut(PRIVATE_MAC_START);
+            let tag = seal_x(body, &ad, nonce, private_key).map_err(|_| TokenError::Encrypt)?;
+            mac.copy_from_slice(&tag);
+            Ok(())
+        });
+        if sealed.is_err() {
+            data.zeroize();
+        }
+        sealed.map(|()| data)
     }
 
     /// Opens a sealed private part (as a connection request carries it) and reads it.
-    /// [`TokenError::Decrypt`] if the tag does not verify under these inputs.
+    /// [`TokenError::Decrypt`] if the tag does not verify under these inputs (the AEAD
+    /// verifies the tag, in constant time). The plaintext fields in the buffer the
+    /// part is opened in are wiped before this returns (on a failed open the buffer
+    /// holds only ciphertext: the AEAD decrypts nothing whose tag does not verify).
     pub fn open(
         sealed: &[u8; CONNECT_TOKEN_PRIVATE_BYTES],
         protocol_id: u64,
@@ -162,7 +206,17 @@ impl ConnectTokenPrivate {
         let (body, mac) = data.split_at_mut(PRIVATE_MAC_START);
         let tag: [u8; MAC_BYTES] = (&*mac).try_into().map_err(|_| TokenError::Truncated)?;
         open_x(body, &ad, nonce, private_key, &tag).map_err(|_| TokenError::Decrypt)?;
-        Self::read(&data)
+        let mut r = Reader::new(&data[..PRIVATE_MAC_START]);
+        let token = Self::read_from(&mut r);
+        // Wipe what was read (a few hundred bytes: zeroize writes byte by byte, and a
+        // server does this for every request it answers); after it comes the padding.
+        // A part that authenticated but does not read is wiped whole.
+        let read = match token {
+            Ok(_) => PRIVATE_MAC_START - r.rest().len(),
+            Err(_) => PRIVATE_MAC_START,
+        };
+        data[..read].zeroize();
+        token
     }
 }
 

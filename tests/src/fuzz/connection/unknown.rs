@@ -243,8 +243,8 @@ fn open_request(datagram: &[u8], protocol_id: u64, private_key: &Key) -> Option<
         .contains(&server_address())
         .then_some((
             token.client_id,
-            token.client_to_server_key,
-            token.server_to_client_key,
+            token.client_to_server_key.clone(),
+            token.server_to_client_key.clone(),
         ))
 }
 

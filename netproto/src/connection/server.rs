@@ -760,19 +760,19 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         // From here the token's keys seal this session, and no other: the token
         // admits nothing more, from any address.
         self.handshakes.consume(&pending.tag);
-        // Every connection's skipped-sequence trap, seeded from the secret challenge
-        // key and a counter: a client cannot predict which sequences are never sent.
+        // Every connection's skipped-sequence trap, seeded with an HMAC of a counter
+        // under the secret challenge key: a client cannot predict which sequences are
+        // never sent, and one connection's seed tells nothing of another's.
         let skip_seed = self
             .config
             .connection
             .endpoint
             .skip_sequence_seed
             .or_else(|| {
-                // Holds the challenge key: wiped when dropped.
-                let mut seed = zeroize::Zeroizing::new([0u8; 40]);
-                seed[..32].copy_from_slice(self.config.challenge_key.as_bytes());
-                seed[32..].copy_from_slice(&self.counters.clients_accepted.to_le_bytes());
-                Some(crate::schema::fnv1a_64(&seed[..]))
+                Some(crate::netcode::crypto::keyed_u64(
+                    &self.config.challenge_key,
+                    self.counters.clients_accepted,
+                ))
             });
         let Some(link) = Link::new(&self.config.connection, pending.timeout, now, skip_seed) else {
             return;

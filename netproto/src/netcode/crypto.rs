@@ -108,3 +108,29 @@ pub(crate) fn open_x(
         )
         .map_err(|_| CryptoError)
 }
+
+/// A 64-bit value derived from `key` and `counter` with HMAC-SHA256 (ring): without
+/// the key, knowing any number of them (for other counters) tells nothing of the next.
+/// Seeds each connection's skipped-sequence trap from the server's secret challenge
+/// key, so the sans-IO server stays deterministic given its configuration.
+pub(crate) fn keyed_u64(key: &Key, counter: u64) -> u64 {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key.as_bytes());
+    let tag = ring::hmac::sign(&key, &counter.to_le_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&tag.as_ref()[..8]);
+    u64::from_le_bytes(first)
+}
+
+#[cfg(test)]
+mod keyed_tests {
+    use super::*;
+
+    #[test]
+    fn keyed_values_depend_on_the_key_and_the_counter() {
+        let a = Key::from_bytes([1; 32]);
+        let b = Key::from_bytes([2; 32]);
+        assert_eq!(keyed_u64(&a, 7), keyed_u64(&a, 7), "deterministic");
+        assert_ne!(keyed_u64(&a, 7), keyed_u64(&a, 8));
+        assert_ne!(keyed_u64(&a, 7), keyed_u64(&b, 7));
+    }
+}

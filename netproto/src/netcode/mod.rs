@@ -114,7 +114,7 @@ pub(crate) mod address;
 pub(crate) mod challenge;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod codec;
-mod crypto;
+pub(crate) mod crypto;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod error;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]

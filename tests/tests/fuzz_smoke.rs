@@ -232,7 +232,7 @@ fn connection_connected() {
         15,
         fuzz::connection_connected_outcome,
     );
-    check(&r, total(CONNECTION_CONNECTED), &inputs, (1_048, 3_794));
+    check(&r, total(CONNECTION_CONNECTED), &inputs, (1_048, 3_796));
 }
 
 #[test]

@@ -21,6 +21,8 @@ mod connection;
 mod input;
 mod message_layer;
 mod message_set;
+mod netcode_packet;
+mod netcode_token;
 mod packet_endpoint;
 
 use netproto_examples::game::GameMessage;
@@ -38,6 +40,8 @@ pub use connection::{
 pub use input::{Script, Seed, mutate, push_blob};
 pub use message_layer::message_layer;
 pub use message_set::{check_round_trip, message_set, seeded_message};
+pub use netcode_packet::{PACKET_KEY, PACKET_PROTOCOL_ID, PACKET_UNIX_TIME, netcode_packet};
+pub use netcode_token::netcode_token;
 pub use packet_endpoint::packet_endpoint;
 
 /// Valid inputs of every target, generated from a seed, each with what the target
@@ -46,5 +50,7 @@ pub mod seeds {
     pub use super::connection::seeds::{connection_connected, connection_unknown, two_stacks};
     pub use super::message_layer::seeds::message_layer;
     pub use super::message_set::seeds::message_set;
+    pub use super::netcode_packet::seeds::netcode_packet;
+    pub use super::netcode_token::seeds::netcode_token;
     pub use super::packet_endpoint::seeds::packet_endpoint;
 }

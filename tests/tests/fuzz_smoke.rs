@@ -105,6 +105,8 @@ const MESSAGE_LAYER: (usize, usize) = (1_500, 99);
 const CONNECTION_UNKNOWN: (usize, usize) = (750, 19);
 const CONNECTION_CONNECTED: (usize, usize) = (100, 14);
 const TWO_STACKS: (usize, usize) = (200, 14);
+const NETCODE_TOKEN: (usize, usize) = (2_000, 49);
+const NETCODE_PACKET: (usize, usize) = (3_500, 49);
 
 const fn total((seeds, per_seed): (usize, usize)) -> usize {
     seeds * (1 + per_seed)
@@ -112,7 +114,7 @@ const fn total((seeds, per_seed): (usize, usize)) -> usize {
 
 /// Inputs across the targets on every `cargo test` (the guide and CONTRIBUTING.md
 /// quote this figure).
-const ALL_INPUTS: usize = 1_519_500;
+const ALL_INPUTS: usize = 1_794_500;
 
 const _: () = assert!(
     total(MESSAGE_SET)
@@ -121,6 +123,8 @@ const _: () = assert!(
         + total(CONNECTION_UNKNOWN)
         + total(CONNECTION_CONNECTED)
         + total(TWO_STACKS)
+        + total(NETCODE_TOKEN)
+        + total(NETCODE_PACKET)
         == ALL_INPUTS
 );
 
@@ -148,6 +152,22 @@ fn message_layer() {
     let inputs = seeds::message_layer(n, 3);
     let r = run("message_layer", &inputs, per, 13, fuzz::message_layer);
     check(&r, total(MESSAGE_LAYER), &inputs, (78_287, 144_705));
+}
+
+#[test]
+fn netcode_token() {
+    let (n, per) = NETCODE_TOKEN;
+    let inputs = seeds::netcode_token(n, 7);
+    let r = run("netcode_token", &inputs, per, 17, fuzz::netcode_token);
+    check(&r, total(NETCODE_TOKEN), &inputs, (61_340, 68_218));
+}
+
+#[test]
+fn netcode_packet() {
+    let (n, per) = NETCODE_PACKET;
+    let inputs = seeds::netcode_packet(n, 8);
+    let r = run("netcode_packet", &inputs, per, 18, fuzz::netcode_packet);
+    check(&r, total(NETCODE_PACKET), &inputs, (46_881, 46_881));
 }
 
 #[test]
@@ -255,13 +275,15 @@ fn two_stacks() {
 #[ignore = "writes files: run it to seed the cargo-fuzz corpus"]
 fn write_seed_corpus() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
-    let sets: [(&str, Vec<Seed>); 6] = [
+    let sets: [(&str, Vec<Seed>); 8] = [
         ("message_set", seeds::message_set(200, 1)),
         ("packet_endpoint", seeds::packet_endpoint(50, 2)),
         ("message_layer", seeds::message_layer(50, 3)),
         ("connection_unknown", seeds::connection_unknown(50, 4)),
         ("connection_connected", seeds::connection_connected(20, 5)),
         ("two_stacks", seeds::two_stacks(50, 6)),
+        ("netcode_token", seeds::netcode_token(100, 7)),
+        ("netcode_packet", seeds::netcode_packet(200, 8)),
     ];
     for (name, inputs) in sets {
         let dir = root.join(name);

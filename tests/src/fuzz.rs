@@ -33,9 +33,10 @@ pub type Msg = GameMessage;
 
 pub use config::{connection_config, endpoint_config, layer_config};
 pub use connection::{
-    Backend, CHALLENGE_KEY, CLIENT, Duo, DuoOutcome, PRIVATE_KEY, SERVER, UNIX_TIME,
-    UnknownOutcome, connection_connected, connection_connected_outcome, connection_unknown,
-    connection_unknown_outcome, server_address, server_config, two_stacks, two_stacks_outcome,
+    Backend, CHALLENGE_KEY, CLIENT, Duo, DuoOutcome, PRIVATE_KEY, SERVER, ScriptOutcome, UNIX_TIME,
+    UnknownOutcome, connection_connected, connection_connected_outcome, connection_script,
+    connection_script_outcome, connection_unknown, connection_unknown_outcome, server_address,
+    server_config, two_stacks, two_stacks_outcome,
 };
 pub use input::{Script, Seed, mutate, push_blob};
 pub use message_layer::message_layer;
@@ -47,7 +48,9 @@ pub use packet_endpoint::packet_endpoint;
 /// Valid inputs of every target, generated from a seed, each with what the target
 /// must make of it.
 pub mod seeds {
-    pub use super::connection::seeds::{connection_connected, connection_unknown, two_stacks};
+    pub use super::connection::seeds::{
+        connection_connected, connection_script, connection_unknown, two_stacks,
+    };
     pub use super::message_layer::seeds::message_layer;
     pub use super::message_set::seeds::message_set;
     pub use super::netcode_packet::seeds::netcode_packet;

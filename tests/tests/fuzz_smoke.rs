@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use netproto::sim::Rng;
-use netproto_tests::fuzz::{self, DuoOutcome, Seed, UnknownOutcome, mutate, seeds};
+use netproto_tests::fuzz::{self, DuoOutcome, ScriptOutcome, Seed, UnknownOutcome, mutate, seeds};
 
 /// What one target ran.
 struct Run {
@@ -107,6 +107,7 @@ const CONNECTION_CONNECTED: (usize, usize) = (100, 14);
 const TWO_STACKS: (usize, usize) = (200, 14);
 const NETCODE_TOKEN: (usize, usize) = (2_000, 49);
 const NETCODE_PACKET: (usize, usize) = (3_500, 49);
+const CONNECTION_SCRIPT: (usize, usize) = (40, 9);
 
 const fn total((seeds, per_seed): (usize, usize)) -> usize {
     seeds * (1 + per_seed)
@@ -114,7 +115,7 @@ const fn total((seeds, per_seed): (usize, usize)) -> usize {
 
 /// Inputs across the targets on every `cargo test` (the guide and CONTRIBUTING.md
 /// quote this figure).
-const ALL_INPUTS: usize = 1_794_500;
+const ALL_INPUTS: usize = 1_794_900;
 
 const _: () = assert!(
     total(MESSAGE_SET)
@@ -125,6 +126,7 @@ const _: () = assert!(
         + total(TWO_STACKS)
         + total(NETCODE_TOKEN)
         + total(NETCODE_PACKET)
+        + total(CONNECTION_SCRIPT)
         == ALL_INPUTS
 );
 
@@ -268,6 +270,43 @@ fn two_stacks() {
     check(&r, total(TWO_STACKS), &inputs, (2_536, 13_799));
 }
 
+#[test]
+fn connection_script() {
+    let (n, per) = CONNECTION_SCRIPT;
+    let inputs = seeds::connection_script(n, 9);
+    let mut outcomes: Vec<ScriptOutcome> = Vec::new();
+    let r = run("connection_script", &inputs, per, 19, |d| {
+        let o = fuzz::connection_script_outcome(d);
+        outcomes.push(o);
+        o.sessions + o.reliable_delivered + o.unreliable_delivered
+    });
+    let seeds: Vec<&ScriptOutcome> = outcomes.iter().step_by(1 + per).collect();
+    let sum = |f: fn(&ScriptOutcome) -> usize| seeds.iter().map(|o| f(o)).sum::<usize>();
+    println!(
+        "connection_script seeds: {} sessions, {} reused tokens, {} restarts, {} of {} reliable delivered, {} unreliable, {} sealed datagrams",
+        sum(|o| o.sessions),
+        sum(|o| o.reused_tokens),
+        sum(|o| o.restarts),
+        sum(|o| o.reliable_delivered),
+        sum(|o| o.reliable_sent),
+        sum(|o| o.unreliable_delivered),
+        seeds.iter().map(|o| o.sealed).sum::<u64>(),
+    );
+    let wrong: Vec<(usize, usize, usize)> = inputs
+        .iter()
+        .zip(&seeds)
+        .enumerate()
+        .filter(|(_, (s, o))| s.sessions != o.sessions)
+        .map(|(i, (s, o))| (i, s.sessions, o.sessions))
+        .collect();
+    assert_eq!(
+        wrong,
+        [],
+        "connection_script: (seed, sessions planned, opened)"
+    );
+    check(&r, total(CONNECTION_SCRIPT), &inputs, (280, 975));
+}
+
 /// Writes the generated seeds of every target to `fuzz/corpus/<target>/` (the
 /// starting corpus of the cargo-fuzz targets; see CONTRIBUTING.md). Ignored: run it
 /// with `cargo test -p netproto-tests --test fuzz_smoke -- --ignored`.
@@ -275,7 +314,7 @@ fn two_stacks() {
 #[ignore = "writes files: run it to seed the cargo-fuzz corpus"]
 fn write_seed_corpus() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
-    let sets: [(&str, Vec<Seed>); 8] = [
+    let sets: [(&str, Vec<Seed>); 9] = [
         ("message_set", seeds::message_set(200, 1)),
         ("packet_endpoint", seeds::packet_endpoint(50, 2)),
         ("message_layer", seeds::message_layer(50, 3)),
@@ -284,6 +323,7 @@ fn write_seed_corpus() {
         ("two_stacks", seeds::two_stacks(50, 6)),
         ("netcode_token", seeds::netcode_token(100, 7)),
         ("netcode_packet", seeds::netcode_packet(200, 8)),
+        ("connection_script", seeds::connection_script(50, 9)),
     ];
     for (name, inputs) in sets {
         let dir = root.join(name);

@@ -205,7 +205,11 @@ fn sealed_packet(script: &mut Script<'_>) -> (u64, Owned) {
         }
         PacketType::Challenge | PacketType::Response => {
             let f = sized::<{ 8 + CHALLENGE_TOKEN_BYTES }>(script.bytes(308));
-            Owned::Token(kind, u64::from_le_bytes(sized(&f[..8])), sized(&f[8..]))
+            Owned::Token(
+                kind,
+                u64::from_le_bytes(sized(&f[..8])),
+                Box::new(sized(&f[8..])),
+            )
         }
         PacketType::KeepAlive => {
             let f = sized::<8>(script.bytes(8));
@@ -244,7 +248,7 @@ enum Owned {
         private_data: Box<[u8; CONNECT_TOKEN_PRIVATE_BYTES]>,
     },
     Denied,
-    Token(PacketType, u64, [u8; CHALLENGE_TOKEN_BYTES]),
+    Token(PacketType, u64, Box<[u8; CHALLENGE_TOKEN_BYTES]>),
     KeepAlive(u32, u32),
     Payload(Vec<u8>),
     Disconnect,
@@ -305,11 +309,11 @@ impl CloneOwned for Packet<'_> {
             Packet::Challenge {
                 token_sequence,
                 token_data,
-            } => Owned::Token(PacketType::Challenge, token_sequence, *token_data),
+            } => Owned::Token(PacketType::Challenge, token_sequence, Box::new(*token_data)),
             Packet::Response {
                 token_sequence,
                 token_data,
-            } => Owned::Token(PacketType::Response, token_sequence, *token_data),
+            } => Owned::Token(PacketType::Response, token_sequence, Box::new(*token_data)),
             Packet::KeepAlive {
                 client_index,
                 max_clients,

@@ -307,6 +307,30 @@ fn connection_script() {
     check(&r, total(CONNECTION_SCRIPT), &inputs, (280, 975));
 }
 
+/// A client connects (one session), the server restarts, and a second client comes
+/// with the first one's token: the token must not open a second session, and no
+/// (key, nonce) pair may be sealed twice. A restarted server that challenged the
+/// used token would make the new client seal its response with the first session's
+/// client-to-server key at sequence 0 again (the harness panics "nonce reuse").
+#[test]
+fn connection_script_used_token_after_server_restart() {
+    // Seed 7; connect; a second of perfect network; restart the server; connect
+    // with the used token; three seconds.
+    let script = [7, 0, 0, 13, 11, 1, 0, 13, 13, 13];
+    let o = fuzz::connection_script_outcome(&script);
+    assert_eq!((o.sessions, o.reused_tokens, o.restarts), (1, 1, 1));
+}
+
+/// The same on one server: the used token comes back after its session ended.
+#[test]
+fn connection_script_used_token_after_disconnect() {
+    // Seed 7; connect; a second; the client disconnects; a second; connect with the
+    // used token; three seconds.
+    let script = [7, 0, 0, 13, 10, 0, 13, 1, 0, 13, 13, 13];
+    let o = fuzz::connection_script_outcome(&script);
+    assert_eq!((o.sessions, o.reused_tokens, o.restarts), (1, 1, 0));
+}
+
 /// Writes the generated seeds of every target to `fuzz/corpus/<target>/` (the
 /// starting corpus of the cargo-fuzz targets; see CONTRIBUTING.md). Ignored: run it
 /// with `cargo test -p netproto-tests --test fuzz_smoke -- --ignored`.

@@ -117,12 +117,23 @@ pub fn netcode_packet(data: &[u8]) -> usize {
         script.bytes(usize::MAX).to_vec()
     };
 
+    // What the fresh window says of the sealed sequence before the read: a sequence
+    // within 256 of 2^64 wraps below the window's most recent 0 and is refused as too
+    // old (the reference's unsigned arithmetic; no sender gets there).
+    let too_old = match (&sealed_as, &window) {
+        (Some((sequence, packet)), Some(w)) => {
+            packet.packet().packet_type().is_replay_protected() && w.already_received(*sequence)
+        }
+        _ => false,
+    };
     let first = read(&datagram, read_key, allowed, window.as_mut());
     let expected_type = sealed_as.as_ref().map(|(_, p)| p.packet().packet_type());
     if let (Some((sequence, packet)), Some(_)) = (&sealed_as, read_key) {
         let kind = packet.packet().packet_type();
         let fresh = kind != PacketType::Request || request_fresh(packet);
-        if allowed.contains(kind) && fresh {
+        if allowed.contains(kind) && fresh && too_old {
+            assert_eq!(first, Err(ReadError::Replayed));
+        } else if allowed.contains(kind) && fresh {
             let (s, p) = first
                 .as_ref()
                 .expect("a packet the harness sealed did not read");

@@ -21,6 +21,8 @@ mod connection;
 mod input;
 mod message_layer;
 mod message_set;
+mod netcode_packet;
+mod netcode_token;
 mod packet_endpoint;
 
 use netproto_examples::game::GameMessage;
@@ -31,20 +33,27 @@ pub type Msg = GameMessage;
 
 pub use config::{connection_config, endpoint_config, layer_config};
 pub use connection::{
-    Backend, CHALLENGE_KEY, CLIENT, Duo, DuoOutcome, PRIVATE_KEY, SERVER, UNIX_TIME,
-    UnknownOutcome, connection_connected, connection_connected_outcome, connection_unknown,
-    connection_unknown_outcome, server_address, server_config, two_stacks, two_stacks_outcome,
+    Backend, CHALLENGE_KEY, CLIENT, Duo, DuoOutcome, PRIVATE_KEY, SERVER, ScriptOutcome, UNIX_TIME,
+    UnknownOutcome, connection_connected, connection_connected_outcome, connection_script,
+    connection_script_outcome, connection_unknown, connection_unknown_outcome, server_address,
+    server_config, two_stacks, two_stacks_outcome,
 };
 pub use input::{Script, Seed, mutate, push_blob};
 pub use message_layer::message_layer;
 pub use message_set::{check_round_trip, message_set, seeded_message};
+pub use netcode_packet::{PACKET_KEY, PACKET_PROTOCOL_ID, PACKET_UNIX_TIME, netcode_packet};
+pub use netcode_token::netcode_token;
 pub use packet_endpoint::packet_endpoint;
 
 /// Valid inputs of every target, generated from a seed, each with what the target
 /// must make of it.
 pub mod seeds {
-    pub use super::connection::seeds::{connection_connected, connection_unknown, two_stacks};
+    pub use super::connection::seeds::{
+        connection_connected, connection_script, connection_unknown, two_stacks,
+    };
     pub use super::message_layer::seeds::message_layer;
     pub use super::message_set::seeds::message_set;
+    pub use super::netcode_packet::seeds::netcode_packet;
+    pub use super::netcode_token::seeds::netcode_token;
     pub use super::packet_endpoint::seeds::packet_endpoint;
 }

@@ -121,6 +121,9 @@ pub struct Seed {
     /// Reliable messages the script queues (connection targets): every one of them
     /// must arrive, in order.
     pub reliable: usize,
+    /// Sessions the script opens (`connection_script`: one per connect with a fresh
+    /// token, none with a token already used).
+    pub sessions: usize,
     /// Whether the script seals datagrams itself (`connection_connected`), which
     /// leaves delivery unchecked for content: every other script is checked in full.
     pub tampered: bool,

@@ -150,6 +150,7 @@ pub(super) mod seeds {
                     input: script,
                     taken: None,
                     reliable,
+                    sessions: 0,
                     tampered: forged,
                 }
             })

@@ -28,17 +28,20 @@ use super::{Msg, Script, Seed, check_round_trip, connection_config, layer_config
 
 mod connected;
 mod duo;
+mod script;
 mod two_stacks;
 mod unknown;
 
 pub use connected::{connection_connected, connection_connected_outcome};
 pub use duo::{Duo, DuoOutcome};
+pub use script::{ScriptOutcome, connection_script, connection_script_outcome};
 pub use two_stacks::{two_stacks, two_stacks_outcome};
 pub use unknown::{UnknownOutcome, connection_unknown, connection_unknown_outcome};
 
 /// Valid inputs of the connection targets.
 pub(super) mod seeds {
     pub use super::connected::seeds::connection_connected;
+    pub use super::script::seeds::connection_script;
     pub use super::two_stacks::seeds::two_stacks;
     pub use super::unknown::seeds::connection_unknown;
 }

@@ -24,6 +24,9 @@ const FIRST_ADDRESS: u32 = 10;
 fn script_server_config(private_key: Key, challenge_key: Key) -> ServerConfig {
     ServerConfig {
         max_clients: 8,
+        // The harness's tokens live an hour: the restart rule must know it, or a
+        // restarted server would take the tokens of its previous run.
+        max_token_lifetime: std::time::Duration::from_secs(3600),
         ..server_config(private_key, challenge_key)
     }
 }

@@ -552,9 +552,9 @@ mod tests {
         assert_eq!(h.by_client.len(), 2);
     }
 
-    /// Kills `277:22 replace && with ||` and `277:16 delete !` in `expire_pending`:
-    /// expiring handshakes keeps the index entries of the live ones, so a live
-    /// client id still holds one handshake only.
+    /// Kills `277:22 replace && with ||` in `expire_pending` (and `277:16 delete !`,
+    /// which other tests also catch): expiring handshakes keeps the index entries of
+    /// the live ones, so a live client id still holds one handshake only.
     #[test]
     fn expiring_keeps_the_index_of_live_handshakes() {
         let mut h = Handshakes::<u8>::new(4);

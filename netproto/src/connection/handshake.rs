@@ -503,4 +503,85 @@ mod tests {
         h.expire(at(10.0), 0);
         assert_eq!((h.pending_len(), h.by_client.len()), (0, 0));
     }
+
+    // The tests below were written for mutants that survived `cargo mutants` (see
+    // CONTRIBUTING.md, "Mutation testing"): each names the mutation it kills.
+
+    /// Kills `228:46 replace && with ||`: a new token from an address that already
+    /// has a handshake replaces that handshake in place, even in a full table; it
+    /// must not push out another address's handshake.
+    #[test]
+    fn a_new_token_from_a_pending_address_in_a_full_table_replaces_its_own_handshake() {
+        let mut h = Handshakes::<u8>::new(2);
+        assert_eq!(
+            h.start(2, pending(2, 2, at(0.0)), at(0.0), 0),
+            Started::Started
+        );
+        assert_eq!(
+            h.start(1, pending(1, 1, at(0.1)), at(0.1), 0),
+            Started::Started
+        );
+        // Both are past their grace; 2 started first.
+        assert_eq!(
+            h.start(1, pending(9, 1, at(2.0)), at(2.0), 0),
+            Started::Started,
+            "its own handshake, replaced in place"
+        );
+        assert_eq!(h.pending(&1, at(2.0), 0).map(|p| p.tag), Some([9; 16]));
+        assert!(h.pending(&2, at(2.0), 0).is_some(), "the other one stays");
+        assert_eq!((h.pending_len(), h.by_client.len()), (2, 2));
+    }
+
+    /// Kills `267:51 replace == with !=` in `remove`: a finished handshake leaves no
+    /// index entry behind, so the client id's next handshake does not end the one
+    /// another client started from the same address since.
+    #[test]
+    fn a_finished_handshake_leaves_no_index_entry() {
+        let mut h = Handshakes::<u8>::new(4);
+        assert_eq!(
+            h.start(1, pending(1, 7, at(0.0)), at(0.0), 0),
+            Started::Started
+        );
+        assert!(h.finish(&1).is_some());
+        assert_eq!((h.pending_len(), h.by_client.len()), (0, 0));
+        // Address 1 now holds client 8's handshake; client 7 comes from address 2.
+        assert_eq!(
+            h.start(1, pending(2, 8, at(0.1)), at(0.1), 0),
+            Started::Started
+        );
+        assert_eq!(
+            h.start(2, pending(3, 7, at(0.2)), at(0.2), 0),
+            Started::Started
+        );
+        assert_eq!(h.pending(&1, at(0.2), 0).map(|p| p.client_id), Some(8));
+        assert_eq!(h.pending(&2, at(0.2), 0).map(|p| p.client_id), Some(7));
+        assert_eq!(h.by_client.len(), 2);
+    }
+
+    /// Kills `277:22 replace && with ||` in `expire_pending` (and `277:16 delete !`,
+    /// which other tests also catch): expiring handshakes keeps the index entries of
+    /// the live ones, so a live client id still holds one handshake only.
+    #[test]
+    fn expiring_keeps_the_index_of_live_handshakes() {
+        let mut h = Handshakes::<u8>::new(4);
+        assert_eq!(
+            h.start(1, pending(1, 7, at(0.0)), at(0.0), 0),
+            Started::Started
+        );
+        assert_eq!(
+            h.start(2, pending(2, 8, at(3.0)), at(3.0), 0),
+            Started::Started
+        );
+        h.expire(at(5.0), 0); // 1 is 5 s old: expired; 2 lives on.
+        assert_eq!(h.pending_len(), 1);
+        assert_eq!(h.by_client.get(&7), None);
+        assert_eq!(h.by_client.get(&8), Some(&2));
+        // Client 8 again from address 3: its handshake at address 2 ends.
+        assert_eq!(
+            h.start(3, pending(3, 8, at(5.1)), at(5.1), 0),
+            Started::Started
+        );
+        assert!(h.pending(&2, at(5.1), 0).is_none());
+        assert_eq!(h.pending_len(), 1);
+    }
 }

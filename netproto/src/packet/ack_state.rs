@@ -164,4 +164,40 @@ mod tests {
         p.record(Sequence(65534), 0b11, 0);
         assert_eq!(p.unseen(Sequence(1), 0b11111, 3), 0b00111);
     }
+
+    /// The boundaries of the processed-ack cache, each step naming the mutations it
+    /// kills (see CONTRIBUTING.md, "Mutation testing").
+    #[test]
+    fn processed_acks_boundaries() {
+        // The cache is used up to 32767 sends after it was recorded, not at 32768
+        // (`unseen`'s age check: `<` to `<=`, `-` to `+` or `/`).
+        let mut p = ProcessedAcks::default();
+        p.record(Sequence(10), u32::MAX, 40_000);
+        assert_eq!(p.unseen(Sequence(10), u32::MAX, 72_767), 0);
+        assert_eq!(p.unseen(Sequence(10), u32::MAX, 72_768), u32::MAX);
+        // Nor merged into at 32768: a record then starts afresh (`record`'s age
+        // check: `<` to `<=`, the guard replaced with `true`).
+        p.record(Sequence(11), 0b1, 72_768);
+        assert_eq!(p.unseen(Sequence(11), u32::MAX, 72_768), !0b1);
+        // A header one ahead merges its bits with the recorded ones (`record`'s age
+        // guard replaced with `false`, its `-` to `+`, `d < 0` to `d > 0`, the merge's
+        // `|` to `&` and `<<` to `>>`).
+        p.record(Sequence(12), 0b1, 72_769);
+        assert_eq!(p.unseen(Sequence(12), 0b11, 72_769), 0);
+        // The same ack again: merged too (`d < 0` to `d <= 0` or `d == 0`), not
+        // toggled (the merge's `|` to `^`).
+        p.record(Sequence(12), 0b111, 72_770);
+        assert_eq!(p.unseen(Sequence(12), 0b111, 72_770), 0);
+        p.record(Sequence(12), 0b111, 72_771);
+        assert_eq!(p.unseen(Sequence(12), 0b111, 72_771), 0);
+        // An older header (reordered) changes nothing.
+        p.record(Sequence(5), u32::MAX, 72_772);
+        assert_eq!(p.unseen(Sequence(12), u32::MAX, 72_772), !0b111);
+        // 32 ahead shares nothing (`d < 32` to `d <= 32`: a shift by 32); 31 ahead
+        // shares its oldest bit (`d < 32` to `d == 32` or `d > 32`).
+        p.record(Sequence(44), 0b1, 72_773);
+        assert_eq!(p.unseen(Sequence(44), 0b11, 72_773), 0b10);
+        p.record(Sequence(75), 0b1, 72_774);
+        assert_eq!(p.unseen(Sequence(75), 1 << 31 | 1, 72_774), 0);
+    }
 }

@@ -515,16 +515,16 @@ mod tests {
         let mut h = Handshakes::<u8>::new(2);
         assert_eq!(
             h.start(2, pending(2, 2, at(0.0)), at(0.0), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(
             h.start(1, pending(1, 1, at(0.1)), at(0.1), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         // Both are past their grace; 2 started first.
         assert_eq!(
             h.start(1, pending(9, 1, at(2.0)), at(2.0), 0),
-            Started::Started,
+            HandshakeStart::Started,
             "its own handshake, replaced in place"
         );
         assert_eq!(h.pending(&1, at(2.0), 0).map(|p| p.tag), Some([9; 16]));
@@ -540,18 +540,18 @@ mod tests {
         let mut h = Handshakes::<u8>::new(4);
         assert_eq!(
             h.start(1, pending(1, 7, at(0.0)), at(0.0), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert!(h.finish(&1).is_some());
         assert_eq!((h.pending_len(), h.by_client.len()), (0, 0));
         // Address 1 now holds client 8's handshake; client 7 comes from address 2.
         assert_eq!(
             h.start(1, pending(2, 8, at(0.1)), at(0.1), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(
             h.start(2, pending(3, 7, at(0.2)), at(0.2), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(h.pending(&1, at(0.2), 0).map(|p| p.client_id), Some(8));
         assert_eq!(h.pending(&2, at(0.2), 0).map(|p| p.client_id), Some(7));
@@ -566,11 +566,11 @@ mod tests {
         let mut h = Handshakes::<u8>::new(4);
         assert_eq!(
             h.start(1, pending(1, 7, at(0.0)), at(0.0), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert_eq!(
             h.start(2, pending(2, 8, at(3.0)), at(3.0), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         h.expire(at(5.0), 0); // 1 is 5 s old: expired; 2 lives on.
         assert_eq!(h.pending_len(), 1);
@@ -579,7 +579,7 @@ mod tests {
         // Client 8 again from address 3: its handshake at address 2 ends.
         assert_eq!(
             h.start(3, pending(3, 8, at(5.1)), at(5.1), 0),
-            Started::Started
+            HandshakeStart::Started
         );
         assert!(h.pending(&2, at(5.1), 0).is_none());
         assert_eq!(h.pending_len(), 1);

@@ -343,6 +343,26 @@ fn connection_script_used_token_after_disconnect() {
     assert_eq!((o.sessions, o.reused_tokens, o.restarts), (1, 1, 0));
 }
 
+/// libFuzzer's find of 2026-11-26 on `connection_script` (after the token history
+/// landed): the same script gave two outcomes. With a full handshake table, two
+/// handshakes started at the same instant, and the one replaced was the first a
+/// `HashMap` iterated to, whose order is random per map: the replacement now breaks
+/// the tie by client id, so the sans-IO server is deterministic again.
+#[test]
+fn connection_script_handshake_replacement_is_deterministic() {
+    let script = [
+        150, 243, 104, 63, 73, 154, 0, 0, 0, 0, 0, 34, 236, 133, 140, 213, 69, 213, 69, 4, 2, 128,
+        4, 2, 0, 1, 156, 226, 195, 119, 227, 226, 0, 0, 0, 46, 217, 215, 255, 255, 255, 255, 129,
+        0, 197, 164,
+    ];
+    // Each outcome runs the script twice and panics if they differ; run it a few
+    // times, since the old failure depended on the maps' random order.
+    let first = fuzz::connection_script_outcome(&script);
+    for _ in 0..20 {
+        assert_eq!(fuzz::connection_script_outcome(&script), first);
+    }
+}
+
 /// Writes the generated seeds of every target to `fuzz/corpus/<target>/` (the
 /// starting corpus of the cargo-fuzz targets; see CONTRIBUTING.md). Ignored: run it
 /// with `cargo test -p netproto-tests --test fuzz_smoke -- --ignored`.

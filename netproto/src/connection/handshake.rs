@@ -238,7 +238,15 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
                     .pending
                     .iter()
                     .filter(|(_, p)| p.replaceable(now))
-                    .min_by(|a, b| a.1.started.total_cmp(&b.1.started))
+                    // The tie between handshakes started at the same instant is
+                    // broken by client id (unique in the table), never by the map's
+                    // iteration order, which is random per map: the server stays
+                    // deterministic given its inputs.
+                    .min_by(|a, b| {
+                        a.1.started
+                            .total_cmp(&b.1.started)
+                            .then(a.1.client_id.cmp(&b.1.client_id))
+                    })
                     .map(|(address, _)| *address);
                 let Some(first) = first else {
                     return HandshakeStart::Busy;
@@ -469,6 +477,27 @@ mod tests {
             HandshakeStart::Busy
         );
         assert_eq!(h.pending_len(), 2);
+    }
+
+    #[test]
+    fn handshakes_started_at_the_same_instant_are_replaced_by_client_id() {
+        for order in [[1u8, 2, 3], [3, 2, 1], [2, 3, 1]] {
+            let mut h = Handshakes::<u8>::new(3);
+            for from in order {
+                let started = h.start(from, pending(from, u64::from(from), at(0.0)), at(0.0), 0);
+                assert_eq!(started, HandshakeStart::Started);
+            }
+            assert_eq!(
+                h.start(9, pending(9, 9, at(2.0)), at(2.0), 0),
+                HandshakeStart::Replaced
+            );
+            assert!(
+                h.pending(&1, at(2.0), 0).is_none(),
+                "the smallest client id went"
+            );
+            assert!(h.pending(&2, at(2.0), 0).is_some());
+            assert!(h.pending(&3, at(2.0), 0).is_some());
+        }
     }
 
     #[test]

@@ -306,6 +306,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_slot_is_free_until_something_is_stored_in_it() {
+        let mut buf: SequenceBuffer<u8> = SequenceBuffer::new(4);
+        assert!(buf.is_slot_free(Sequence(1)));
+        buf.insert(Sequence(1), 7).expect("fresh");
+        assert!(!buf.is_slot_free(Sequence(1)));
+        assert!(!buf.is_slot_free(Sequence(5)), "the same slot, another sequence");
+        assert!(buf.is_slot_free(Sequence(2)));
+        buf.remove(Sequence(1));
+        assert!(buf.is_slot_free(Sequence(1)));
+    }
+
+    #[test]
+    fn debug_shows_the_state_not_the_entries() {
+        let mut buf: SequenceBuffer<u8> = SequenceBuffer::new(4);
+        buf.insert(Sequence(2), 9).expect("fresh");
+        let text = format!("{buf:?}");
+        assert!(text.starts_with("SequenceBuffer {"), "{text}");
+        assert!(text.contains("capacity: 4") && text.contains("occupied: 1"), "{text}");
+    }
+
+    #[test]
     fn insert_get_remove() {
         let mut buf: SequenceBuffer<u16> = SequenceBuffer::new(256);
         for s in 0..256u16 {

@@ -311,7 +311,10 @@ mod tests {
         assert!(buf.is_slot_free(Sequence(1)));
         buf.insert(Sequence(1), 7).expect("fresh");
         assert!(!buf.is_slot_free(Sequence(1)));
-        assert!(!buf.is_slot_free(Sequence(5)), "the same slot, another sequence");
+        assert!(
+            !buf.is_slot_free(Sequence(5)),
+            "the same slot, another sequence"
+        );
         assert!(buf.is_slot_free(Sequence(2)));
         buf.remove(Sequence(1));
         assert!(buf.is_slot_free(Sequence(1)));
@@ -323,7 +326,10 @@ mod tests {
         buf.insert(Sequence(2), 9).expect("fresh");
         let text = format!("{buf:?}");
         assert!(text.starts_with("SequenceBuffer {"), "{text}");
-        assert!(text.contains("capacity: 4") && text.contains("occupied: 1"), "{text}");
+        assert!(
+            text.contains("capacity: 4") && text.contains("occupied: 1"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -170,8 +170,8 @@ impl World {
             .any(|p| p.node == node && p.client.is_connected())
     }
 
-    /// The first request the token `token` makes, as a client at `node` would send
-    /// it now (captured from a throwaway client: what an on-path attacker sees).
+    /// The first request the token `token` makes, as a client would send it now
+    /// (captured from a throwaway client: what an on-path attacker sees).
     pub fn capture_request(&mut self, token: usize) -> Vec<u8> {
         let mut client = Client::new(
             ConnectionConfig::new(PROTOCOL),

@@ -255,14 +255,13 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
                 started = HandshakeStart::Replaced;
             }
         }
+        let client_id = pending.client_id;
         if let Some(old) = self.pending.insert(from, pending)
             && self.by_client.get(&old.client_id) == Some(&from)
         {
             self.by_client.remove(&old.client_id);
         }
-        if let Some(p) = self.pending.get(&from) {
-            self.by_client.insert(p.client_id, from);
-        }
+        self.by_client.insert(client_id, from);
         started
     }
 

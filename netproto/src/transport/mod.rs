@@ -27,6 +27,7 @@
 mod client;
 mod clock;
 pub mod insecure_dev;
+mod peer;
 mod server;
 mod stack;
 mod stats;
@@ -34,10 +35,9 @@ mod stats;
 use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
+pub use peer::{IDLE_PACKET_RATE, MAX_PACKETS_PER_UPDATE, StackCounters};
 pub use server::{SOCKET_BUFFER_BYTES, UdpServer, UdpServerEvent};
-pub use stack::{
-    ClientStack, IDLE_PACKET_RATE, MAX_PACKETS_PER_UPDATE, ServerStack, StackCounters,
-};
+pub use stack::{ClientStack, ServerStack};
 pub use stats::ConnectionStats;
 
 use crate::channel;

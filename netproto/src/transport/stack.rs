@@ -7,64 +7,20 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::time::Duration;
 
-use super::{ConnectionStats, SendError, TransportError};
+use super::peer::{Peer, Refused, ServerSlot};
+use super::{ConnectionStats, SendError, StackCounters, TransportError};
 use crate::MessageSet;
-use crate::channel::{ChannelId, LayerConfig, MessageLayer, PayloadError};
+use crate::channel::{ChannelId, LayerConfig, MessageLayer};
 use crate::connection::{
-    Client, ClientEvent, ClientId, ConnectionConfig, Delivery, Server, ServerConfig, ServerEvent,
+    Client, ClientEvent, ClientId, ClientState, ConnectionConfig, Server, ServerConfig, ServerEvent,
 };
 use crate::netcode::ConnectToken;
-use crate::trace::{DropLog, Refusal};
+use crate::trace::DropLog;
 
-/// Most payload packets a stack sends one connection in one update: the first, and
-/// more while the message layer has more to send
-/// ([`more_to_send`](MessageLayer::more_to_send)) and the congestion mode's rate allows
-/// (at the default 120 packets per second, a 60 Hz update sends up to two).
-pub const MAX_PACKETS_PER_UPDATE: usize = 4;
-
-/// Packets per second a stack sends a connection whose message layer has nothing new
-/// ([`MessageLayer::has_news`]): they carry acks and resends only. With news (a
-/// message queued since the last packet, or more due than a packet held) a packet
-/// goes at once, as far as the congestion mode's rate allows; so a driver that
-/// updates a thousand times a second sends a packet when the game has something to
-/// say, and 30 a second otherwise.
-pub const IDLE_PACKET_RATE: f64 = 30.0;
-
-/// `true` when an update may send the first packet of this tick: something new, or
-/// the idle interval passed since the last one.
-fn first_packet_due(layer: &MessageLayer<impl MessageSet>, now: Time, last: Time) -> bool {
-    layer.has_news() || last > now || now.secs_since(last) + 1e-6 >= 1.0 / IDLE_PACKET_RATE
-}
-
-/// What a stack counted of the payloads it wrote and read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct StackCounters {
-    /// Payload packets written by a layer and handed to the connection.
-    pub payloads_sent: u64,
-    /// The largest payload written, bytes.
-    pub largest_payload: usize,
-    /// Payloads of connected peers that the layer refused (dropped whole, not acked).
-    pub payloads_refused: u64,
-    /// Disconnects after flush that ended flushed (everything acked).
-    pub flushed_disconnects: u64,
-    /// Disconnects after flush that ended at their timeout, with messages unacked.
-    pub flush_timeouts: u64,
-}
-
-impl StackCounters {
-    /// Counts how a disconnect after flush ended.
-    fn count_close(&mut self, flushed: bool) {
-        if flushed {
-            self.flushed_disconnects += 1;
-        } else {
-            self.flush_timeouts += 1;
-        }
-    }
-}
-
-/// A game server without a clock or a socket: the connection [`Server`] and one
-/// [`MessageLayer`] per client slot, glued the one way they must be:
+/// A game server without a clock or a socket: the connection [`Server`] and a slot
+/// table of peers, one per connected client, each holding its client's
+/// [`MessageLayer`]. A peer's two steps (receive a payload, send the packets due) are
+/// the glue, written once for the server and the [`ClientStack`]:
 ///
 /// * a received payload ([`Delivery`](crate::connection::Delivery)) is read by the
 ///   client's layer *before* the packet is taken: a payload the layer cannot take now
@@ -75,10 +31,11 @@ impl StackCounters {
 ///   ([`on_packet_acked`](MessageLayer::on_packet_acked));
 /// * at each [`update`](Self::update), every client whose congestion mode allows a
 ///   packet gets one payload written by its layer when the layer has news (a message
-///   queued since the last packet), or [`IDLE_PACKET_RATE`] times a second without
-///   (it still carries acks and resends), with the layer's RTT taken from the
-///   connection, and more (up to [`MAX_PACKETS_PER_UPDATE`]) while the layer has more
-///   to send and the rate allows; *then* the connection's own update runs, so a
+///   queued since the last packet), or [`IDLE_PACKET_RATE`](super::IDLE_PACKET_RATE)
+///   times a second without (it still carries acks and resends), with the layer's
+///   RTT taken from the connection, and more (up to
+///   [`MAX_PACKETS_PER_UPDATE`](super::MAX_PACKETS_PER_UPDATE)) while the layer has
+///   more to send and the rate allows; *then* the connection's own update runs, so a
 ///   keep-alive goes only to clients nothing was sent to.
 ///
 /// The driver hands it every datagram ([`handle_datagram`](Self::handle_datagram)),
@@ -88,15 +45,12 @@ impl StackCounters {
 #[derive(Debug)]
 pub struct ServerStack<A, M> {
     server: Server<A>,
-    layers: Vec<Option<MessageLayer<M>>>,
-    /// The slots that hold a layer, in the order they connected: a tick visits the
+    /// Per client slot: the connected client's peer.
+    peers: Vec<Option<Peer<M>>>,
+    /// The slots that hold a peer, in the order they connected: a tick visits the
     /// clients, not the slots.
     connected: Vec<u16>,
     layer_config: LayerConfig,
-    /// Per slot: the deadline of a disconnect after flush.
-    closing: Vec<Option<Time>>,
-    /// Per slot: when the last payload packet went out.
-    last_payload: Vec<Time>,
     events: VecDeque<ServerEvent<A>>,
     counters: StackCounters,
     drop_log: DropLog,
@@ -119,13 +73,11 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         MessageLayer::<M>::new(layer.clone())?;
         crate::channel::check_pair(&config.connection.endpoint, &layer)?;
         let server = Server::new(config, now, unix_time)?;
-        let layers = (0..server.max_clients()).map(|_| None).collect();
+        let peers = (0..server.max_clients()).map(|_| None).collect();
         Ok(Self {
-            closing: vec![None; server.max_clients()],
-            last_payload: vec![Time::NEVER; server.max_clients()],
             connected: Vec::with_capacity(server.max_clients()),
             server,
-            layers,
+            peers,
             layer_config: layer,
             events: VecDeque::new(),
             counters: StackCounters::default(),
@@ -147,29 +99,37 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// What the connection to `client` measured, link and messages, while connected.
     pub fn stats(&self, client: ClientId) -> Option<ConnectionStats> {
         let link = self.server.stats(client)?;
-        Some(ConnectionStats::new(link, self.layer(client)?.stats()))
+        Some(self.peer(client)?.stats(link))
     }
 
-    /// The message layer of a connected client (queues and counters).
-    pub fn layer(&self, client: ClientId) -> Option<&MessageLayer<M>> {
-        self.layers
+    fn peer(&self, client: ClientId) -> Option<&Peer<M>> {
+        self.peers
             .get(usize::from(client.0))
             .and_then(Option::as_ref)
     }
 
-    /// The message layer of a connected client, to send and receive directly.
-    pub fn layer_mut(&mut self, client: ClientId) -> Option<&mut MessageLayer<M>> {
-        self.layers
+    fn peer_mut(&mut self, client: ClientId) -> Option<&mut Peer<M>> {
+        self.peers
             .get_mut(usize::from(client.0))
             .and_then(Option::as_mut)
     }
 
+    /// The message layer of a connected client (queues and counters).
+    pub fn layer(&self, client: ClientId) -> Option<&MessageLayer<M>> {
+        self.peer(client).map(Peer::layer)
+    }
+
+    /// The message layer of a connected client, to send and receive directly.
+    pub fn layer_mut(&mut self, client: ClientId) -> Option<&mut MessageLayer<M>> {
+        self.peer_mut(client).map(Peer::layer_mut)
+    }
+
     /// Every connected client's layer.
     pub fn layers(&self) -> impl Iterator<Item = (ClientId, &MessageLayer<M>)> + '_ {
-        self.layers
+        self.peers
             .iter()
             .enumerate()
-            .filter_map(|(i, l)| Some((ClientId(i as u16), l.as_ref()?)))
+            .filter_map(|(i, p)| Some((ClientId(i as u16), p.as_ref()?.layer())))
     }
 
     /// The connected clients and their addresses.
@@ -186,19 +146,20 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         let mut broken = None;
         if let Some(delivery) = self.server.handle_datagram(now, from, datagram) {
             let client = delivery.client();
-            let layer = self
-                .layers
+            match self
+                .peers
                 .get_mut(usize::from(client.0))
-                .and_then(Option::as_mut);
-            match layer {
-                Some(layer) => {
-                    if let Err(error) = deliver(layer, delivery) {
-                        self.counters.payloads_refused += 1;
-                        let refusal = refused("server", Some(client), &from, &error);
-                        self.drop_log.refused(now, refusal);
-                        if error.is_malformed() {
-                            broken = Some(client);
-                        }
+                .and_then(Option::as_mut)
+            {
+                Some(peer) => {
+                    let source = Refused {
+                        side: "server",
+                        client: Some(client),
+                        addr: &from,
+                    };
+                    let counters = &mut self.counters;
+                    if peer.deliver(now, delivery, &source, counters, &mut self.drop_log) {
+                        broken = Some(client);
                     }
                 }
                 None => {
@@ -219,65 +180,34 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// congestion, keep-alives to clients nothing was sent to).
     pub fn update(&mut self, now: Time) {
         for &index in &self.connected {
-            let Some(layer) = self
-                .layers
+            let Some(peer) = self
+                .peers
                 .get_mut(usize::from(index))
                 .and_then(Option::as_mut)
             else {
                 continue;
             };
             let client = ClientId(index);
-            let last = &mut self.last_payload[usize::from(index)];
-            for k in 0..MAX_PACKETS_PER_UPDATE {
-                let due = match k {
-                    0 => first_packet_due(layer, now, *last),
-                    _ => layer.more_to_send(),
-                };
-                if !due || !self.server.ready_to_send(now, client) {
-                    break;
-                }
-                *last = now;
-                if let Some(estimates) = self.server.endpoint_estimates(client) {
-                    layer.set_rtt_secs(estimates.ack_time());
-                }
-                let mut size = 0;
-                let sent = self.server.send_with(now, client, |sequence, buf| {
-                    layer.write_packet(now, sequence, buf);
-                    size = buf.len();
-                });
-                // A payload within the layer's max_packet_bits always fits the endpoint
-                // (checked at construction); a refusal is a lost packet.
-                if sent.is_ok() {
-                    self.counters.payloads_sent += 1;
-                    self.counters.largest_payload = self.counters.largest_payload.max(size);
-                }
+            let mut slot = ServerSlot {
+                server: &mut self.server,
+                client,
+            };
+            peer.transmit(now, &mut slot, &mut self.counters);
+        }
+        // Then the disconnects after flush that are due (only connected clients can
+        // be closing).
+        for &index in &self.connected {
+            let peer = self
+                .peers
+                .get_mut(usize::from(index))
+                .and_then(Option::as_mut);
+            if peer.is_some_and(|p| p.close_due(now, &mut self.counters)) {
+                self.server.disconnect(now, ClientId(index));
             }
         }
-        self.close_flushed(now);
         self.server.update(now);
         self.drop_log.flush(now, "server");
         self.drain_core_events();
-    }
-
-    /// Disconnects the closing clients whose queues are flushed or whose time is up.
-    fn close_flushed(&mut self, now: Time) {
-        // Only connected clients can be closing: a tick visits them, not the slots.
-        for &client in &self.connected {
-            let index = usize::from(client);
-            let Some(deadline) = self.closing.get(index).copied().flatten() else {
-                continue;
-            };
-            let flushed = self
-                .layers
-                .get(index)
-                .and_then(Option::as_ref)
-                .is_none_or(MessageLayer::is_flushed);
-            if flushed || now >= deadline {
-                self.closing[index] = None;
-                self.counters.count_close(flushed);
-                self.server.disconnect(now, ClientId(client));
-            }
-        }
     }
 
     /// Applies the connection's events to the layers and keeps them for
@@ -286,23 +216,19 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         while let Some(event) = self.server.poll_event() {
             match &event {
                 ServerEvent::Connected { client, .. } => {
-                    if let Some(last) = self.last_payload.get_mut(usize::from(client.0)) {
-                        *last = Time::NEVER;
-                    }
-                    if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
+                    if let Some(slot) = self.peers.get_mut(usize::from(client.0)) {
                         // The configuration was validated at construction.
-                        *slot = MessageLayer::new(self.layer_config.clone()).ok();
+                        *slot = MessageLayer::new(self.layer_config.clone())
+                            .ok()
+                            .map(Peer::new);
                         if !self.connected.contains(&client.0) {
                             self.connected.push(client.0);
                         }
                     }
                 }
                 ServerEvent::Disconnected { client, .. } => {
-                    if let Some(slot) = self.layers.get_mut(usize::from(client.0)) {
+                    if let Some(slot) = self.peers.get_mut(usize::from(client.0)) {
                         *slot = None;
-                    }
-                    if let Some(closing) = self.closing.get_mut(usize::from(client.0)) {
-                        *closing = None;
                     }
                     if let Some(i) = self.connected.iter().position(|&c| c == client.0) {
                         self.connected.swap_remove(i);
@@ -332,11 +258,9 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         channel: ChannelId,
         message: M,
     ) -> Result<(), SendError> {
-        if self.is_closing(client) {
-            return Err(SendError::Closing);
-        }
-        let layer = self.layer_mut(client).ok_or(SendError::NotConnected)?;
-        Ok(layer.send(channel, message)?)
+        self.peer_mut(client)
+            .ok_or(SendError::NotConnected)?
+            .send(channel, message)
     }
 
     /// Queues `message` on `channel` for every connected client (but those closing),
@@ -361,18 +285,18 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         let mut queued = 0;
         for &index in &self.connected {
             let client = ClientId(index);
-            let closing = self.is_closing(client);
-            let Some(layer) = self
-                .layers
+            let Some(peer) = self
+                .peers
                 .get_mut(usize::from(index))
                 .and_then(Option::as_mut)
             else {
                 continue;
             };
-            if closing {
+            if peer.is_closing() {
                 on_refused(client, SendError::Closing);
                 continue;
             }
+            let layer = peer.layer_mut();
             let sent = match &encoded {
                 Some(encoded) => layer.send_encoded(channel, encoded),
                 None => layer.send(channel, message.clone()),
@@ -388,14 +312,12 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// `true` while a [`disconnect_after_flush`](Self::disconnect_after_flush) of
     /// `client` waits for its queues.
     pub fn is_closing(&self, client: ClientId) -> bool {
-        self.closing
-            .get(usize::from(client.0))
-            .is_some_and(Option::is_some)
+        self.peer(client).is_some_and(Peer::is_closing)
     }
 
     /// The next message delivered from `client` on `channel`.
     pub fn receive(&mut self, client: ClientId, channel: ChannelId) -> Option<M> {
-        self.layer_mut(client)?.receive(channel)
+        self.peer_mut(client)?.receive(channel)
     }
 
     /// Disconnects `client` (the disconnect packets are queued at once); `false` if
@@ -420,45 +342,17 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         client: ClientId,
         timeout: Duration,
     ) -> bool {
-        let connected = self.layer(client).is_some();
-        if let (true, Some(closing)) = (connected, self.closing.get_mut(usize::from(client.0))) {
-            let deadline = now + timeout;
-            *closing = Some(closing.map_or(deadline, |d| d.min(deadline)));
-        }
-        connected
+        let Some(peer) = self.peer_mut(client) else {
+            return false;
+        };
+        peer.close_after_flush(now, timeout);
+        true
     }
 
     /// Disconnects every client.
     pub fn disconnect_all(&mut self, now: Time) {
         self.server.disconnect_all(now);
         self.drain_core_events();
-    }
-}
-
-/// Hands a payload to `layer` (`channel::deliver`, shared with `MessageStack`):
-/// returns the layer's verdict.
-fn deliver<M: MessageSet>(
-    layer: &mut MessageLayer<M>,
-    delivery: Delivery<'_>,
-) -> Result<(), PayloadError> {
-    crate::channel::deliver(layer, delivery.into_packet()).0
-}
-
-/// A payload the layer refused: a malformed one is a protocol error (the connection
-/// ends), one it has no room for now a drop.
-fn refused<'a>(
-    side: &'static str,
-    client: Option<ClientId>,
-    from: &'a dyn Debug,
-    error: &'a PayloadError,
-) -> Refusal<'a> {
-    Refusal {
-        side,
-        client: client.map_or(0, |c| c.0),
-        addr: from,
-        reason: "payload_refused",
-        error,
-        protocol_error: error.is_malformed(),
     }
 }
 
@@ -479,18 +373,14 @@ fn check_protocol_id<M: MessageSet>(
 }
 
 /// A game client without a clock or a socket: the connection [`Client`] and its
-/// [`MessageLayer`], glued like a [`ServerStack`]'s (the payload read before the
+/// peer (the [`MessageLayer`]), glued like a [`ServerStack`]'s (the payload read before the
 /// packet is taken, acks to the layer, a malformed payload disconnects, the payload
 /// before the connection's update). [`UdpClient`](super::UdpClient) is this over a
 /// socket.
 #[derive(Debug)]
 pub struct ClientStack<A, M> {
     client: Client<A>,
-    layer: MessageLayer<M>,
-    /// The deadline of a disconnect after flush.
-    closing: Option<Time>,
-    /// When the last payload packet went out.
-    last_payload: Time,
+    peer: Peer<M>,
     events: VecDeque<ClientEvent>,
     counters: StackCounters,
     drop_log: DropLog,
@@ -515,9 +405,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         let client = Client::new(config, token, server, now)?;
         Ok(Self {
             client,
-            layer,
-            closing: None,
-            last_payload: Time::NEVER,
+            peer: Peer::new(layer),
             events: VecDeque::new(),
             counters: StackCounters::default(),
             drop_log: DropLog::new(now),
@@ -532,12 +420,12 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// What the connection measured, link and messages, once connected.
     pub fn stats(&self) -> Option<ConnectionStats> {
         let link = self.client.stats()?;
-        Some(ConnectionStats::new(link, self.layer.stats()))
+        Some(self.peer.stats(link))
     }
 
     /// The message layer (queues and counters).
     pub fn layer(&self) -> &MessageLayer<M> {
-        &self.layer
+        self.peer.layer()
     }
 
     /// What the stack counted.
@@ -550,13 +438,16 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) {
         let mut broken = false;
         let client = self.client.client_id();
-        if let Some(delivery) = self.client.handle_datagram(now, from, datagram)
-            && let Err(error) = deliver(&mut self.layer, delivery)
-        {
-            self.counters.payloads_refused += 1;
-            let refusal = refused("client", client, &from, &error);
-            self.drop_log.refused(now, refusal);
-            broken = error.is_malformed();
+        if let Some(delivery) = self.client.handle_datagram(now, from, datagram) {
+            let source = Refused {
+                side: "client",
+                client,
+                addr: &from,
+            };
+            let counters = &mut self.counters;
+            broken = self
+                .peer
+                .deliver(now, delivery, &source, counters, &mut self.drop_log);
         }
         if broken {
             self.client.disconnect_for_protocol_error();
@@ -568,47 +459,24 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// congestion mode allows one, then runs the connection's update (handshake,
     /// timeouts, statistics, congestion, a keep-alive when nothing was sent).
     pub fn update(&mut self, now: Time) {
-        for k in 0..MAX_PACKETS_PER_UPDATE {
-            let due = match k {
-                0 => first_packet_due(&self.layer, now, self.last_payload),
-                _ => self.layer.more_to_send(),
-            };
-            if !due || !self.client.ready_to_send(now) {
-                break;
-            }
-            self.last_payload = now;
-            if let Some(estimates) = self.client.endpoint_estimates() {
-                self.layer.set_rtt_secs(estimates.ack_time());
-            }
-            let layer = &mut self.layer;
-            let mut size = 0;
-            let sent = self.client.send_with(now, |sequence, buf| {
-                layer.write_packet(now, sequence, buf);
-                size = buf.len();
-            });
-            // A refusal (a payload larger than the endpoint takes) is a lost packet.
-            if sent.is_ok() {
-                self.counters.payloads_sent += 1;
-                self.counters.largest_payload = self.counters.largest_payload.max(size);
-            }
-        }
-        if let Some(deadline) = self.closing {
-            use crate::connection::ClientState;
-            let flushed = self.layer.is_flushed();
-            if matches!(
-                self.client.state(),
-                ClientState::Denied(_) | ClientState::Disconnected(_)
-            ) {
-                self.closing = None;
-            } else if flushed || now >= deadline {
-                self.closing = None;
-                self.counters.count_close(flushed);
-                self.client.disconnect(now);
-            }
+        self.peer
+            .transmit(now, &mut self.client, &mut self.counters);
+        if self.is_over() {
+            self.peer.cancel_close();
+        } else if self.peer.close_due(now, &mut self.counters) {
+            self.client.disconnect(now);
         }
         self.client.update(now);
         self.drop_log.flush(now, "client");
         self.drain_core_events();
+    }
+
+    /// `true` once the connection was denied or ended.
+    fn is_over(&self) -> bool {
+        matches!(
+            self.client.state(),
+            ClientState::Denied(_) | ClientState::Disconnected(_)
+        )
     }
 
     fn drain_core_events(&mut self) {
@@ -633,22 +501,15 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// connected, when still in the handshake). Fails with
     /// [`SendError::NotConnected`] after a denial or a disconnection.
     pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
-        use crate::connection::ClientState;
-        if matches!(
-            self.client.state(),
-            ClientState::Denied(_) | ClientState::Disconnected(_)
-        ) {
+        if self.is_over() {
             return Err(SendError::NotConnected);
         }
-        if self.closing.is_some() {
-            return Err(SendError::Closing);
-        }
-        Ok(self.layer.send(channel, message)?)
+        self.peer.send(channel, message)
     }
 
     /// The next message delivered on `channel`.
     pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
-        self.layer.receive(channel)
+        self.peer.receive(channel)
     }
 
     /// A graceful disconnect: packets go on until everything queued is through
@@ -658,13 +519,12 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// Meanwhile `send` refuses new messages ([`SendError::Closing`]). Before the
     /// connection is up, the timeout still bounds the wait.
     pub fn disconnect_after_flush(&mut self, now: Time, timeout: Duration) {
-        let deadline = now + timeout;
-        self.closing = Some(self.closing.map_or(deadline, |d| d.min(deadline)));
+        self.peer.close_after_flush(now, timeout);
     }
 
     /// `true` while a [`disconnect_after_flush`](Self::disconnect_after_flush) waits.
     pub fn is_closing(&self) -> bool {
-        self.closing.is_some()
+        self.peer.is_closing()
     }
 
     /// Disconnects (the disconnect packets are queued at once).

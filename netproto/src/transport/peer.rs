@@ -1,0 +1,273 @@
+//! [`Peer`]: one connection's message layer and the glue that joins it to the
+//! connection, written once for the server's slots and the client.
+//!
+//! A peer does not own its connection: the client's is a [`Client`], a server's are
+//! slots of one [`Server`]. Both are reached through [`Link`], the three things the
+//! send step asks of a connection (may a packet go now, the round trip, send a
+//! payload under the next sequence), so the send step and the receive step exist
+//! once, here.
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use super::{ConnectionStats, SendError};
+use crate::MessageSet;
+use crate::Time;
+use crate::channel::{ChannelId, MessageLayer, PayloadError};
+use crate::connection::{Client, ClientId, Delivery, LinkStats, Server};
+use crate::packet::Sequence;
+use crate::trace::{DropLog, Refusal};
+
+/// Most payload packets a stack sends one connection in one update: the first, and
+/// more while the message layer has more to send
+/// ([`more_to_send`](MessageLayer::more_to_send)) and the congestion mode's rate allows
+/// (at the default 120 packets per second, a 60 Hz update sends up to two).
+pub const MAX_PACKETS_PER_UPDATE: usize = 4;
+
+/// Packets per second a stack sends a connection whose message layer has nothing new
+/// ([`MessageLayer::has_news`]): they carry acks and resends only. With news (a
+/// message queued since the last packet, or more due than a packet held) a packet
+/// goes at once, as far as the congestion mode's rate allows; so a driver that
+/// updates a thousand times a second sends a packet when the game has something to
+/// say, and 30 a second otherwise.
+pub const IDLE_PACKET_RATE: f64 = 30.0;
+
+/// What a stack counted of the payloads it wrote and read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StackCounters {
+    /// Payload packets written by a layer and handed to the connection.
+    pub payloads_sent: u64,
+    /// The largest payload written, bytes.
+    pub largest_payload: usize,
+    /// Payloads of connected peers that the layer refused (dropped whole, not acked).
+    pub payloads_refused: u64,
+    /// Disconnects after flush that ended flushed (everything acked).
+    pub flushed_disconnects: u64,
+    /// Disconnects after flush that ended at their timeout, with messages unacked.
+    pub flush_timeouts: u64,
+}
+
+/// What the send step asks of a connection: implemented by a [`Client`] and by a
+/// [`Server`]'s slot ([`ServerSlot`]).
+pub(crate) trait Link {
+    /// `true` when the congestion mode allows a payload packet at `now`.
+    fn ready_to_send(&self, now: Time) -> bool;
+    /// The round trip the packet endpoint measures (its ack time), when connected.
+    fn ack_time(&self) -> Option<f64>;
+    /// Sends one payload, written by `write` into the buffer under the sequence it
+    /// will carry; `false` when the connection refused it (a lost packet).
+    fn send_with(&mut self, now: Time, write: impl FnOnce(Sequence, &mut Vec<u8>)) -> bool;
+}
+
+impl<A: Copy + Eq + Debug> Link for Client<A> {
+    fn ready_to_send(&self, now: Time) -> bool {
+        Client::ready_to_send(self, now)
+    }
+
+    fn ack_time(&self) -> Option<f64> {
+        self.endpoint_estimates().map(|e| e.ack_time())
+    }
+
+    fn send_with(&mut self, now: Time, write: impl FnOnce(Sequence, &mut Vec<u8>)) -> bool {
+        Client::send_with(self, now, write).is_ok()
+    }
+}
+
+/// One client slot of a [`Server`], as a [`Link`].
+pub(crate) struct ServerSlot<'a, A> {
+    pub(crate) server: &'a mut Server<A>,
+    pub(crate) client: ClientId,
+}
+
+impl<A: Copy + Eq + std::hash::Hash + Debug> Link for ServerSlot<'_, A> {
+    fn ready_to_send(&self, now: Time) -> bool {
+        self.server.ready_to_send(now, self.client)
+    }
+
+    fn ack_time(&self) -> Option<f64> {
+        self.server
+            .endpoint_estimates(self.client)
+            .map(|e| e.ack_time())
+    }
+
+    fn send_with(&mut self, now: Time, write: impl FnOnce(Sequence, &mut Vec<u8>)) -> bool {
+        self.server.send_with(now, self.client, write).is_ok()
+    }
+}
+
+/// One connection's message layer and its glue: whether a graceful disconnect
+/// waits for it, and when its last payload packet went out. A [`ServerStack`] holds
+/// one per connected client slot, a [`ClientStack`] one.
+///
+/// [`ServerStack`]: super::ServerStack
+/// [`ClientStack`]: super::ClientStack
+#[derive(Debug)]
+pub(crate) struct Peer<M> {
+    layer: MessageLayer<M>,
+    /// The deadline of a disconnect after flush.
+    closing: Option<Time>,
+    /// When the last payload packet went out.
+    last_payload: Time,
+}
+
+impl<M: MessageSet> Peer<M> {
+    /// A peer around a new `layer`.
+    pub(crate) fn new(layer: MessageLayer<M>) -> Self {
+        Self {
+            layer,
+            closing: None,
+            last_payload: Time::NEVER,
+        }
+    }
+
+    /// The message layer (queues and counters).
+    pub(crate) fn layer(&self) -> &MessageLayer<M> {
+        &self.layer
+    }
+
+    /// The message layer, to send and receive directly.
+    pub(crate) fn layer_mut(&mut self) -> &mut MessageLayer<M> {
+        &mut self.layer
+    }
+
+    /// `true` while a disconnect after flush waits for the queues.
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closing.is_some()
+    }
+
+    /// What the connection measured, `link` and the layer's messages.
+    pub(crate) fn stats(&self, link: LinkStats) -> ConnectionStats {
+        ConnectionStats::new(link, self.layer.stats())
+    }
+
+    /// Queues `message` on `channel`, unless a disconnect after flush waits.
+    pub(crate) fn send(&mut self, channel: ChannelId, message: M) -> Result<(), SendError> {
+        if self.is_closing() {
+            return Err(SendError::Closing);
+        }
+        Ok(self.layer.send(channel, message)?)
+    }
+
+    /// The next message delivered on `channel`.
+    pub(crate) fn receive(&mut self, channel: ChannelId) -> Option<M> {
+        self.layer.receive(channel)
+    }
+
+    /// The receive step: the layer reads the payload before the packet is taken
+    /// (`channel::deliver`: accepted, postponed or refused). A refusal is counted and
+    /// logged; returns `true` when the payload was malformed, a protocol error that
+    /// ends the connection.
+    pub(crate) fn deliver(
+        &mut self,
+        now: Time,
+        delivery: Delivery<'_>,
+        from: &Refused<'_>,
+        counters: &mut StackCounters,
+        drop_log: &mut DropLog,
+    ) -> bool {
+        let Err(error) = crate::channel::deliver(&mut self.layer, delivery.into_packet()).0 else {
+            return false;
+        };
+        counters.payloads_refused += 1;
+        drop_log.refused(now, from.refusal(&error));
+        error.is_malformed()
+    }
+
+    /// The send step at `now`: the first payload packet of the tick when the layer
+    /// has news or the idle interval passed, more while the layer has more to send,
+    /// each only when the link's congestion mode allows, with the layer's RTT taken
+    /// from the link.
+    pub(crate) fn transmit(
+        &mut self,
+        now: Time,
+        link: &mut impl Link,
+        counters: &mut StackCounters,
+    ) {
+        for k in 0..MAX_PACKETS_PER_UPDATE {
+            let due = match k {
+                0 => self.first_packet_due(now),
+                _ => self.layer.more_to_send(),
+            };
+            if !due || !link.ready_to_send(now) {
+                break;
+            }
+            self.last_payload = now;
+            if let Some(ack_time) = link.ack_time() {
+                self.layer.set_rtt_secs(ack_time);
+            }
+            let layer = &mut self.layer;
+            let mut size = 0;
+            let sent = link.send_with(now, |sequence, buf| {
+                layer.write_packet(now, sequence, buf);
+                size = buf.len();
+            });
+            // A payload within the layer's max_packet_bits always fits the endpoint
+            // (checked at construction); a refusal is a lost packet.
+            if sent {
+                counters.payloads_sent += 1;
+                counters.largest_payload = counters.largest_payload.max(size);
+            }
+        }
+    }
+
+    /// `true` when an update may send the first packet of this tick: something new,
+    /// or the idle interval passed since the last one.
+    fn first_packet_due(&self, now: Time) -> bool {
+        let last = self.last_payload;
+        self.layer.has_news() || last > now || now.secs_since(last) + 1e-6 >= 1.0 / IDLE_PACKET_RATE
+    }
+
+    /// Starts (or shortens) a disconnect after flush: it ends `timeout` after `now`
+    /// at the latest.
+    pub(crate) fn close_after_flush(&mut self, now: Time, timeout: Duration) {
+        let deadline = now + timeout;
+        self.closing = Some(self.closing.map_or(deadline, |d| d.min(deadline)));
+    }
+
+    /// Forgets a disconnect after flush (the connection ended another way).
+    pub(crate) fn cancel_close(&mut self) {
+        self.closing = None;
+    }
+
+    /// `true` when a disconnect after flush is due at `now` (the queues flushed or
+    /// the deadline passed): it is counted and forgotten, and the caller disconnects.
+    pub(crate) fn close_due(&mut self, now: Time, counters: &mut StackCounters) -> bool {
+        let Some(deadline) = self.closing else {
+            return false;
+        };
+        let flushed = self.layer.is_flushed();
+        if !(flushed || now >= deadline) {
+            return false;
+        }
+        self.closing = None;
+        if flushed {
+            counters.flushed_disconnects += 1;
+        } else {
+            counters.flush_timeouts += 1;
+        }
+        true
+    }
+}
+
+/// Where a refused payload came from, for its log line.
+pub(crate) struct Refused<'a> {
+    pub(crate) side: &'static str,
+    pub(crate) client: Option<ClientId>,
+    pub(crate) addr: &'a dyn Debug,
+}
+
+impl Refused<'_> {
+    /// A payload the layer refused: a malformed one is a protocol error (the
+    /// connection ends), one it has no room for now a drop.
+    fn refusal<'e>(&'e self, error: &'e PayloadError) -> Refusal<'e> {
+        Refusal {
+            side: self.side,
+            client: self.client.map_or(0, |c| c.0),
+            addr: self.addr,
+            reason: "payload_refused",
+            error,
+            protocol_error: error.is_malformed(),
+        }
+    }
+}

@@ -127,6 +127,100 @@ pub(crate) fn congestion_changed(side: &'static str, client: u16, addr: &dyn Deb
     );
 }
 
+/// Why a datagram or payload was dropped: the `reason` field of every drop event,
+/// on either side. The server counts each in the [`ServerCounters`] field of the
+/// same name (`dropped_*`, `requests_*` singular, `responses_*` singular).
+///
+/// [`ServerCounters`]: crate::connection::ServerCounters
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DropReason {
+    /// Not a packet of the protocol, or one that does not parse.
+    Malformed,
+    /// A packet of a type the receiver does not expect in its state.
+    Unexpected,
+    /// (Server) from an address with no connection or handshake.
+    UnknownAddress,
+    /// (Client) from an address other than the server's.
+    WrongAddress,
+    /// A sealed packet that failed to authenticate.
+    Unauthenticated,
+    /// A sealed packet already received (the replay window).
+    Replayed,
+    /// Refused by the packet endpoint (its header, fragments or acks).
+    ByEndpoint,
+    /// A connection request that does not parse.
+    RequestMalformed,
+    /// A connection request whose token expired.
+    RequestExpired,
+    /// A connection request whose token failed to authenticate.
+    RequestUnauthenticated,
+    /// A connection request whose token names other servers.
+    RequestWrongServer,
+    /// A connection request whose token was used already.
+    RequestTokenReused,
+    /// A connection request whose token is older than the server's restart rule allows.
+    RequestBeforeStart,
+    /// A connection request refused because the token history is full of live tokens.
+    RequestHistoryFull,
+    /// A connection request from a client already connected.
+    RequestAlreadyConnected,
+    /// A connection request whose token timeout is out of range.
+    RequestBadTimeout,
+    /// A connection request refused because every handshake slot is busy.
+    RequestBusy,
+    /// A challenge response that does not match a handshake.
+    ResponseInvalid,
+    /// A payload the message layer refused (no room now, or malformed).
+    PayloadRefused,
+    /// A datagram the socket refused to send.
+    SendFailed,
+}
+
+impl DropReason {
+    /// The reason's stable name, as drop events carry it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Malformed => "malformed",
+            Self::Unexpected => "unexpected",
+            Self::UnknownAddress => "unknown_address",
+            Self::WrongAddress => "wrong_address",
+            Self::Unauthenticated => "unauthenticated",
+            Self::Replayed => "replayed",
+            Self::ByEndpoint => "by_endpoint",
+            Self::RequestMalformed => "request_malformed",
+            Self::RequestExpired => "request_expired",
+            Self::RequestUnauthenticated => "request_unauthenticated",
+            Self::RequestWrongServer => "request_wrong_server",
+            Self::RequestTokenReused => "request_token_reused",
+            Self::RequestBeforeStart => "request_before_start",
+            Self::RequestHistoryFull => "request_history_full",
+            Self::RequestAlreadyConnected => "request_already_connected",
+            Self::RequestBadTimeout => "request_bad_timeout",
+            Self::RequestBusy => "request_busy",
+            Self::ResponseInvalid => "response_invalid",
+            Self::PayloadRefused => "payload_refused",
+            Self::SendFailed => "send_failed",
+        }
+    }
+
+    /// A sealed packet that did not open.
+    pub(crate) fn of_read_error(error: crate::netcode::ReadError) -> Self {
+        use crate::netcode::ReadError;
+        match error {
+            ReadError::Decrypt => Self::Unauthenticated,
+            ReadError::Replayed => Self::Replayed,
+            ReadError::NotAllowed(_) => Self::Unexpected,
+            _ => Self::Malformed,
+        }
+    }
+}
+
+impl Display for DropReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Logs a drop at `debug` level under [`DROP`] with `side` and the given fields, within
 /// the rate limit of `$log` (a [`DropLog`]). Free when nothing listens: the limit is
 /// consulted only when a subscriber takes the event.
@@ -148,7 +242,7 @@ pub(crate) struct Refusal<'a> {
     pub(crate) client: u16,
     pub(crate) addr: &'a dyn Debug,
     /// The drop event's `reason`.
-    pub(crate) reason: &'static str,
+    pub(crate) reason: DropReason,
     pub(crate) error: &'a dyn Display,
     /// The peer broke the protocol: its connection ends.
     pub(crate) protocol_error: bool,
@@ -176,7 +270,7 @@ impl DropLog {
                 "protocol error"
             );
         } else {
-            log_drop!(self, now, side, ?addr, reason, %error, "dropped");
+            log_drop!(self, now, side, ?addr, reason = reason.as_str(), %error, "dropped");
         }
     }
 }

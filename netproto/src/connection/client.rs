@@ -12,11 +12,9 @@ use super::session::{Crypto, Link};
 use super::stats::{LinkStats, Traffic};
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
 use super::{ConnectionError, Opened, opened};
-use crate::netcode::{
-    AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType, ReadError,
-};
+use crate::netcode::{AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType};
 use crate::packet::{Counters, Estimates, Incoming, ReceiveError, Sequence};
-use crate::trace::{self, DropLog, Refusal};
+use crate::trace::{self, DropLog, DropReason, Refusal};
 
 /// The upper half of the sequence space, where a client seals its connection
 /// responses (each at its challenge's sequence): its session's packets count up from
@@ -353,7 +351,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
                     side: "client",
                     client: client.0,
                     addr: server,
-                    reason: "by_endpoint",
+                    reason: DropReason::ByEndpoint,
                     error: &error,
                     protocol_error: *broken,
                 };
@@ -384,11 +382,11 @@ impl<A: Copy + Eq + Debug> Client<A> {
             Some(buf) if from == self.server && allowed != AllowedPackets::NONE => buf,
             _ => {
                 let reason = if from != self.server {
-                    "wrong_address"
+                    DropReason::WrongAddress
                 } else if allowed == AllowedPackets::NONE {
-                    "unexpected"
+                    DropReason::Unexpected
                 } else {
-                    "malformed"
+                    DropReason::Malformed
                 };
                 self.dropped_datagram(now, from, reason);
                 return None;
@@ -409,7 +407,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
             }
             Ok((_, packet)) => opened(packet, base),
             Err(error) => {
-                self.dropped_datagram(now, from, read_error_reason(error));
+                self.dropped_datagram(now, from, DropReason::of_read_error(error));
                 return None;
             }
         };
@@ -439,7 +437,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
                     u16::try_from(client_index),
                     Link::new(&self.config, self.timeout, now, None),
                 ) else {
-                    self.dropped_datagram(now, from, "malformed");
+                    self.dropped_datagram(now, from, DropReason::Malformed);
                     return None;
                 };
                 self.link = Some(link);
@@ -485,21 +483,21 @@ impl<A: Copy + Eq + Debug> Client<A> {
                 Some(range)
             }
             _ => {
-                self.dropped_datagram(now, from, "unexpected");
+                self.dropped_datagram(now, from, DropReason::Unexpected);
                 None
             }
         }
     }
 
     /// Counts a dropped datagram and logs it (rate-limited).
-    fn dropped_datagram(&mut self, now: Time, from: A, reason: &'static str) {
+    fn dropped_datagram(&mut self, now: Time, from: A, reason: DropReason) {
         self.dropped += 1;
         trace::log_drop!(
             self.drop_log,
             now,
             "client",
             addr = ?from,
-            reason,
+            reason = reason.as_str(),
             "dropped"
         );
     }
@@ -562,16 +560,5 @@ impl<A: Copy + Eq + Debug> Client<A> {
     /// [`DisconnectReason::ProtocolError`].
     pub fn disconnect_for_protocol_error(&mut self) {
         self.disconnect_with(DisconnectReason::ProtocolError);
-    }
-}
-
-/// The `reason` of a drop event for a sealed packet that did not open (the names of the
-/// server's counters: `unauthenticated`, `replayed`, `unexpected`, `malformed`).
-fn read_error_reason(error: ReadError) -> &'static str {
-    match error {
-        ReadError::Decrypt => "unauthenticated",
-        ReadError::Replayed => "replayed",
-        ReadError::NotAllowed(_) => "unexpected",
-        _ => "malformed",
     }
 }

@@ -20,67 +20,17 @@ use crate::netcode::{
     ReadError, USER_DATA_BYTES,
 };
 use crate::packet::{Counters, Estimates, Incoming, ReceiveError, Sequence};
-use crate::trace::{self, DropLog, Refusal};
+use crate::trace::{self, DropLog, DropReason as Dropped, Refusal};
 
-/// Why the server dropped a datagram: the counter it lands in, and the `reason` of its
-/// drop event (the counter's name without its `dropped_` prefix, `requests_` and
-/// `responses_` made singular).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dropped {
-    Malformed,
-    Unexpected,
-    UnknownAddress,
-    Unauthenticated,
-    Replayed,
-    ByEndpoint,
-    RequestMalformed,
-    RequestExpired,
-    RequestUnauthenticated,
-    RequestWrongServer,
-    RequestTokenReused,
-    RequestBeforeStart,
-    RequestHistoryFull,
-    RequestAlreadyConnected,
-    RequestBadTimeout,
-    RequestBusy,
-    ResponseInvalid,
+/// The counter of the [`ServerCounters`] a drop lands in: the counter named after
+/// its reason; `None` for the reasons of other layers, which the server never gives.
+trait DropCounter {
+    fn counter(self, counters: &mut ServerCounters) -> Option<&mut u64>;
 }
 
-impl Dropped {
-    /// A sealed packet that did not open.
-    fn read_error(error: ReadError) -> Self {
-        match error {
-            ReadError::Decrypt => Self::Unauthenticated,
-            ReadError::Replayed => Self::Replayed,
-            ReadError::NotAllowed(_) => Self::Unexpected,
-            _ => Self::Malformed,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Malformed => "malformed",
-            Self::Unexpected => "unexpected",
-            Self::UnknownAddress => "unknown_address",
-            Self::Unauthenticated => "unauthenticated",
-            Self::Replayed => "replayed",
-            Self::ByEndpoint => "by_endpoint",
-            Self::RequestMalformed => "request_malformed",
-            Self::RequestExpired => "request_expired",
-            Self::RequestUnauthenticated => "request_unauthenticated",
-            Self::RequestWrongServer => "request_wrong_server",
-            Self::RequestTokenReused => "request_token_reused",
-            Self::RequestBeforeStart => "request_before_start",
-            Self::RequestHistoryFull => "request_history_full",
-            Self::RequestAlreadyConnected => "request_already_connected",
-            Self::RequestBadTimeout => "request_bad_timeout",
-            Self::RequestBusy => "request_busy",
-            Self::ResponseInvalid => "response_invalid",
-        }
-    }
-
-    fn counter(self, counters: &mut ServerCounters) -> &mut u64 {
-        match self {
+impl DropCounter for Dropped {
+    fn counter(self, counters: &mut ServerCounters) -> Option<&mut u64> {
+        Some(match self {
             Self::Malformed => &mut counters.dropped_malformed,
             Self::Unexpected => &mut counters.dropped_unexpected,
             Self::UnknownAddress => &mut counters.dropped_unknown_address,
@@ -98,7 +48,9 @@ impl Dropped {
             Self::RequestBadTimeout => &mut counters.requests_bad_timeout,
             Self::RequestBusy => &mut counters.requests_busy,
             Self::ResponseInvalid => &mut counters.responses_invalid,
-        }
+            // Not a server's drops: the client's, the message layer's, the socket's.
+            Self::WrongAddress | Self::PayloadRefused | Self::SendFailed => return None,
+        })
     }
 }
 
@@ -687,13 +639,15 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
 
     /// Counts a dropped datagram and logs it (rate-limited).
     fn dropped(&mut self, now: Time, from: A, why: Dropped) {
-        *why.counter(&mut self.counters) += 1;
+        if let Some(counter) = why.counter(&mut self.counters) {
+            *counter += 1;
+        }
         trace::log_drop!(
             self.drop_log,
             now,
             "server",
             addr = ?from,
-            reason = why.name(),
+            reason = why.as_str(),
             "dropped"
         );
     }
@@ -734,7 +688,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                 return;
             }
             Err(e) => {
-                self.dropped(now, from, Dropped::read_error(e));
+                self.dropped(now, from, Dropped::of_read_error(e));
                 return;
             }
         };
@@ -850,7 +804,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                     }
                 }
                 Err(e) => {
-                    self.dropped(now, from, Dropped::read_error(e));
+                    self.dropped(now, from, Dropped::of_read_error(e));
                     return None;
                 }
             }
@@ -868,13 +822,13 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             Ok(Incoming::Packet(packet)) => Some(Delivery::new(client, packet)),
             Ok(Incoming::Fragment { .. }) => None,
             Err(error) => {
-                *Dropped::ByEndpoint.counter(counters) += 1;
+                counters.dropped_by_endpoint += 1;
                 slot.broken = matches!(error, ReceiveError::OptimisticAck { .. });
                 let refusal = Refusal {
                     side: "server",
                     client: client.0,
                     addr: &from,
-                    reason: Dropped::ByEndpoint.name(),
+                    reason: Dropped::ByEndpoint,
                     error: &error,
                     protocol_error: slot.broken,
                 };
@@ -1041,6 +995,73 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     pub fn disconnect_all(&mut self, now: Time) {
         for index in 0..self.slots.len() {
             self.disconnect(now, ClientId(index as u16));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Dropped; 20] = [
+        Dropped::Malformed,
+        Dropped::Unexpected,
+        Dropped::UnknownAddress,
+        Dropped::WrongAddress,
+        Dropped::Unauthenticated,
+        Dropped::Replayed,
+        Dropped::ByEndpoint,
+        Dropped::RequestMalformed,
+        Dropped::RequestExpired,
+        Dropped::RequestUnauthenticated,
+        Dropped::RequestWrongServer,
+        Dropped::RequestTokenReused,
+        Dropped::RequestBeforeStart,
+        Dropped::RequestHistoryFull,
+        Dropped::RequestAlreadyConnected,
+        Dropped::RequestBadTimeout,
+        Dropped::RequestBusy,
+        Dropped::ResponseInvalid,
+        Dropped::PayloadRefused,
+        Dropped::SendFailed,
+    ];
+
+    /// The counter a drop reason lands in, by the naming rule of the docs: `dropped_`
+    /// and the reason, or the reason with `request_`/`response_` made plural.
+    fn counter_name(reason: &str) -> String {
+        if let Some(rest) = reason.strip_prefix("request_") {
+            format!("requests_{rest}")
+        } else if let Some(rest) = reason.strip_prefix("response_") {
+            format!("responses_{rest}")
+        } else {
+            format!("dropped_{reason}")
+        }
+    }
+
+    #[test]
+    fn each_server_drop_lands_in_the_counter_named_after_its_reason() {
+        let mut server_reasons = 0;
+        for reason in ALL {
+            let mut counters = ServerCounters::default();
+            let Some(counter) = reason.counter(&mut counters) else {
+                continue;
+            };
+            server_reasons += 1;
+            *counter += 1;
+            let shown = format!("{counters:?}");
+            let expected = format!("{}: 1", counter_name(reason.as_str()));
+            assert!(shown.contains(&expected), "{reason:?}: {shown}");
+            assert_eq!(shown.matches(": 1,").count() + shown.matches(": 1 }").count(), 1);
+        }
+        assert_eq!(server_reasons, 17);
+    }
+
+    #[test]
+    fn drop_reasons_have_distinct_names_and_display_them() {
+        let names: std::collections::HashSet<_> = ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(names.len(), ALL.len());
+        for reason in ALL {
+            assert_eq!(reason.to_string(), reason.as_str());
         }
     }
 }

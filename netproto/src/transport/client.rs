@@ -226,7 +226,7 @@ impl<M: MessageSet> UdpClient<M> {
                         now,
                         "client",
                         addr = ?to,
-                        reason = "send_failed",
+                        reason = trace::DropReason::SendFailed.as_str(),
                         datagrams = 1,
                         %error,
                         "dropped"

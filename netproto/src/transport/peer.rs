@@ -16,7 +16,7 @@ use crate::Time;
 use crate::channel::{ChannelId, MessageLayer, PayloadError};
 use crate::connection::{Client, ClientId, Delivery, LinkStats, Server};
 use crate::packet::Sequence;
-use crate::trace::{DropLog, Refusal};
+use crate::trace::{DropLog, DropReason, Refusal};
 
 /// Most payload packets a stack sends one connection in one update: the first, and
 /// more while the message layer has more to send
@@ -265,7 +265,7 @@ impl Refused<'_> {
             side: self.side,
             client: self.client.map_or(0, |c| c.0),
             addr: self.addr,
-            reason: "payload_refused",
+            reason: DropReason::PayloadRefused,
             error,
             protocol_error: error.is_malformed(),
         }

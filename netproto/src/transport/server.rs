@@ -350,7 +350,7 @@ impl<M: MessageSet> UdpServer<M> {
                     now,
                     "server",
                     addr = ?destination,
-                    reason = "send_failed",
+                    reason = trace::DropReason::SendFailed.as_str(),
                     datagrams = count,
                     %error,
                     "dropped"

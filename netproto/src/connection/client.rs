@@ -11,7 +11,7 @@ use super::event::{ClientEvent, ClientId, DenyReason, DisconnectReason};
 use super::session::{Crypto, Link};
 use super::stats::{LinkStats, Traffic};
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
-use super::{ConnectionError, Opened, opened};
+use super::{Opened, PayloadSendError, opened};
 use crate::netcode::{AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType};
 use crate::packet::{Counters, Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, DropReason, Refusal};
@@ -505,7 +505,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
     /// Sends `payload` to the server as the packet endpoint's next packet, and
     /// returns its sequence. The caller keeps to the send rate with
     /// [`ready_to_send`](Self::ready_to_send).
-    pub fn send(&mut self, now: Time, payload: &[u8]) -> Result<Sequence, ConnectionError> {
+    pub fn send(&mut self, now: Time, payload: &[u8]) -> Result<Sequence, PayloadSendError> {
         self.send_with(now, |_, buf| buf.extend_from_slice(payload))
     }
 
@@ -516,11 +516,11 @@ impl<A: Copy + Eq + Debug> Client<A> {
         &mut self,
         now: Time,
         write: impl FnOnce(Sequence, &mut Vec<u8>),
-    ) -> Result<Sequence, ConnectionError> {
+    ) -> Result<Sequence, PayloadSendError> {
         if self.state != ClientState::Connected {
-            return Err(ConnectionError::NotConnected);
+            return Err(PayloadSendError::NotConnected);
         }
-        let link = self.link.as_mut().ok_or(ConnectionError::NotConnected)?;
+        let link = self.link.as_mut().ok_or(PayloadSendError::NotConnected)?;
         let sequence = link.endpoint.next_sequence();
         self.payload.clear();
         write(sequence, &mut self.payload);

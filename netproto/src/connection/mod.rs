@@ -73,10 +73,11 @@ pub use transmit::MAX_DATAGRAM_BYTES;
 use crate::netcode::Packet;
 use crate::packet::PacketSendError;
 
-/// Why a payload could not be sent.
+/// Why a connection could not send a payload (`send`, `send_with` of a [`Client`] or
+/// [`Server`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ConnectionError {
+pub enum PayloadSendError {
     /// There is no such connection (not connected yet, or gone).
     #[error("not connected")]
     NotConnected,

@@ -14,7 +14,7 @@ use super::handshake::{HandshakeStart, Handshakes, Pending, TokenRefusal, TokenT
 use super::session::{Crypto, Link};
 use super::stats::LinkStats;
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
-use super::{ConnectionError, Opened, opened};
+use super::{Opened, PayloadSendError, opened};
 use crate::netcode::{
     self, AllowedPackets, ChallengeToken, ConnectTokenPrivate, Key, MAC_BYTES, Packet, PacketType,
     ReadError, USER_DATA_BYTES,
@@ -927,7 +927,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         now: Time,
         client: ClientId,
         payload: &[u8],
-    ) -> Result<Sequence, ConnectionError> {
+    ) -> Result<Sequence, PayloadSendError> {
         self.send_with(now, client, |_, buf| buf.extend_from_slice(payload))
     }
 
@@ -939,11 +939,11 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         now: Time,
         client: ClientId,
         write: impl FnOnce(Sequence, &mut Vec<u8>),
-    ) -> Result<Sequence, ConnectionError> {
+    ) -> Result<Sequence, PayloadSendError> {
         let index = usize::from(client.0);
         let confirmed = self
             .slot(client)
-            .ok_or(ConnectionError::NotConnected)?
+            .ok_or(PayloadSendError::NotConnected)?
             .confirmed;
         if !confirmed {
             // The client may have missed the keep-alive that tells it it is
@@ -959,7 +959,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         let slot = slots
             .get_mut(index)
             .and_then(Option::as_mut)
-            .ok_or(ConnectionError::NotConnected)?;
+            .ok_or(PayloadSendError::NotConnected)?;
         let sequence = slot.link.endpoint.next_sequence();
         payload.clear();
         write(sequence, payload);
@@ -1051,7 +1051,10 @@ mod tests {
             let shown = format!("{counters:?}");
             let expected = format!("{}: 1", counter_name(reason.as_str()));
             assert!(shown.contains(&expected), "{reason:?}: {shown}");
-            assert_eq!(shown.matches(": 1,").count() + shown.matches(": 1 }").count(), 1);
+            assert_eq!(
+                shown.matches(": 1,").count() + shown.matches(": 1 }").count(),
+                1
+            );
         }
         assert_eq!(server_reasons, 17);
     }

@@ -71,7 +71,7 @@
 //! | [`channel`] | reliable-ordered and unreliable message channels and blocks packed into packets ([`channel::MessageLayer`]) |
 //! | [`connection`] | netcode 1.02: connect tokens, encrypted sessions, client slots, keep-alives, timeouts, congestion avoidance |
 //! | [`transport`] | the whole stack: [`transport::UdpServer`] and [`transport::UdpClient`] over a socket; [`transport::ServerStack`] and [`transport::ClientStack`] without one |
-//! | [`sim`] | a deterministic lossy network on virtual time, for tests |
+//! | `sim` (feature `sim`) | a deterministic lossy network on virtual time, for tests |
 //!
 //! The `netproto-bevy` crate drives the UDP server and client from Bevy systems.
 //!
@@ -222,6 +222,7 @@ pub mod packet;
 mod protocol_id;
 mod quantize;
 pub mod schema;
+#[cfg(any(test, feature = "sim"))]
 pub mod sim;
 mod stream;
 mod text_table;

@@ -6,7 +6,7 @@
 //! (`handle_datagram`), are driven by `update(now)`, write datagrams to send into the
 //! caller's buffer (`poll_transmit`) and report connections and disconnections
 //! (`poll_event`). The address type is a parameter: a `SocketAddr` over UDP, the
-//! simulator's [`NodeId`](crate::sim::NodeId) in tests.
+//! simulator's `NodeId` (feature `sim`) in tests.
 //!
 //! The handshake ([wire format](crate::netcode)):
 //!

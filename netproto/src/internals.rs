@@ -30,4 +30,10 @@ pub mod packet {
         HeaderBytes, MAX_HEADER_BYTES, MIN_HEADER_BYTES, PacketHeader,
     };
     pub use crate::packet::sequence_buffer::{SequenceBuffer, StaleSequence};
+
+    /// The header `endpoint`'s next packet would carry: its next sequence and the
+    /// acks of what it received and accepted.
+    pub fn next_header(endpoint: &crate::packet::Endpoint) -> PacketHeader {
+        endpoint.next_header()
+    }
 }

@@ -3,6 +3,7 @@
 
 use netproto::NetMessage;
 use netproto::Time;
+use netproto::internals::packet::next_header;
 
 #[derive(NetMessage, Debug, PartialEq)]
 struct PlayerInput {
@@ -57,7 +58,7 @@ fn readme() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     assert_eq!(delivered, 1);
-    assert_eq!(b.next_header().ack_bits, 1);
+    assert_eq!(next_header(&b).ack_bits, 1);
     Ok(())
 }
 

@@ -203,7 +203,7 @@ impl Endpoint {
     /// The header our next packet would carry: the next sequence and the acks of
     /// what we have received and accepted.
     #[inline]
-    pub fn next_header(&self) -> PacketHeader {
+    pub(crate) fn next_header(&self) -> PacketHeader {
         let (ack, ack_bits) = match &self.received_bits {
             Some(bits) => bits.get(),
             None => self.received.ack_bits(),
@@ -873,12 +873,6 @@ impl PendingPacket<'_> {
         self.header.sequence
     }
 
-    /// The packet's header: its sequence and the acks it carries (applied only if it
-    /// is accepted).
-    pub fn header(&self) -> &PacketHeader {
-        &self.header
-    }
-
     /// The packet's payload.
     pub fn payload(&self) -> &[u8] {
         match &self.payload {
@@ -1353,7 +1347,7 @@ mod tests {
             .expect("valid")
         {
             Incoming::Packet(p) => {
-                assert_eq!(p.header().ack, Sequence(0));
+                assert_eq!(p.header.ack, Sequence(0));
                 p.refuse();
             }
             other => panic!("{other:?}"),

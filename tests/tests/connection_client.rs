@@ -1,0 +1,183 @@
+//! The sans-IO connection [`Client`] alone, with the test playing its server: what it
+//! reports in each state (connecting, connected, gone), what it counts of the
+//! datagrams it drops, and the nonce of its challenge response whatever sequence the
+//! server's challenge carries. Exact values from one scripted exchange, on virtual
+//! time.
+
+use netproto::Time;
+use netproto::connection::{
+    Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES,
+};
+use netproto::internals::netcode::{
+    AllowedPackets, CHALLENGE_TOKEN_BYTES, Packet, PacketType, read_packet,
+};
+use netproto::netcode::ConnectToken;
+use netproto::sim::NodeId;
+use netproto_tests::sealer::Sealer;
+use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
+
+const PROTOCOL: u64 = 0x5eed_f00d_1234_5678;
+const SERVER: NodeId = NodeId(0);
+const MAX_CLIENTS: u32 = 12;
+const SLOT: u32 = 5;
+
+/// A client of a fresh token, the token, and a sealer of the server's packets to it.
+fn client() -> (Client<NodeId>, ConnectToken, Sealer) {
+    let token = SimBackend::new(PROTOCOL, 1).token(7, SERVER);
+    let client = Client::new(ConnectionConfig::new(PROTOCOL), &token, SERVER, Time::ZERO)
+        .expect("valid client");
+    let sealer = Sealer {
+        key: token.server_to_client_key.clone(),
+        protocol_id: PROTOCOL,
+        sequence: 0,
+    };
+    (client, token, sealer)
+}
+
+/// Every datagram the client queued.
+fn sent(client: &mut Client<NodeId>) -> Vec<Vec<u8>> {
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    std::iter::from_fn(|| {
+        client
+            .poll_transmit(&mut buf)
+            .map(|(_, n)| buf[..n].to_vec())
+    })
+    .collect()
+}
+
+/// Opens a datagram of the client's with the key it seals with: (sequence, type).
+fn open(token: &ConnectToken, datagram: &[u8]) -> (u64, PacketType) {
+    let mut bytes = datagram.to_vec();
+    let allowed = AllowedPackets::NONE
+        .with(PacketType::Request)
+        .with(PacketType::Response)
+        .with(PacketType::KeepAlive)
+        .with(PacketType::Payload)
+        .with(PacketType::Disconnect);
+    let (sequence, packet) = read_packet(
+        &mut bytes,
+        PROTOCOL,
+        SIM_UNIX_TIME,
+        Some(&token.client_to_server_key),
+        allowed,
+        None,
+    )
+    .expect("a packet of the client's");
+    (sequence, packet.packet_type())
+}
+
+/// Plays the server through the handshake: a challenge under `challenge_sequence`,
+/// then the keep-alive that connects. Returns the sequence of the client's response.
+fn handshake(
+    client: &mut Client<NodeId>,
+    token: &ConnectToken,
+    sealer: &mut Sealer,
+    challenge_sequence: u64,
+) -> u64 {
+    let t = Time::from_secs_f64(0.01);
+    client.update(t);
+    let request = sent(client);
+    assert_eq!(request.len(), 1, "one request per resend interval");
+    let token_data = [0x5a; CHALLENGE_TOKEN_BYTES];
+    let challenge = sealer.seal(&Packet::Challenge {
+        token_sequence: challenge_sequence,
+        token_data: &token_data,
+    });
+    assert!(client.handle_datagram(t, SERVER, &challenge).is_none());
+    let response = sent(client);
+    assert_eq!(response.len(), 1, "the response goes at once");
+    let (sequence, kind) = open(token, &response[0]);
+    assert_eq!(kind, PacketType::Response);
+    assert!(client.is_connecting());
+    let keep_alive = sealer.seal(&Packet::KeepAlive {
+        client_index: SLOT,
+        max_clients: MAX_CLIENTS,
+    });
+    assert!(client.handle_datagram(t, SERVER, &keep_alive).is_none());
+    sequence
+}
+
+#[test]
+fn the_client_reports_its_state_slot_and_server_size_at_each_step() {
+    let (mut client, token, mut sealer) = client();
+    // Before anything: connecting, nothing measured, no slot.
+    assert_eq!(client.state(), ClientState::Requesting);
+    assert!(client.is_connecting());
+    assert!(!client.is_connected());
+    assert_eq!(client.client_id(), None);
+    assert_eq!(client.max_clients(), 0);
+    assert!(client.endpoint_counters().is_none());
+    assert!(client.congestion().is_none());
+    assert!(client.stats().is_none());
+    assert!(!client.ready_to_send(Time::ZERO));
+
+    handshake(&mut client, &token, &mut sealer, 9);
+    assert_eq!(client.state(), ClientState::Connected);
+    assert!(!client.is_connecting());
+    assert!(client.is_connected());
+    assert_eq!(client.client_id().map(|c| u32::from(c.0)), Some(SLOT));
+    assert_eq!(client.max_clients(), MAX_CLIENTS);
+    assert_eq!(
+        client.poll_event(),
+        Some(ClientEvent::Connected {
+            client: client.client_id().expect("connected"),
+            max_clients: MAX_CLIENTS,
+        })
+    );
+    let t = Time::from_secs_f64(0.02);
+    assert!(client.ready_to_send(t));
+    client.send(t, b"hello").expect("connected");
+    client.send(t, b"again").expect("connected");
+    let counters = client.endpoint_counters().expect("connected");
+    assert_eq!(counters.packets_sent, 2);
+    assert!(client.congestion().is_some());
+
+    // Gone: neither connecting nor connected.
+    client.disconnect(t);
+    assert!(matches!(client.state(), ClientState::Disconnected(_)));
+    assert!(!client.is_connecting());
+    assert!(!client.is_connected());
+}
+
+#[test]
+fn each_dropped_datagram_counts_once() {
+    let (mut client, token, mut sealer) = client();
+    handshake(&mut client, &token, &mut sealer, 9);
+    let t = Time::from_secs_f64(0.02);
+    assert_eq!(client.dropped(), 0);
+    // From another address.
+    let keep_alive = sealer.seal(&Packet::KeepAlive {
+        client_index: SLOT,
+        max_clients: MAX_CLIENTS,
+    });
+    assert!(client.handle_datagram(t, NodeId(9), &keep_alive).is_none());
+    assert_eq!(client.dropped(), 1);
+    // Sealed with the right key but refused by the packet endpoint (one byte: no
+    // header).
+    let headless = sealer.seal(&Packet::Payload(&[0xff]));
+    assert!(client.handle_datagram(t, SERVER, &headless).is_none());
+    assert_eq!(client.dropped(), 2);
+    // The keep-alive refused from another address is new from the server's; a second
+    // copy is a replay.
+    assert!(client.handle_datagram(t, SERVER, &keep_alive).is_none());
+    assert_eq!(client.dropped(), 2);
+    assert!(client.handle_datagram(t, SERVER, &keep_alive).is_none());
+    assert_eq!(client.dropped(), 3);
+    assert!(client.is_connected(), "drops end nothing");
+}
+
+#[test]
+fn the_challenge_response_is_sealed_in_the_upper_half_whatever_the_challenge_sequence() {
+    // The response's nonce is the challenge sequence with the top bit set: never a
+    // nonce of the client's payload packets (the lower half), even when a hostile
+    // server's challenge sequence already has the top bit.
+    for challenge_sequence in [0, 9, (1 << 63) | 9, u64::MAX] {
+        let (mut client, token, mut sealer) = client();
+        let response = handshake(&mut client, &token, &mut sealer, challenge_sequence);
+        assert_eq!(
+            response,
+            (1 << 63) | challenge_sequence,
+            "{challenge_sequence:#x}"
+        );
+    }
+}

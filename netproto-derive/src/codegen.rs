@@ -162,7 +162,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
 
     let ident = input.ident;
     let mut generics = input.generics.clone();
-    let bounded: Vec<Ident> = generics.type_params().map(|p| p.ident.clone()).collect();
+    let bounded = bounded_params(input);
     if !bounded.is_empty() {
         let where_clause = generics.make_where_clause();
         for param in bounded {
@@ -946,4 +946,41 @@ fn prim_type(prim: Prim) -> TokenStream {
 
 fn span_of(ty: &Type) -> Span {
     syn::spanned::Spanned::span(ty)
+}
+
+/// The type parameters that get a `NetMessage` bound: those that appear in the type of
+/// a field that goes on the wire, as serde infers its bounds. A parameter used only by
+/// skipped fields (or by none) gets none: the field's own bound, if it needs one, is
+/// the user's `where` clause.
+fn bounded_params(input: &Input<'_>) -> Vec<Ident> {
+    let mut used = std::collections::BTreeSet::new();
+    let fields: Vec<&Field<'_>> = match &input.body {
+        Body::Struct(fields) => fields.list.iter().collect(),
+        Body::Enum(variants) => variants.iter().flat_map(|v| &v.fields.list).collect(),
+    };
+    for field in fields {
+        if !matches!(field.kind, Kind::Skip) {
+            let ty = field.ty;
+            idents_in(quote!(#ty), &mut used);
+        }
+    }
+    input
+        .generics
+        .type_params()
+        .map(|p| p.ident.clone())
+        .filter(|p| used.contains(&p.to_string()))
+        .collect()
+}
+
+/// Every identifier in `tokens`, groups included.
+fn idents_in(tokens: TokenStream, out: &mut std::collections::BTreeSet<String>) {
+    for token in tokens {
+        match token {
+            proc_macro2::TokenTree::Ident(ident) => {
+                out.insert(ident.to_string());
+            }
+            proc_macro2::TokenTree::Group(group) => idents_in(group.stream(), out),
+            _ => {}
+        }
+    }
 }

@@ -29,7 +29,9 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// Works on structs (named, tuple, unit) and enums (unit, tuple and struct variants; the
 /// variant index goes first, in `bits_required(0, variants - 1)` bits, in declaration
-/// order). Type parameters get a `NetMessage` bound.
+/// order). A type parameter gets a `NetMessage` bound when it appears in the type of a
+/// field that goes on the wire, as serde infers its bounds; one used only by skipped
+/// fields (a `PhantomData<T>` tag) gets none.
 ///
 /// # Field attributes
 ///

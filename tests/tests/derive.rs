@@ -407,6 +407,27 @@ fn generics_get_a_net_message_bound() {
     });
 }
 
+/// Not a message: a type parameter used only by a skipped field gets no bound, so
+/// `Tagged<NotAMessage>` is a message.
+#[derive(Debug, PartialEq)]
+struct NotAMessage;
+
+#[derive(NetMessage, Debug, PartialEq)]
+struct Tagged<T, U> {
+    value: U,
+    #[net(skip)]
+    tag: std::marker::PhantomData<T>,
+}
+
+#[test]
+fn bounds_are_inferred_from_the_fields_on_the_wire() {
+    assert_eq!(<Tagged<NotAMessage, u16>>::MAX_BITS, 16);
+    roundtrip(Tagged::<NotAMessage, u16> {
+        value: 513,
+        tag: std::marker::PhantomData,
+    });
+}
+
 #[derive(NetMessage, Debug, PartialEq, Default)]
 struct Chat {
     #[net(max_len = 32)]

@@ -3,6 +3,7 @@
 use crate::Time;
 use core::fmt::Debug;
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use super::config::{ConnectionConfig, ConnectionConfigError};
 use super::congestion::Congestion;
@@ -53,7 +54,7 @@ pub struct Client<A> {
     server: A,
     token: ConnectToken,
     /// The connection timeout the token sets, seconds.
-    timeout: f64,
+    timeout: Duration,
     state: ClientState,
     started: Time,
     last_handshake_sent: Time,
@@ -275,7 +276,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
                         .saturating_sub(self.token.create_timestamp) as f64;
                 if now.secs_since(self.started) >= lifetime {
                     self.end(DisconnectReason::TokenExpired);
-                } else if now.secs_since(self.last_received) >= self.timeout {
+                } else if now.secs_since(self.last_received) >= self.timeout.as_secs_f64() {
                     self.end(DisconnectReason::HandshakeTimedOut);
                 } else if now.secs_since(self.last_handshake_sent)
                     >= self.config.handshake_resend_interval.as_secs_f64()

@@ -161,11 +161,11 @@ impl ConnectionConfig {
     }
 
     /// The connection timeout a token's `timeout_seconds` sets, if this side accepts
-    /// it: positive and at most `max_timeout`. In seconds, as the timeout timer
-    /// counts.
-    pub(crate) fn token_timeout(&self, timeout_seconds: i32) -> Option<f64> {
-        let seconds = f64::from(timeout_seconds);
-        (timeout_seconds > 0 && seconds <= self.max_timeout.as_secs_f64()).then_some(seconds)
+    /// it: positive and at most `max_timeout`.
+    pub(crate) fn token_timeout(&self, timeout_seconds: i32) -> Option<Duration> {
+        let seconds = u64::try_from(timeout_seconds).ok().filter(|&s| s > 0)?;
+        let timeout = Duration::from_secs(seconds);
+        (timeout <= self.max_timeout).then_some(timeout)
     }
 
     /// The larger packet window of the endpoint (sent or received).
@@ -436,8 +436,8 @@ mod tests {
     #[test]
     fn token_timeouts_are_accepted_up_to_the_maximum() {
         let config = ConnectionConfig::new(1);
-        assert_eq!(config.token_timeout(5), Some(5.0));
-        assert_eq!(config.token_timeout(60), Some(60.0));
+        assert_eq!(config.token_timeout(5), Some(Duration::from_secs(5)));
+        assert_eq!(config.token_timeout(60), Some(Duration::from_secs(60)));
         assert_eq!(config.token_timeout(61), None);
         assert_eq!(config.token_timeout(0), None);
         assert_eq!(

@@ -51,7 +51,7 @@ pub(crate) struct Pending {
     pub(crate) receive_key: Key,
     /// The connection timeout the token sets, seconds: also how long the handshake
     /// may take from its first request.
-    pub(crate) timeout: f64,
+    pub(crate) timeout: Duration,
     /// The token's expiry, Unix seconds: the handshake must complete before it.
     pub(crate) expire_timestamp: u64,
     pub(crate) tag: TokenTag,
@@ -65,7 +65,7 @@ impl Pending {
     pub(crate) fn new(
         send_key: Key,
         receive_key: Key,
-        timeout: f64,
+        timeout: Duration,
         expire_timestamp: u64,
         tag: TokenTag,
         client_id: u64,
@@ -86,7 +86,7 @@ impl Pending {
     /// client's retransmissions start it again).
     fn expired(&self, now: Time, unix: u64) -> bool {
         let age = now.secs_since(self.started);
-        unix >= self.expire_timestamp || age >= self.timeout || age < 0.0
+        unix >= self.expire_timestamp || age >= self.timeout.as_secs_f64() || age < 0.0
     }
 
     /// Old enough to be replaced by a new handshake when the table is full.
@@ -328,7 +328,7 @@ mod tests {
         Pending::new(
             Key::from_bytes([1; 32]),
             Key::from_bytes([2; 32]),
-            5.0,
+            Duration::from_secs(5),
             1000,
             [tag; 16],
             client_id,

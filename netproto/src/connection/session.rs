@@ -106,7 +106,7 @@ pub(crate) struct Link {
     pub(crate) endpoint: Endpoint,
     pub(crate) congestion: Congestion,
     /// Seconds of silence after which the peer is gone (from the connect token).
-    pub(crate) timeout: f64,
+    pub(crate) timeout: Duration,
     pub(crate) last_sent: Time,
     pub(crate) last_received: Time,
     pub(crate) last_payload_sent: Time,
@@ -124,7 +124,7 @@ impl Link {
     /// (see [`EndpointConfig::skip_sequence_seed`](crate::packet::EndpointConfig)).
     pub(crate) fn new(
         config: &ConnectionConfig,
-        timeout: f64,
+        timeout: Duration,
         now: Time,
         skip_seed: Option<u64>,
     ) -> Option<Self> {
@@ -177,7 +177,7 @@ impl Link {
 
     /// `true` once nothing was received for the timeout.
     pub(crate) fn timed_out(&self, now: Time) -> bool {
-        now.secs_since(self.last_received) >= self.timeout
+        now.secs_since(self.last_received) >= self.timeout.as_secs_f64()
     }
 
     /// The clock went back if a timestamp is after `now`: such timestamps become
@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn a_clock_that_goes_back_restarts_the_timers_from_now() {
         let config = ConnectionConfig::new(1);
-        let mut link = Link::new(&config, 5.0, t(1000.0), None).expect("valid");
+        let mut link = Link::new(&config, Duration::from_secs(5), t(1000.0), None).expect("valid");
         let mut crypto = Crypto::new(Key::from_bytes([1; 32]), Key::from_bytes([2; 32]), 1);
         let mut out = TransmitQueue::new();
         link.send_payload(&mut crypto, t(1000.0), 0u8, b"x", &mut out)

@@ -81,5 +81,8 @@ fn a_reliable_message_waits_for_its_ack_on_a_long_round_trip() {
         "{rtt:?}"
     );
     let resent = clients[0].layer().stats().resent - resent_before.expect("sent");
-    assert_eq!(resent, 0, "no message resent before its ack could come back");
+    assert_eq!(
+        resent, 0,
+        "no message resent before its ack could come back"
+    );
 }

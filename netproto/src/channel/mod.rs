@@ -173,6 +173,7 @@ mod config;
 mod encoded;
 mod error;
 mod id;
+mod link;
 mod payload;
 mod reader;
 mod reliable;
@@ -189,6 +190,7 @@ pub use config::{
 pub use encoded::Encoded;
 pub use error::{ChannelSendError, LayerCounters, PayloadError};
 pub use id::ChannelId;
+pub(crate) use link::Link;
 pub(crate) use stack::deliver;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
 pub use stats::MessageStats;

@@ -1,12 +1,13 @@
 //! [`MessageStack`]: a message layer on top of a packet endpoint.
 
 use super::{
-    ChannelId, ChannelSendError, LayerConfig, LayerConfigError, MessageLayer, PayloadError,
+    ChannelId, ChannelSendError, LayerConfig, LayerConfigError, Link, MessageLayer, PayloadError,
 };
 use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::{
     self, Acks, Endpoint, EndpointConfig, Incoming, PendingPacket, ReceiveError, Received, Sent,
+    Sequence,
 };
 
 /// Why a [`MessageStack`] could not be built.
@@ -186,11 +187,12 @@ impl<M: NetMessage> MessageStack<M> {
         now: Time,
         transmit: impl FnMut(&[u8]),
     ) -> Result<Sent, packet::PacketSendError> {
-        let sequence = self.endpoint.next_sequence();
-        self.layer
-            .set_rtt_secs(self.endpoint.estimates().ack_time());
-        self.layer.write_packet(now, sequence, &mut self.payload);
-        self.endpoint.send(now, &self.payload, transmit)
+        let mut link = EndpointLink {
+            endpoint: &mut self.endpoint,
+            payload: &mut self.payload,
+            transmit,
+        };
+        Ok(self.layer.send_over(now, &mut link)?.0)
     }
 
     /// Receives one datagram: the endpoint validates it, the layer reads the payload
@@ -218,6 +220,33 @@ impl<M: NetMessage> MessageStack<M> {
 /// when the layer has no room for it now (flow control: not acked, so the peer
 /// resends it, but its acks release what the peer already has), refused when
 /// malformed (its acks ignored). Returns the layer's verdict and the acks applied.
+/// A bare packet endpoint as the layer's [`Link`]: the payload is sent at once, its
+/// datagrams handed to `transmit`.
+struct EndpointLink<'a, F> {
+    endpoint: &'a mut Endpoint,
+    payload: &'a mut Vec<u8>,
+    transmit: F,
+}
+
+impl<F: FnMut(&[u8])> Link for EndpointLink<'_, F> {
+    type Sent = Sent;
+    type Error = packet::PacketSendError;
+
+    fn ack_time(&self) -> Option<f64> {
+        Some(self.endpoint.estimates().ack_time())
+    }
+
+    fn send_with(
+        &mut self,
+        now: Time,
+        write: impl FnOnce(Sequence, &mut Vec<u8>),
+    ) -> Result<Sent, packet::PacketSendError> {
+        self.payload.clear();
+        write(self.endpoint.next_sequence(), self.payload);
+        self.endpoint.send(now, self.payload, &mut self.transmit)
+    }
+}
+
 /// Every glue of a layer to an endpoint (this stack, the transport's) receives so.
 pub(crate) fn deliver<M: NetMessage>(
     layer: &mut MessageLayer<M>,

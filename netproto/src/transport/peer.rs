@@ -2,10 +2,10 @@
 //! connection, written once for the server's slots and the client.
 //!
 //! A peer does not own its connection: the client's is a [`Client`], a server's are
-//! slots of one [`Server`]. Both are reached through [`Link`], the three things the
-//! send step asks of a connection (may a packet go now, the round trip, send a
-//! payload under the next sequence), so the send step and the receive step exist
-//! once, here.
+//! slots of one [`Server`]. Both are reached through [`Connection`], what the send
+//! step asks of a connection (may a packet go now; and the layer's [`Link`]: the
+//! round trip, send a payload under the next sequence), so the send step and the
+//! receive step exist once, here.
 
 use std::fmt::Debug;
 use std::time::Duration;
@@ -13,8 +13,8 @@ use std::time::Duration;
 use super::{ConnectionStats, SendError};
 use crate::MessageSet;
 use crate::Time;
-use crate::channel::{ChannelId, MessageLayer, PayloadError};
-use crate::connection::{Client, ClientId, Delivery, LinkStats, Server};
+use crate::channel::{ChannelId, Link, MessageLayer, PayloadError};
+use crate::connection::{Client, ClientId, Delivery, LinkStats, PayloadSendError, Server};
 use crate::packet::Sequence;
 use crate::trace::{DropLog, DropReason, Refusal};
 
@@ -48,42 +48,46 @@ pub struct StackCounters {
     pub flush_timeouts: u64,
 }
 
-/// What the send step asks of a connection: implemented by a [`Client`] and by a
-/// [`Server`]'s slot ([`ServerSlot`]).
-pub(crate) trait Link {
+/// A connection as the send step sees it: the layer's [`Link`] (round trip, send a
+/// payload) and whether the congestion mode allows a packet now. Implemented by a
+/// [`Client`] and by a [`Server`]'s slot ([`ServerSlot`]).
+pub(crate) trait Connection: Link<Sent = Sequence, Error = PayloadSendError> {
     /// `true` when the congestion mode allows a payload packet at `now`.
     fn ready_to_send(&self, now: Time) -> bool;
-    /// The round trip the packet endpoint measures (its ack time), when connected.
-    fn ack_time(&self) -> Option<f64>;
-    /// Sends one payload, written by `write` into the buffer under the sequence it
-    /// will carry; `false` when the connection refused it (a lost packet).
-    fn send_with(&mut self, now: Time, write: impl FnOnce(Sequence, &mut Vec<u8>)) -> bool;
 }
 
 impl<A: Copy + Eq + Debug> Link for Client<A> {
-    fn ready_to_send(&self, now: Time) -> bool {
-        Client::ready_to_send(self, now)
-    }
+    type Sent = Sequence;
+    type Error = PayloadSendError;
 
     fn ack_time(&self) -> Option<f64> {
         self.endpoint_estimates().map(|e| e.ack_time())
     }
 
-    fn send_with(&mut self, now: Time, write: impl FnOnce(Sequence, &mut Vec<u8>)) -> bool {
-        Client::send_with(self, now, write).is_ok()
+    fn send_with(
+        &mut self,
+        now: Time,
+        write: impl FnOnce(Sequence, &mut Vec<u8>),
+    ) -> Result<Sequence, PayloadSendError> {
+        Client::send_with(self, now, write)
     }
 }
 
-/// One client slot of a [`Server`], as a [`Link`].
+impl<A: Copy + Eq + Debug> Connection for Client<A> {
+    fn ready_to_send(&self, now: Time) -> bool {
+        Client::ready_to_send(self, now)
+    }
+}
+
+/// One client slot of a [`Server`], as a [`Connection`].
 pub(crate) struct ServerSlot<'a, A> {
     pub(crate) server: &'a mut Server<A>,
     pub(crate) client: ClientId,
 }
 
 impl<A: Copy + Eq + std::hash::Hash + Debug> Link for ServerSlot<'_, A> {
-    fn ready_to_send(&self, now: Time) -> bool {
-        self.server.ready_to_send(now, self.client)
-    }
+    type Sent = Sequence;
+    type Error = PayloadSendError;
 
     fn ack_time(&self) -> Option<f64> {
         self.server
@@ -91,8 +95,18 @@ impl<A: Copy + Eq + std::hash::Hash + Debug> Link for ServerSlot<'_, A> {
             .map(|e| e.ack_time())
     }
 
-    fn send_with(&mut self, now: Time, write: impl FnOnce(Sequence, &mut Vec<u8>)) -> bool {
-        self.server.send_with(now, self.client, write).is_ok()
+    fn send_with(
+        &mut self,
+        now: Time,
+        write: impl FnOnce(Sequence, &mut Vec<u8>),
+    ) -> Result<Sequence, PayloadSendError> {
+        self.server.send_with(now, self.client, write)
+    }
+}
+
+impl<A: Copy + Eq + std::hash::Hash + Debug> Connection for ServerSlot<'_, A> {
+    fn ready_to_send(&self, now: Time) -> bool {
+        self.server.ready_to_send(now, self.client)
     }
 }
 
@@ -181,7 +195,7 @@ impl<M: MessageSet> Peer<M> {
     pub(crate) fn transmit(
         &mut self,
         now: Time,
-        link: &mut impl Link,
+        link: &mut impl Connection,
         counters: &mut StackCounters,
     ) {
         for k in 0..MAX_PACKETS_PER_UPDATE {
@@ -193,18 +207,9 @@ impl<M: MessageSet> Peer<M> {
                 break;
             }
             self.last_payload = now;
-            if let Some(ack_time) = link.ack_time() {
-                self.layer.set_rtt_secs(ack_time);
-            }
-            let layer = &mut self.layer;
-            let mut size = 0;
-            let sent = link.send_with(now, |sequence, buf| {
-                layer.write_packet(now, sequence, buf);
-                size = buf.len();
-            });
             // A payload within the layer's max_packet_bits always fits the endpoint
             // (checked at construction); a refusal is a lost packet.
-            if sent {
+            if let Ok((_, size)) = self.layer.send_over(now, link) {
                 counters.payloads_sent += 1;
                 counters.largest_payload = counters.largest_payload.max(size);
             }

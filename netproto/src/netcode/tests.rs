@@ -67,6 +67,8 @@ fn addresses_round_trip_with_little_endian_ipv6_groups() {
     assert_eq!(write_address(&v4, &mut buf), 7);
     assert_eq!(&buf[..7], &[1, 1, 2, 3, 4, 0x34, 0x12]);
     assert_eq!(read_address(&buf[..7]).unwrap(), (v4, 7));
+    // What follows the address is not taken.
+    assert_eq!(read_address(&buf).unwrap(), (v4, 7));
 
     let v6 = addr("[102:304:506:708:90a:b0c:d0e:f10]:258");
     assert_eq!(write_address(&v6, &mut buf), 19);
@@ -252,6 +254,46 @@ fn connect_token_generation_refuses_bad_parameters() {
         generate_connect_token_with(&pr, &key, 2, 1, [0; 24], key.clone(), key.clone()),
         Err(TokenError::BadTimestamps)
     );
+    // The boundary: a token that expires the second it is made is well formed (the
+    // reader accepts the same timestamps; a server refuses it as expired).
+    let token = generate_connect_token_with(&pr, &key, 2, 2, [0; 24], key.clone(), key.clone())
+        .expect("equal timestamps are well formed");
+    assert_eq!((token.create_timestamp, token.expire_timestamp), (2, 2));
+}
+
+#[test]
+fn allowed_packet_sets_add_and_remove_one_type_each() {
+    let types = [
+        PacketType::Request,
+        PacketType::Denied,
+        PacketType::Challenge,
+        PacketType::Response,
+        PacketType::KeepAlive,
+        PacketType::Payload,
+        PacketType::Disconnect,
+    ];
+    for (i, &a) in types.iter().enumerate() {
+        let one = AllowedPackets::NONE.with(a);
+        for &b in &types {
+            assert_eq!(one.contains(b), a == b, "{a:?} then {b:?}");
+        }
+        // Adding a type twice keeps it; adding another keeps both.
+        assert!(one.with(a).contains(a));
+        let next = types[(i + 1) % types.len()];
+        let two = one.with(next);
+        assert!(two.contains(a) && two.contains(next));
+        // Removing one leaves the other, and only the other.
+        let left = two.without(a);
+        for &b in &types {
+            assert_eq!(
+                left.contains(b),
+                b == next,
+                "{a:?}, {next:?} without {a:?}: {b:?}"
+            );
+        }
+        assert!(!AllowedPackets::ALL.without(a).contains(a));
+        assert!(AllowedPackets::ALL.without(a).contains(next));
+    }
 }
 
 #[test]

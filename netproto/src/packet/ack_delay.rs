@@ -272,6 +272,17 @@ mod tests {
     }
 
     #[test]
+    fn the_oldest_packet_counts_while_the_header_s_ack_window_still_covers_it() {
+        // A header acking `ack` covers `ack - 31 ..= ack` (ack and 31 ack bits).
+        for (ack, covered) in [(200, true), (231, true), (232, false)] {
+            let mut clock = HoldClock::default();
+            clock.on_accept(Sequence(200), Time::from_secs_f64(1.0), Sequence(200));
+            let byte = clock.take(Time::from_secs_f64(1.012), Sequence(ack));
+            assert_eq!(byte != NO_ACK_DELAY, covered, "ack {ack}: {byte}");
+        }
+    }
+
+    #[test]
     fn a_sample_covers_the_packets_newly_acked_since_the_previous_reply() {
         // Our packets 0..=3 sent 0.1 s apart.
         let sent = sent_at(&[(0, 0.0), (1, 0.1), (2, 0.2), (3, 0.3)]);

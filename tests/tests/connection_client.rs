@@ -4,6 +4,9 @@
 //! server's challenge carries. Exact values from one scripted exchange, on virtual
 //! time.
 
+mod capture;
+
+use capture::Capture;
 use netproto::Time;
 use netproto::connection::{
     Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES,
@@ -180,4 +183,40 @@ fn the_challenge_response_is_sealed_in_the_upper_half_whatever_the_challenge_seq
             "{challenge_sequence:#x}"
         );
     }
+}
+
+#[test]
+fn each_drop_is_logged_with_its_reason() {
+    let capture = Capture::default();
+    let reasons = tracing::subscriber::with_default(capture.clone(), || {
+        let (mut client, token, mut sealer) = client();
+        let t = Time::from_secs_f64(0.01);
+        // Requesting: a keep-alive is not expected yet, from the server or elsewhere.
+        let early = sealer.seal(&Packet::KeepAlive {
+            client_index: SLOT,
+            max_clients: MAX_CLIENTS,
+        });
+        assert!(client.handle_datagram(t, SERVER, &early).is_none());
+        handshake(&mut client, &token, &mut sealer, 9);
+        let keep_alive = sealer.seal(&Packet::KeepAlive {
+            client_index: SLOT,
+            max_clients: MAX_CLIENTS,
+        });
+        // From another address; then too long to be a packet; then a replay.
+        assert!(client.handle_datagram(t, NodeId(9), &keep_alive).is_none());
+        let huge = vec![0u8; MAX_DATAGRAM_BYTES + 1];
+        assert!(client.handle_datagram(t, SERVER, &huge).is_none());
+        assert!(client.handle_datagram(t, SERVER, &keep_alive).is_none());
+        assert!(client.handle_datagram(t, SERVER, &keep_alive).is_none());
+        capture
+            .take()
+            .iter()
+            .filter(|e| e.message() == "dropped" && e.field("side") == Some("client"))
+            .map(|e| e.field("reason").unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(
+        reasons,
+        ["unexpected", "wrong_address", "malformed", "replayed"]
+    );
 }

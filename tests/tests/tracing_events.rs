@@ -3,10 +3,10 @@
 //! every event while a server stack and raw clients go through a connection's life on
 //! virtual time.
 
+mod capture;
+
+use capture::{Capture, Captured};
 use netproto::Time;
-use std::collections::BTreeMap;
-use std::fmt;
-use std::sync::{Arc, Mutex};
 
 use netproto::NetMessage;
 use netproto::channel::LayerConfig;
@@ -15,79 +15,7 @@ use netproto::connection::{
 };
 use netproto::netcode::{Key, TokenParams, generate_connect_token};
 use netproto::transport::ServerStack;
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
-
-/// One event: where, how loud, and every field as text (`message` included).
-#[derive(Clone, Debug)]
-struct Captured {
-    target: String,
-    level: Level,
-    fields: BTreeMap<String, String>,
-}
-
-impl Captured {
-    fn message(&self) -> &str {
-        self.fields.get("message").map_or("", String::as_str)
-    }
-
-    fn field(&self, name: &str) -> Option<&str> {
-        self.fields.get(name).map(String::as_str)
-    }
-}
-
-struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.insert(field.name().into(), format!("{value:?}"));
-    }
-
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().into(), value.into());
-    }
-}
-
-/// Records every event; no spans.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<Captured>>>);
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-
-    fn event(&self, event: &Event<'_>) {
-        let mut fields = BTreeMap::new();
-        event.record(&mut Fields(&mut fields));
-        let captured = Captured {
-            target: event.metadata().target().into(),
-            level: *event.metadata().level(),
-            fields,
-        };
-        self.0.lock().expect("not poisoned").push(captured);
-    }
-
-    fn enter(&self, _: &Id) {}
-
-    fn exit(&self, _: &Id) {}
-}
-
-impl Capture {
-    /// The events so far, emptied.
-    fn take(&self) -> Vec<Captured> {
-        std::mem::take(&mut *self.0.lock().expect("not poisoned"))
-    }
-}
+use tracing::Level;
 
 #[derive(NetMessage, Debug, Clone)]
 struct Chat {

@@ -97,6 +97,12 @@ fn handshake(
         max_clients: MAX_CLIENTS,
     });
     assert!(client.handle_datagram(t, SERVER, &keep_alive).is_none());
+    // The session's traffic starts with that keep-alive.
+    let stats = client.stats().expect("connected");
+    assert_eq!(
+        (stats.datagrams_received, stats.bytes_received),
+        (1, keep_alive.len() as u64)
+    );
     sequence
 }
 

@@ -14,7 +14,7 @@ use netproto::connection::{
 use netproto::internals::netcode::{
     AllowedPackets, CHALLENGE_TOKEN_BYTES, Packet, PacketType, read_packet,
 };
-use netproto::netcode::ConnectToken;
+use netproto::netcode::{ConnectToken, Key};
 use netproto::sim::NodeId;
 use netproto_tests::sealer::Sealer;
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
@@ -212,6 +212,17 @@ fn each_drop_is_logged_with_its_reason() {
         assert!(client.handle_datagram(t, NodeId(9), &keep_alive).is_none());
         let huge = vec![0u8; MAX_DATAGRAM_BYTES + 1];
         assert!(client.handle_datagram(t, SERVER, &huge).is_none());
+        // Sealed with a key that is not the session's.
+        let mut forger = Sealer {
+            key: Key::from_bytes([7; 32]),
+            protocol_id: PROTOCOL,
+            sequence: 1000,
+        };
+        let forged = forger.seal(&Packet::KeepAlive {
+            client_index: SLOT,
+            max_clients: MAX_CLIENTS,
+        });
+        assert!(client.handle_datagram(t, SERVER, &forged).is_none());
         assert!(client.handle_datagram(t, SERVER, &keep_alive).is_none());
         assert!(client.handle_datagram(t, SERVER, &keep_alive).is_none());
         capture
@@ -223,6 +234,12 @@ fn each_drop_is_logged_with_its_reason() {
     });
     assert_eq!(
         reasons,
-        ["unexpected", "wrong_address", "malformed", "replayed"]
+        [
+            "unexpected",
+            "wrong_address",
+            "malformed",
+            "unauthenticated",
+            "replayed"
+        ]
     );
 }

@@ -6,7 +6,8 @@ use netproto::Time;
 use netproto::channel::ChannelId;
 use netproto::channel::LayerConfig;
 use netproto::connection::{
-    Client, ClientEvent, ConnectionConfig, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, ServerEvent,
+    Client, ClientEvent, ConnectionConfig, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, Server,
+    ServerEvent,
 };
 use netproto::sim::NodeId;
 use netproto::transport::{ClientStack, ServerStack};
@@ -235,6 +236,85 @@ fn a_malformed_payload_ends_the_connection_on_both_sides() {
     assert!(
         matches!(client_events.as_slice(), [ClientEvent::Connected { .. }]),
         "{client_events:?}"
+    );
+}
+
+/// The other way: a raw connection server sends a client stack a payload its layer
+/// finds malformed; the client ends the connection with a protocol error, and the
+/// server hears its disconnect packets.
+#[test]
+fn a_malformed_payload_from_the_server_ends_the_client_s_connection() {
+    let layer = LayerConfig::default();
+    let protocol_id = netproto::protocol_id::<Msg>(&layer);
+    let mut backend = SimBackend::new(protocol_id, 5);
+    let mut server: Server<u32> = Server::new(
+        backend.server_config(NodeId(SERVER)),
+        Time::ZERO,
+        SIM_UNIX_TIME,
+    )
+    .expect("valid configuration");
+    let token = backend.token(1, NodeId(SERVER));
+    let mut client: ClientStack<u32, Msg> = ClientStack::new(
+        ConnectionConfig::new(protocol_id),
+        &token,
+        SERVER,
+        layer,
+        Time::ZERO,
+    )
+    .expect("valid configuration");
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    let (mut server_events, mut client_events) = (Vec::new(), Vec::new());
+    let mut sent = false;
+    for step in 1..=200 {
+        let now = Time::from_secs_f64(f64::from(step) * 0.01);
+        let first = server.clients().next().map(|(id, _)| id);
+        if let Some(id) = first
+            && !sent
+            && server.ready_to_send(now, id)
+        {
+            // One channel index beyond the two configured.
+            server.send(now, id, &[0xff; 8]).expect("connected");
+            sent = true;
+        }
+        client.update(now);
+        server.update(now);
+        while let Some((_, len)) = client.poll_transmit(&mut buf) {
+            if let Some(delivery) = server.handle_datagram(now, CLIENT, &buf[..len]) {
+                delivery.accept();
+            }
+        }
+        while let Some((_, len)) = server.poll_transmit(&mut buf) {
+            client.handle_datagram(now, SERVER, &buf[..len]);
+        }
+        server_events.extend(std::iter::from_fn(|| server.poll_event()));
+        client_events.extend(std::iter::from_fn(|| client.poll_event()));
+    }
+    assert!(sent);
+    assert_eq!(client.counters().payloads_refused, 1);
+    assert!(
+        matches!(
+            client_events.as_slice(),
+            [
+                ClientEvent::Connected { .. },
+                ClientEvent::Disconnected {
+                    reason: DisconnectReason::ProtocolError
+                }
+            ]
+        ),
+        "{client_events:?}"
+    );
+    assert!(
+        matches!(
+            server_events.as_slice(),
+            [
+                ServerEvent::Connected { .. },
+                ServerEvent::Disconnected {
+                    reason: DisconnectReason::PeerDisconnected,
+                    ..
+                }
+            ]
+        ),
+        "{server_events:?}"
     );
 }
 

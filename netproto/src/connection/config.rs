@@ -434,6 +434,16 @@ mod tests {
     }
 
     #[test]
+    fn a_connection_s_memory_is_its_endpoint_s_bound() {
+        let mut config = ConnectionConfig::new(1);
+        let default = config.memory_per_connection();
+        assert_eq!(default, config.endpoint.memory_bound());
+        assert!(default > 1 << 20, "the defaults' windows: {default}");
+        config.endpoint.received_packets_buffer_size /= 2;
+        assert!(config.memory_per_connection() < default);
+    }
+
+    #[test]
     fn token_timeouts_are_accepted_up_to_the_maximum() {
         let config = ConnectionConfig::new(1);
         assert_eq!(config.token_timeout(5), Some(Duration::from_secs(5)));

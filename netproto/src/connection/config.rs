@@ -431,6 +431,20 @@ mod tests {
         let err = config.validate().expect_err("too large");
         assert!(matches!(err, ConnectionConfigError::DatagramTooLarge { size } if size > 1200));
         assert!(err.to_string().contains("fragment_above"), "{err}");
+
+        // The boundary: a datagram of exactly the netcode payload size fits.
+        let mut config = ConnectionConfig::new(1);
+        config.endpoint.fragment_above = 512;
+        config.endpoint.fragment_size = 512;
+        let overhead = config.endpoint.max_datagram_size() - 512;
+        config.endpoint.fragment_size = 1200 - overhead;
+        assert_eq!(config.endpoint.max_datagram_size(), 1200);
+        assert_eq!(config.validate(), Ok(()));
+        config.endpoint.fragment_size += 1;
+        assert!(matches!(
+            config.validate(),
+            Err(ConnectionConfigError::DatagramTooLarge { size: 1201 })
+        ));
     }
 
     #[test]

@@ -448,6 +448,47 @@ mod tests {
     }
 
     #[test]
+    fn zero_intervals_are_refused_naming_the_field() {
+        for field in ["keepalive_interval", "max_timeout", "handshake_resend_interval"] {
+            let mut config = ConnectionConfig::new(1);
+            match field {
+                "keepalive_interval" => config.keepalive_interval = Duration::ZERO,
+                "max_timeout" => config.max_timeout = Duration::ZERO,
+                _ => config.handshake_resend_interval = Duration::ZERO,
+            }
+            assert_eq!(
+                config.validate(),
+                Err(ConnectionConfigError::NotPositive { field, value: 0.0 })
+            );
+        }
+        assert_eq!(positive("x", 1e-9), Ok(()));
+        for value in [0.0, -1.0, f64::INFINITY, f64::NAN] {
+            assert!(positive("x", value).is_err(), "{value}");
+        }
+    }
+
+    #[test]
+    fn pending_handshakes_are_bounded() {
+        let server = |pending: usize| {
+            let mut config = ServerConfig::new(
+                ConnectionConfig::new(1),
+                Key::from_bytes([1; 32]),
+                vec!["127.0.0.1:40000".parse().expect("address")],
+            );
+            config.pending_handshakes = pending;
+            config.validate()
+        };
+        assert_eq!(server(0), Ok(()), "0: four per slot");
+        assert_eq!(server(1 << 20), Ok(()));
+        assert_eq!(
+            server((1 << 20) + 1),
+            Err(ConnectionConfigError::OutOfRange {
+                field: "pending_handshakes"
+            })
+        );
+    }
+
+    #[test]
     fn a_connection_s_memory_is_its_endpoint_s_bound() {
         let mut config = ConnectionConfig::new(1);
         let default = config.memory_per_connection();

@@ -121,7 +121,7 @@ pub(crate) fn congestion_changed(side: &'static str, client: u16, addr: &dyn Deb
         ?addr,
         mode = congestion.mode().as_str(),
         rtt_ms = link.estimates().rtt_ms,
-        penalty_s = congestion.penalty_secs(),
+        penalty_s = congestion.penalty().as_secs_f64(),
         send_rate = congestion.send_rate(),
         "congestion mode changed"
     );

@@ -206,6 +206,13 @@ fn a_connection_s_life_in_events() {
             );
             assert_eq!(change.field("mode"), Some("good"));
             assert_eq!(change.field("client"), Some("0"));
+            if side == "client" {
+                // The penalty the mode change left (nothing changed it since).
+                let congestion = world.client("a").congestion().expect("connected");
+                let penalty = format!("{:?}", congestion.penalty().as_secs_f64());
+                assert_eq!(change.field("penalty_s"), Some(penalty.as_str()));
+                assert_ne!(penalty, "0.0");
+            }
             for field in ["rtt_ms", "penalty_s", "send_rate"] {
                 assert!(change.field(field).is_some(), "{field}: {change:#?}");
             }

@@ -207,11 +207,6 @@ impl Congestion {
         saturating_duration(self.penalty)
     }
 
-    /// [`penalty`](Self::penalty) in the `f64` seconds it is computed in.
-    pub(crate) fn penalty_secs(&self) -> f64 {
-        self.penalty
-    }
-
     /// Packets per second the mode allows.
     pub fn send_rate(&self) -> f64 {
         match self.mode {

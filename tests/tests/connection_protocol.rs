@@ -56,6 +56,8 @@ struct Pair {
     client_events: Vec<(NodeId, ClientEvent)>,
     /// Payloads the server accepted, with the sequences of ours each newly acked.
     to_server: Vec<(ClientId, Vec<u8>, Vec<Sequence>)>,
+    /// The endpoint sequence of each payload the server accepted.
+    server_sequences: Vec<Sequence>,
     /// Payloads each client accepted, with the acks.
     to_client: Vec<(NodeId, Vec<u8>, Vec<Sequence>)>,
     /// Every datagram delivered: (from, to, bytes).
@@ -92,6 +94,7 @@ impl Pair {
             server_events: Vec::new(),
             client_events: Vec::new(),
             to_server: Vec::new(),
+            server_sequences: Vec::new(),
             to_client: Vec::new(),
             wire: Vec::new(),
             bytes_in: 0,
@@ -170,6 +173,7 @@ impl Pair {
                 .handle_datagram(Time::from_secs_f64(self.now), from, bytes)
         {
             let client = delivery.client();
+            self.server_sequences.push(delivery.sequence());
             let payload = delivery.payload().to_vec();
             let acks = delivery.accept().iter().collect();
             self.to_server.push((client, payload, acks));
@@ -370,6 +374,11 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
         .expect("connected");
     p.deliver();
     assert_eq!(p.to_server, vec![(id, b"ping".to_vec(), vec![])]);
+    assert_eq!(
+        p.server_sequences,
+        vec![up],
+        "the delivery carries its sequence"
+    );
     // Server to client: its packet acks the client's.
     let down = p
         .server

@@ -449,7 +449,11 @@ mod tests {
 
     #[test]
     fn zero_intervals_are_refused_naming_the_field() {
-        for field in ["keepalive_interval", "max_timeout", "handshake_resend_interval"] {
+        for field in [
+            "keepalive_interval",
+            "max_timeout",
+            "handshake_resend_interval",
+        ] {
             let mut config = ConnectionConfig::new(1);
             match field {
                 "keepalive_interval" => config.keepalive_interval = Duration::ZERO,

@@ -293,6 +293,24 @@ impl Congestion {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_send_interval_is_the_mode_s_period() {
+        let config = CongestionConfig::article();
+        let mut congestion = Congestion::new(config, Time::ZERO);
+        assert_eq!(congestion.mode(), Mode::Bad);
+        assert_eq!(congestion.send_interval(), Duration::from_millis(100));
+        // Good conditions for the initial penalty: good mode, 30 a second.
+        let mut now = Time::ZERO;
+        while congestion.mode() == Mode::Bad {
+            now = now + Duration::from_millis(100);
+            congestion.update(now, Duration::from_millis(10));
+        }
+        assert_eq!(
+            congestion.send_interval(),
+            Duration::from_secs_f64(1.0 / 30.0)
+        );
+    }
+
     /// `update` at `now` seconds with an RTT of `rtt_ms`.
     fn at(c: &mut Congestion, now: f64, rtt_ms: f64) -> Mode {
         c.update_ms(Time::from_secs_f64(now), rtt_ms)

@@ -302,7 +302,7 @@ mod tests {
         // Good conditions for the initial penalty: good mode, 30 a second.
         let mut now = Time::ZERO;
         while congestion.mode() == Mode::Bad {
-            now = now + Duration::from_millis(100);
+            now += Duration::from_millis(100);
             congestion.update(now, Duration::from_millis(10));
         }
         assert_eq!(

@@ -459,6 +459,31 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
 
 // 2. ---------------------------------------------------------------------------------
 
+/// A payload the layer above cannot take now is postponed: not acked (the peer
+/// resends it), but the acks it carries apply.
+#[test]
+fn a_postponed_payload_still_gives_its_acks() {
+    let mut p = Pair::new(4);
+    let a = p.add(7);
+    p.step(TICK);
+    let id = p.id(a);
+    let now = Time::from_secs_f64(p.now);
+    let up = p.client(a).send(now, b"ping").expect("connected");
+    p.deliver();
+    assert_eq!(p.server_sequences, vec![up]);
+    p.server.send(now, id, b"pong").expect("connected");
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    let (to, len) = p.server.poll_transmit(&mut buf).expect("the payload");
+    assert_eq!(to, a);
+    let delivery = p
+        .client(a)
+        .handle_datagram(now, SERVER, &buf[..len])
+        .expect("a payload");
+    assert_eq!(delivery.payload(), b"pong");
+    let acks: Vec<Sequence> = delivery.postpone().iter().collect();
+    assert_eq!(acks, vec![up], "the server's packet acked the client's");
+}
+
 #[test]
 fn a_token_sealed_with_another_key_gets_no_challenge_and_leaves_no_state() {
     let mut p = Pair::new(4);

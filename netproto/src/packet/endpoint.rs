@@ -438,10 +438,15 @@ impl Endpoint {
     ///         }
     ///     }
     /// }
-    /// // Only packet 1 was accepted: only it will be acked.
-    /// assert_eq!(b.next_header().ack, Sequence(1));
-    /// assert_eq!(b.next_header().ack_bits, 0b1);
     /// assert_eq!(b.counters().packets_rejected, 1);
+    /// // Only packet 1 was accepted: b's next packet acks it alone.
+    /// let mut back = Vec::new();
+    /// b.send(Time::from_secs_f64(0.05), b"reply", |d| back.push(d.to_vec()))?;
+    /// let Incoming::Packet(reply) = a.receive(Time::from_secs_f64(0.1), &back[0])? else {
+    ///     return Err("a whole packet".into());
+    /// };
+    /// let acks: Vec<Sequence> = reply.accept().iter().collect();
+    /// assert_eq!(acks, [Sequence(1)]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn receive<'a>(

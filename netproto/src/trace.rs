@@ -270,7 +270,7 @@ impl DropLog {
                 "protocol error"
             );
         } else {
-            log_drop!(self, now, side, ?addr, reason = reason.as_str(), %error, "dropped");
+            log_drop!(self, now, side, ?addr, %reason, %error, "dropped");
         }
     }
 }

@@ -498,7 +498,7 @@ impl<A: Copy + Eq + Debug> Client<A> {
             now,
             "client",
             addr = ?from,
-            reason = reason.as_str(),
+            %reason,
             "dropped"
         );
     }

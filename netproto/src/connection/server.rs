@@ -20,15 +20,12 @@ use crate::netcode::{
     ReadError, USER_DATA_BYTES,
 };
 use crate::packet::{Counters, Estimates, Incoming, ReceiveError, Sequence};
-use crate::trace::{self, DropLog, DropReason as Dropped, Refusal};
+use crate::trace::{self, DropLog, DropReason, Refusal};
 
-/// The counter of the [`ServerCounters`] a drop lands in: the counter named after
-/// its reason; `None` for the reasons of other layers, which the server never gives.
-trait DropCounter {
-    fn counter(self, counters: &mut ServerCounters) -> Option<&mut u64>;
-}
-
-impl DropCounter for Dropped {
+impl DropReason {
+    /// The counter of the [`ServerCounters`] a drop lands in: the counter named after
+    /// its reason; `None` for the reasons of other layers, which the server never
+    /// gives.
     fn counter(self, counters: &mut ServerCounters) -> Option<&mut u64> {
         Some(match self {
             Self::Malformed => &mut counters.dropped_malformed,
@@ -63,19 +60,19 @@ impl DropCounter for Dropped {
 pub struct ServerCounters {
     /// Datagrams handed to `handle_datagram`.
     pub datagrams_received: u64,
-    /// Dropped: not a netcode packet (too short or long, unknown type, bad sequence
+    /// DropReason: not a netcode packet (too short or long, unknown type, bad sequence
     /// length, a body of the wrong size).
     pub dropped_malformed: u64,
-    /// Dropped: a packet type the server does not take from that address now.
+    /// DropReason: a packet type the server does not take from that address now.
     pub dropped_unexpected: u64,
-    /// Dropped: a sealed packet from an address with no session or handshake.
+    /// DropReason: a sealed packet from an address with no session or handshake.
     pub dropped_unknown_address: u64,
-    /// Dropped: the packet failed to authenticate (forged, corrupt, or sealed with
+    /// DropReason: the packet failed to authenticate (forged, corrupt, or sealed with
     /// another key). It changed nothing.
     pub dropped_unauthenticated: u64,
-    /// Dropped: a packet already received (a replay).
+    /// DropReason: a packet already received (a replay).
     pub dropped_replayed: u64,
-    /// Dropped by the packet endpoint of a session (stale, duplicate, malformed
+    /// DropReason by the packet endpoint of a session (stale, duplicate, malformed
     /// inside the seal).
     pub dropped_by_endpoint: u64,
     /// Requests ignored: the wrong size, version or protocol id.
@@ -456,14 +453,14 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         self.counters.datagrams_received += 1;
         let len = datagram.len();
         let Some(buf) = self.scratch.get_mut(..len) else {
-            self.dropped(now, from, Dropped::Malformed);
+            self.dropped(now, from, DropReason::Malformed);
             return None;
         };
         buf.copy_from_slice(datagram);
         let unix = self.unix_time(now);
         match datagram.first() {
             None => {
-                self.dropped(now, from, Dropped::Malformed);
+                self.dropped(now, from, DropReason::Malformed);
                 None
             }
             Some(&prefix) if prefix == PacketType::Request as u8 => {
@@ -482,7 +479,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
 
     fn handle_request(&mut self, now: Time, unix: u64, from: A, len: usize) {
         if self.by_address.contains_key(&from) {
-            self.dropped(now, from, Dropped::RequestAlreadyConnected);
+            self.dropped(now, from, DropReason::RequestAlreadyConnected);
             return;
         }
         let protocol_id = self.config.connection.protocol_id;
@@ -506,20 +503,20 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                 },
             )) => (expire_timestamp, nonce, *private_data),
             Ok(_) => {
-                self.dropped(now, from, Dropped::Unexpected);
+                self.dropped(now, from, DropReason::Unexpected);
                 return;
             }
             Err(ReadError::Expired) => {
-                self.dropped(now, from, Dropped::RequestExpired);
+                self.dropped(now, from, DropReason::RequestExpired);
                 return;
             }
             Err(_) => {
-                self.dropped(now, from, Dropped::RequestMalformed);
+                self.dropped(now, from, DropReason::RequestMalformed);
                 return;
             }
         };
         if expire_timestamp < self.token_expire_floor {
-            self.dropped(now, from, Dropped::RequestBeforeStart);
+            self.dropped(now, from, DropReason::RequestBeforeStart);
             if tracing::enabled!(target: trace::CONNECTION, tracing::Level::WARN)
                 && self.drop_log.admit(now, "server")
             {
@@ -538,7 +535,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         let mut tag = [0u8; MAC_BYTES];
         tag.copy_from_slice(&sealed[sealed.len() - MAC_BYTES..]);
         if self.handshakes.check_token(&tag, &from).is_err() {
-            self.dropped(now, from, Dropped::RequestTokenReused);
+            self.dropped(now, from, DropReason::RequestTokenReused);
             return;
         }
         let Ok(token) = ConnectTokenPrivate::open(
@@ -548,7 +545,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             &nonce,
             &self.config.private_key,
         ) else {
-            self.dropped(now, from, Dropped::RequestUnauthenticated);
+            self.dropped(now, from, DropReason::RequestUnauthenticated);
             return;
         };
         if !token
@@ -556,15 +553,15 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             .iter()
             .any(|a| self.config.addresses.contains(a))
         {
-            self.dropped(now, from, Dropped::RequestWrongServer);
+            self.dropped(now, from, DropReason::RequestWrongServer);
             return;
         }
         if self.slot_of_user(token.client_id).is_some() {
-            self.dropped(now, from, Dropped::RequestAlreadyConnected);
+            self.dropped(now, from, DropReason::RequestAlreadyConnected);
             return;
         }
         let Some(timeout) = self.config.connection.token_timeout(token.timeout_seconds) else {
-            self.dropped(now, from, Dropped::RequestBadTimeout);
+            self.dropped(now, from, DropReason::RequestBadTimeout);
             return;
         };
         match self
@@ -573,11 +570,11 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         {
             Ok(()) => {}
             Err(TokenRefusal::Full) => {
-                self.dropped(now, from, Dropped::RequestHistoryFull);
+                self.dropped(now, from, DropReason::RequestHistoryFull);
                 return;
             }
             Err(_) => {
-                self.dropped(now, from, Dropped::RequestTokenReused);
+                self.dropped(now, from, DropReason::RequestTokenReused);
                 return;
             }
         }
@@ -609,7 +606,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                 );
             }
             HandshakeStart::Busy => {
-                self.dropped(now, from, Dropped::RequestBusy);
+                self.dropped(now, from, DropReason::RequestBusy);
                 return;
             }
         }
@@ -638,7 +635,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     }
 
     /// Counts a dropped datagram and logs it (rate-limited).
-    fn dropped(&mut self, now: Time, from: A, why: Dropped) {
+    fn dropped(&mut self, now: Time, from: A, why: DropReason) {
         if let Some(counter) = why.counter(&mut self.counters) {
             *counter += 1;
         }
@@ -647,7 +644,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             now,
             "server",
             addr = ?from,
-            reason = why.as_str(),
+            reason = %why,
             "dropped"
         );
     }
@@ -660,7 +657,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
 
     fn handle_response(&mut self, now: Time, unix: u64, from: A, len: usize) {
         let Some(pending) = self.handshakes.pending(&from, now, unix) else {
-            self.dropped(now, from, Dropped::UnknownAddress);
+            self.dropped(now, from, DropReason::UnknownAddress);
             return;
         };
         let receive_key = pending.receive_key.clone();
@@ -684,22 +681,22 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                 },
             )) => (token_sequence, *token_data),
             Ok(_) => {
-                self.dropped(now, from, Dropped::Unexpected);
+                self.dropped(now, from, DropReason::Unexpected);
                 return;
             }
             Err(e) => {
-                self.dropped(now, from, Dropped::of_read_error(e));
+                self.dropped(now, from, DropReason::of_read_error(e));
                 return;
             }
         };
         let Ok(challenge) =
             ChallengeToken::open(&sealed, token_sequence, &self.config.challenge_key)
         else {
-            self.dropped(now, from, Dropped::ResponseInvalid);
+            self.dropped(now, from, DropReason::ResponseInvalid);
             return;
         };
         if self.slot_of_user(challenge.client_id).is_some() {
-            self.dropped(now, from, Dropped::ResponseInvalid);
+            self.dropped(now, from, DropReason::ResponseInvalid);
             return;
         }
         let Some(index) = self.slots.iter().position(Option::is_none) else {
@@ -777,7 +774,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         let range = {
             let slot = self.slots.get_mut(index)?.as_mut()?;
             if slot.broken {
-                self.dropped(now, from, Dropped::Unexpected);
+                self.dropped(now, from, DropReason::Unexpected);
                 return None;
             }
             let allowed = AllowedPackets::NONE
@@ -798,13 +795,13 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                             return None;
                         }
                         Opened::Other | Opened::Denied => {
-                            self.dropped(now, from, Dropped::Unexpected);
+                            self.dropped(now, from, DropReason::Unexpected);
                             return None;
                         }
                     }
                 }
                 Err(e) => {
-                    self.dropped(now, from, Dropped::of_read_error(e));
+                    self.dropped(now, from, DropReason::of_read_error(e));
                     return None;
                 }
             }
@@ -828,7 +825,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                     side: "server",
                     client: client.0,
                     addr: &from,
-                    reason: Dropped::ByEndpoint,
+                    reason: DropReason::ByEndpoint,
                     error: &error,
                     protocol_error: slot.broken,
                 };
@@ -1003,27 +1000,27 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
 mod tests {
     use super::*;
 
-    const ALL: [Dropped; 20] = [
-        Dropped::Malformed,
-        Dropped::Unexpected,
-        Dropped::UnknownAddress,
-        Dropped::WrongAddress,
-        Dropped::Unauthenticated,
-        Dropped::Replayed,
-        Dropped::ByEndpoint,
-        Dropped::RequestMalformed,
-        Dropped::RequestExpired,
-        Dropped::RequestUnauthenticated,
-        Dropped::RequestWrongServer,
-        Dropped::RequestTokenReused,
-        Dropped::RequestBeforeStart,
-        Dropped::RequestHistoryFull,
-        Dropped::RequestAlreadyConnected,
-        Dropped::RequestBadTimeout,
-        Dropped::RequestBusy,
-        Dropped::ResponseInvalid,
-        Dropped::PayloadRefused,
-        Dropped::SendFailed,
+    const ALL: [DropReason; 20] = [
+        DropReason::Malformed,
+        DropReason::Unexpected,
+        DropReason::UnknownAddress,
+        DropReason::WrongAddress,
+        DropReason::Unauthenticated,
+        DropReason::Replayed,
+        DropReason::ByEndpoint,
+        DropReason::RequestMalformed,
+        DropReason::RequestExpired,
+        DropReason::RequestUnauthenticated,
+        DropReason::RequestWrongServer,
+        DropReason::RequestTokenReused,
+        DropReason::RequestBeforeStart,
+        DropReason::RequestHistoryFull,
+        DropReason::RequestAlreadyConnected,
+        DropReason::RequestBadTimeout,
+        DropReason::RequestBusy,
+        DropReason::ResponseInvalid,
+        DropReason::PayloadRefused,
+        DropReason::SendFailed,
     ];
 
     /// The counter a drop reason lands in, by the naming rule of the docs: `dropped_`

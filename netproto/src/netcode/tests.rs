@@ -263,15 +263,8 @@ fn connect_token_generation_refuses_bad_parameters() {
 
 #[test]
 fn allowed_packet_sets_add_and_remove_one_type_each() {
-    let types = [
-        PacketType::Request,
-        PacketType::Denied,
-        PacketType::Challenge,
-        PacketType::Response,
-        PacketType::KeepAlive,
-        PacketType::Payload,
-        PacketType::Disconnect,
-    ];
+    let types: Vec<PacketType> = (0..=u8::MAX).filter_map(PacketType::from_id).collect();
+    assert_eq!(types.len(), 7);
     for (i, &a) in types.iter().enumerate() {
         let one = AllowedPackets::NONE.with(a);
         for &b in &types {

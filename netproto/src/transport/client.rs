@@ -226,7 +226,7 @@ impl<M: MessageSet> UdpClient<M> {
                         now,
                         "client",
                         addr = ?to,
-                        reason = trace::DropReason::SendFailed.as_str(),
+                        reason = %trace::DropReason::SendFailed,
                         datagrams = 1,
                         %error,
                         "dropped"

@@ -51,7 +51,7 @@ pub struct StackCounters {
 /// A connection as the send step sees it: the layer's [`Link`] (round trip, send a
 /// payload) and whether the congestion mode allows a packet now. Implemented by a
 /// [`Client`] and by a [`Server`]'s slot ([`ServerSlot`]).
-pub(crate) trait Connection: Link<Sent = Sequence, Error = PayloadSendError> {
+pub(crate) trait Connection: Link {
     /// `true` when the congestion mode allows a payload packet at `now`.
     fn ready_to_send(&self, now: Time) -> bool;
 }

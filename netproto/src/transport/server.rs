@@ -350,7 +350,7 @@ impl<M: MessageSet> UdpServer<M> {
                     now,
                     "server",
                     addr = ?destination,
-                    reason = trace::DropReason::SendFailed.as_str(),
+                    reason = %trace::DropReason::SendFailed,
                     datagrams = count,
                     %error,
                     "dropped"

@@ -322,6 +322,30 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_with_the_same_ack_samples_the_gaps_it_fills() {
+        let sent = sent_at(&[(0, 0.0), (1, 0.1), (2, 0.2), (3, 0.3)]);
+        let mut log = ReplyLog::new();
+        // Reply 7 acks 3, 1 and 0; reply 8 acks 2 as well (reordered on its way).
+        log.on_accept(&header(7, 3, 0b1101), 0, Time::from_secs_f64(0.4), &sent);
+        let [own, _] = log.on_accept(&header(8, 3, 0b1111), 0, Time::from_secs_f64(0.5), &sent);
+        let own = own.expect("packet 2 is newly acked");
+        assert_eq!(own.packets, 1);
+        assert!((own.rtt_ms - 300.0).abs() < 1e-9, "{own:?}");
+    }
+
+    #[test]
+    fn an_ack_a_whole_window_ahead_makes_every_bit_fresh() {
+        let sent = sent_at(&[(0, 0.0), (31, 0.1), (32, 0.2)]);
+        let mut log = ReplyLog::new();
+        log.on_accept(&header(10, 0, 0b1), 0, Time::from_secs_f64(0.1), &sent);
+        // 32 ahead: no bit of the previous reply's window overlaps this one's.
+        let [own, _] = log.on_accept(&header(11, 32, 0b11), 0, Time::from_secs_f64(0.4), &sent);
+        let own = own.expect("packets 32 and 31 are newly acked");
+        assert_eq!(own.packets, 2);
+        assert!((own.rtt_ms - 250.0).abs() < 1e-9, "{own:?}");
+    }
+
+    #[test]
     fn nothing_is_sampled_from_headers_that_cannot_be_paired_honestly() {
         let sent = sent_at(&[(0, 0.0), (1, 0.1), (2, 0.2)]);
         let mut log = ReplyLog::new();

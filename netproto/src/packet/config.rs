@@ -462,4 +462,103 @@ mod tests {
             Err(EndpointConfigError::PacketDoesNotFit { .. })
         ));
     }
+
+    #[test]
+    fn every_size_limit_is_inclusive() {
+        let at_limits = EndpointConfig {
+            packet_header_size: MAX_PACKET_HEADER_SIZE,
+            max_packet_size: MAX_PACKET_SIZE_LIMIT,
+            fragment_size: MAX_PACKET_SIZE_LIMIT,
+            max_fragments: MAX_FRAGMENTS,
+            sent_packets_buffer_size: MAX_SEQUENCE_BUFFER_SIZE,
+            received_packets_buffer_size: MAX_SEQUENCE_BUFFER_SIZE,
+            fragment_reassembly_buffer_size: MAX_SEQUENCE_BUFFER_SIZE,
+            rtt_history_size: 65536,
+            loss_window: MAX_SEQUENCE_BUFFER_SIZE,
+            ..EndpointConfig::default()
+        };
+        assert_eq!(at_limits.validate(), Ok(()));
+        type Field = fn(&mut EndpointConfig) -> &mut usize;
+        let fields: [(&str, Field); 9] = [
+            ("packet_header_size", |c| &mut c.packet_header_size),
+            ("max_packet_size", |c| &mut c.max_packet_size),
+            ("fragment_size", |c| &mut c.fragment_size),
+            ("max_fragments", |c| &mut c.max_fragments),
+            ("sent_packets_buffer_size", |c| {
+                &mut c.sent_packets_buffer_size
+            }),
+            ("received_packets_buffer_size", |c| {
+                &mut c.received_packets_buffer_size
+            }),
+            ("fragment_reassembly_buffer_size", |c| {
+                &mut c.fragment_reassembly_buffer_size
+            }),
+            ("rtt_history_size", |c| &mut c.rtt_history_size),
+            ("loss_window", |c| &mut c.loss_window),
+        ];
+        for (name, field) in fields {
+            let mut over = at_limits.clone();
+            *field(&mut over) += 1;
+            assert!(
+                matches!(over.validate(), Err(EndpointConfigError::TooLarge { field, .. }) if field == name),
+                "{name}: {:?}",
+                over.validate()
+            );
+        }
+    }
+
+    #[test]
+    fn the_largest_datagram_is_a_whole_packet_or_a_fragment_with_headers() {
+        use super::super::fragment::FRAGMENT_HEADER_BYTES;
+        use super::super::header::MAX_HEADER_BYTES;
+        // Fragments (1024 bytes and their headers) are the largest by default.
+        let fragments = EndpointConfig::default();
+        assert_eq!(
+            fragments.max_datagram_size(),
+            FRAGMENT_HEADER_BYTES + MAX_HEADER_BYTES + 1024
+        );
+        // A whole packet of up to `fragment_above` bytes is larger than a fragment.
+        let whole = EndpointConfig {
+            fragment_above: 1100,
+            fragment_size: 256,
+            max_fragments: 64,
+            ..EndpointConfig::default()
+        };
+        assert_eq!(whole.max_datagram_size(), 1100 + MAX_HEADER_BYTES);
+        // ... unless the packets themselves are smaller.
+        let small = EndpointConfig {
+            max_packet_size: 200,
+            ..whole
+        };
+        assert_eq!(
+            small.max_datagram_size(),
+            FRAGMENT_HEADER_BYTES + MAX_HEADER_BYTES + 256
+        );
+    }
+
+    #[test]
+    fn the_memory_bound_adds_up_every_ring_and_the_send_buffer() {
+        use super::super::reassembly::Partial;
+        use super::super::stats::{ReceivedPacket, SentPacket};
+        use core::mem::size_of;
+        let c = EndpointConfig {
+            fragment_reassembly_buffer_size: 4,
+            max_fragments: 8,
+            fragment_size: 100,
+            max_packet_size: 800,
+            fragment_above: 100,
+            sent_packets_buffer_size: 16,
+            received_packets_buffer_size: 32,
+            rtt_history_size: 10,
+            ..EndpointConfig::default()
+        };
+        assert_eq!(c.validate(), Ok(()));
+        // Every ring slot carries 4 bytes of sequence and state beside its entry.
+        let expected = 4 * (4 + size_of::<Partial>() + 8 * 101)
+            + 16 * (4 + size_of::<SentPacket>())
+            + 32 * (4 + size_of::<ReceivedPacket>())
+            + 10 * size_of::<f64>()
+            + c.max_datagram_size();
+        assert_eq!(c.memory_bound(), expected);
+    }
 }

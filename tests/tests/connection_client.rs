@@ -9,15 +9,18 @@ mod capture;
 use capture::Capture;
 use netproto::Time;
 use netproto::connection::{
-    Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES,
+    Client, ClientEvent, ClientState, ConnectionConfig, DisconnectReason, MAX_DATAGRAM_BYTES,
 };
 use netproto::internals::netcode::{
     AllowedPackets, CHALLENGE_TOKEN_BYTES, Packet, PacketType, read_packet,
 };
+use netproto::internals::packet::PacketHeader;
 use netproto::netcode::{ConnectToken, Key};
+use netproto::packet::Sequence;
 use netproto::sim::NodeId;
 use netproto_tests::sealer::Sealer;
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
+use std::time::Duration;
 
 const PROTOCOL: u64 = 0x5eed_f00d_1234_5678;
 const SERVER: NodeId = NodeId(0);
@@ -241,5 +244,57 @@ fn each_drop_is_logged_with_its_reason() {
             "unauthenticated",
             "replayed"
         ]
+    );
+}
+
+#[test]
+fn a_client_caught_by_an_optimistic_ack_takes_no_other_packet() {
+    // Skips due at every send: each payload packet is followed by a skipped sequence.
+    let token = SimBackend::new(PROTOCOL, 1).token(7, SERVER);
+    let mut config = ConnectionConfig::new(PROTOCOL);
+    config.endpoint.skip_sequence_seed = Some(1);
+    config.endpoint.skip_mean_gap = Duration::from_nanos(1);
+    let mut client = Client::new(config, &token, SERVER, Time::ZERO).expect("valid client");
+    let mut sealer = Sealer {
+        key: token.server_to_client_key.clone(),
+        protocol_id: PROTOCOL,
+        sequence: 0,
+    };
+    handshake(&mut client, &token, &mut sealer, 9);
+    let t = Time::from_secs_f64(0.02);
+    let first = client.send(t, b"state").expect("connected");
+    let second = client.send(t, b"state").expect("connected");
+    assert_eq!(
+        second,
+        first.next().next(),
+        "the sequence between is skipped"
+    );
+    let payload = |sequence: u16, ack: Sequence, ack_bits: u32| {
+        let mut bytes = PacketHeader {
+            sequence: Sequence(sequence),
+            ack,
+            ack_bits,
+        }
+        .encode()
+        .to_vec();
+        bytes.extend_from_slice(b"reply");
+        bytes
+    };
+    // The server claims the skipped packet: the endpoint catches the lie.
+    let lie = sealer.seal(&Packet::Payload(&payload(0, second, 0b11)));
+    assert!(client.handle_datagram(t, SERVER, &lie).is_none());
+    assert_eq!(client.dropped(), 1);
+    // An honest packet before the next update finds the connection already broken.
+    let honest = sealer.seal(&Packet::Payload(&payload(1, first, 0b1)));
+    assert!(client.handle_datagram(t, SERVER, &honest).is_none());
+    assert_eq!(client.dropped(), 2);
+    assert_eq!(
+        client.endpoint_counters().expect("connected").packets_acked,
+        0
+    );
+    client.update(t);
+    assert_eq!(
+        client.state(),
+        ClientState::Disconnected(DisconnectReason::ProtocolError)
     );
 }

@@ -133,3 +133,36 @@ pub enum ClientEvent {
         reason: DenyReason,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_reason_has_its_own_stable_name() {
+        use DisconnectReason::*;
+        let names: Vec<_> = [
+            TimedOut,
+            HandshakeTimedOut,
+            TokenExpired,
+            PeerDisconnected,
+            Local,
+            ProtocolError,
+        ]
+        .iter()
+        .map(DisconnectReason::as_str)
+        .collect();
+        assert_eq!(
+            names,
+            [
+                "timed_out",
+                "handshake_timed_out",
+                "token_expired",
+                "peer_disconnected",
+                "local",
+                "protocol_error"
+            ]
+        );
+        assert_eq!(DenyReason::ServerFull.as_str(), "server_full");
+    }
+}

@@ -167,6 +167,23 @@ mod tests {
     }
 
     #[test]
+    fn bytes_taken_at_the_same_instant_count_from_the_previous_update() {
+        // One meter sees the total twice at 11 s; the other once, at 12 s only.
+        let mut twice = Meter::default();
+        let mut once = Meter::default();
+        for meter in [&mut twice, &mut once] {
+            meter.update(Time::from_secs_f64(10.0), 0);
+            meter.update(Time::from_secs_f64(11.0), 1000);
+        }
+        let before = twice.kbps();
+        twice.update(Time::from_secs_f64(11.0), 2000);
+        assert_eq!(twice.kbps(), before, "no time passed: no rate");
+        twice.update(Time::from_secs_f64(12.0), 2000);
+        once.update(Time::from_secs_f64(12.0), 2000);
+        assert_eq!(twice.kbps(), once.kbps(), "the 1000 bytes count once");
+    }
+
+    #[test]
     fn a_clock_that_goes_back_starts_over() {
         let mut meter = Meter::default();
         meter.update(Time::from_secs_f64(10.0), 0);

@@ -212,6 +212,58 @@ impl PartialBlock {
     }
 }
 
+/// The blocks of one reliable channel being reassembled (the receive side's): at
+/// most `max_blocks_in_flight`, each allocated when its first fragment is applied and
+/// dropped when it completes.
+#[derive(Debug, Default)]
+pub(crate) struct Reassembly {
+    partials: Vec<PartialBlock>,
+}
+
+impl Reassembly {
+    /// The block `id`, if it is being reassembled.
+    pub(crate) fn get(&self, id: u16) -> Option<&PartialBlock> {
+        self.partials.iter().find(|p| p.id == id)
+    }
+
+    /// Blocks being reassembled.
+    pub(crate) fn len(&self) -> usize {
+        self.partials.len()
+    }
+
+    /// Forgets block `id` (it completed).
+    pub(crate) fn remove(&mut self, id: u16) {
+        self.partials.retain(|p| p.id != id);
+    }
+
+    /// The block `id`, started (`size` bytes in fragments of `fragment_size`) if it
+    /// was not being reassembled.
+    pub(crate) fn get_or_start(
+        &mut self,
+        id: u16,
+        size: usize,
+        fragment_size: usize,
+    ) -> &mut PartialBlock {
+        let at = match self.partials.iter().position(|p| p.id == id) {
+            Some(at) => at,
+            None => {
+                // One entry more, not a doubling: the list holds at most
+                // max_blocks_in_flight entries, each allocated when its block starts.
+                self.partials.reserve_exact(1);
+                self.partials
+                    .push(PartialBlock::new(id, size, fragment_size));
+                self.partials.len() - 1
+            }
+        };
+        &mut self.partials[at]
+    }
+
+    /// The block with the lowest id counted from `next` (the next id to deliver).
+    pub(crate) fn first(&self, next: u16) -> Option<&PartialBlock> {
+        self.partials.iter().min_by_key(|p| p.id.wrapping_sub(next))
+    }
+}
+
 /// The most heap bytes a [`PartialBlock`] holds besides the fragments' bytes, per
 /// fragment of the largest block: its arrival list (2 bytes per fragment) and its
 /// bitmap (16 bytes per 64 fragments). With the fragments' bytes (at most the block

@@ -63,6 +63,41 @@ impl<M> ChannelReceiver<M> {
         }
     }
 
+    /// Checks a message read from a payload (with its id, on a channel with ids)
+    /// against the receive window, changing nothing: an error refuses the payload.
+    fn check(&self, channel: usize, id: Option<u16>) -> Result<(), PayloadError> {
+        let (Self::Reliable { queue, .. }, Some(id)) = (self, id) else {
+            return Ok(());
+        };
+        match queue.classify(id) {
+            Class::Outside => Err(PayloadError::OutsideWindow { channel, id }),
+            Class::Full => Err(PayloadError::ReceiveQueueFull { channel }),
+            Class::New | Class::Old => Ok(()),
+        }
+    }
+
+    /// Applies a message of a validated payload: buffers it for delivery, or counts
+    /// why not (a duplicate, a stale sequenced message, a full unreliable queue).
+    fn accept(&mut self, id: Option<u16>, message: M, counters: &mut LayerCounters) {
+        match (self, id) {
+            (Self::Reliable { queue, .. }, Some(id)) => {
+                if queue.classify(id) == Class::New {
+                    queue.insert(id, message);
+                } else {
+                    counters.duplicates += 1;
+                }
+            }
+            (Self::Unreliable(queue), id) => {
+                if id.is_some_and(|id| !queue.newer(id)) {
+                    counters.stale += 1;
+                } else {
+                    counters.receive_queue_overflow += u64::from(!queue.push(message));
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// How far the block being reassembled with the lowest id has come.
     fn progress(&self) -> Option<BlockProgress> {
         let Self::Reliable { queue, blocks } = self else {
@@ -287,21 +322,7 @@ impl<M: NetMessage> ReceiveSide<M> {
     fn validate(&mut self, config: &LayerConfig) -> Result<(), PayloadError> {
         let staged = &mut self.staged;
         for (channel, id, _) in &staged.messages {
-            let (Some(id), ChannelReceiver::Reliable { queue: recv, .. }) =
-                (id, &self.channels[*channel])
-            else {
-                continue;
-            };
-            match recv.classify(*id) {
-                Class::Outside => {
-                    return Err(PayloadError::OutsideWindow {
-                        channel: *channel,
-                        id: *id,
-                    });
-                }
-                Class::Full => return Err(PayloadError::ReceiveQueueFull { channel: *channel }),
-                Class::New | Class::Old => {}
-            }
+            self.channels[*channel].check(*channel, *id)?;
         }
         for g in &mut staged.groups {
             let channel = g.channel;
@@ -390,23 +411,7 @@ impl<M: NetMessage> ReceiveSide<M> {
     fn apply(&mut self, config: &LayerConfig, counters: &mut LayerCounters) {
         let staged = &mut self.staged;
         for (channel, id, message) in staged.messages.drain(..) {
-            match (&mut self.channels[channel], id) {
-                (ChannelReceiver::Reliable { queue: recv, .. }, Some(id)) => {
-                    if recv.classify(id) == Class::New {
-                        recv.insert(id, message);
-                    } else {
-                        counters.duplicates += 1;
-                    }
-                }
-                (ChannelReceiver::Unreliable(recv), id) => {
-                    if id.is_some_and(|id| !recv.newer(id)) {
-                        counters.stale += 1;
-                    } else {
-                        counters.receive_queue_overflow += u64::from(!recv.push(message));
-                    }
-                }
-                _ => {}
-            }
+            self.channels[channel].accept(id, message, counters);
         }
         for (g, block) in staged.groups.iter().zip(staged.blocks.drain(..)) {
             let (

@@ -7,13 +7,13 @@ use crate::grow::grow_within;
 /// A block being sent: its encoded bytes and the state of each fragment.
 #[derive(Debug)]
 pub(crate) struct OutgoingBlock {
-    pub(crate) bytes: Box<[u8]>,
-    pub(crate) fragment_size: usize,
+    bytes: Box<[u8]>,
+    fragment_size: usize,
     /// When each fragment last went into a packet (`-inf`: never).
-    pub(crate) last_sent: Box<[Time]>,
-    pub(crate) acked: Box<[bool]>,
+    last_sent: Box<[Time]>,
+    acked: Box<[bool]>,
     /// Fragments not acked yet.
-    pub(crate) remaining: usize,
+    remaining: usize,
 }
 
 impl OutgoingBlock {
@@ -30,6 +30,34 @@ impl OutgoingBlock {
 
     pub(crate) fn fragments(&self) -> usize {
         self.acked.len()
+    }
+
+    /// The block's size in bytes (the message encoded).
+    pub(crate) fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Fragments not acked yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.remaining
+    }
+
+    /// `true` when fragment `index` exists and is not acked yet.
+    pub(crate) fn unacked(&self, index: usize) -> bool {
+        self.acked.get(index).is_some_and(|a| !a)
+    }
+
+    /// When fragment `index` last went into a packet ([`Time::NEVER`]: never).
+    pub(crate) fn last_sent(&self, index: usize) -> Time {
+        self.last_sent.get(index).copied().unwrap_or(Time::NEVER)
+    }
+
+    /// Marks fragment `index` as sent at `now`; returns `true` when it had been sent
+    /// before (a resend).
+    pub(crate) fn mark_sent(&mut self, index: usize, now: Time) -> bool {
+        self.last_sent
+            .get_mut(index)
+            .is_some_and(|t| core::mem::replace(t, now) != Time::NEVER)
     }
 
     /// The bytes of fragment `index`, for a stream that takes them as `&mut` (a

@@ -174,10 +174,10 @@ fn select_reliable<M: NetMessage>(
                 let start = sel.frags.len();
                 for f in 0..b.fragments() {
                     if sel.frags.len() - start >= bc.max_fragments_per_packet {
-                        sel.more |= b.remaining > sel.frags.len() - start;
+                        sel.more |= b.remaining() > sel.frags.len() - start;
                         break;
                     }
-                    if b.acked[f] || waiting(b.last_sent[f], interval, now) {
+                    if !b.unacked(f) || waiting(b.last_sent(f), interval, now) {
                         continue;
                     }
                     let group = if sel.frags.len() == start {
@@ -191,8 +191,7 @@ fn select_reliable<M: NetMessage>(
                         continue;
                     }
                     used += cost;
-                    sel.resends += u64::from(b.last_sent[f] != Time::NEVER);
-                    b.last_sent[f] = now;
+                    sel.resends += u64::from(b.mark_sent(f, now));
                     sel.frags.push(f as u32);
                 }
                 if sel.frags.len() > start {

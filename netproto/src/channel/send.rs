@@ -132,7 +132,7 @@ impl<M> ChannelSender<M> {
                 Some(Outgoing::Block(b)) => Some(BlockProgress {
                     id,
                     bytes: b.acked_bytes(),
-                    total: b.bytes.len(),
+                    total: b.size(),
                 }),
                 _ => None,
             }
@@ -151,7 +151,7 @@ impl<M> ChannelSender<M> {
         let Some(Outgoing::Block(block)) = send.get_mut(item.id()) else {
             return false;
         };
-        let fresh = block.acked.get(index).is_some_and(|a| !a);
+        let fresh = block.unacked(index);
         if block.ack(index) {
             send.release(item.id());
         }

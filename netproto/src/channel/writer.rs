@@ -121,7 +121,7 @@ impl<'w, M: NetMessage> Contents<WriteStream<'w>> for Writer<'_, M> {
             Some(SendQueue::Reliable(send)) => match send.get(id) {
                 Some(Outgoing::Block(b)) => FragmentGroup {
                     id,
-                    size: b.bytes.len() as u32,
+                    size: b.size() as u32,
                     count: range.len() as u32,
                 },
                 // Not a block: a count of 0 is refused by the writer.

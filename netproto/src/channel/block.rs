@@ -124,11 +124,11 @@ pub(crate) fn fragment_range(
 /// at most `fragments / 64` words of the bitmap).
 #[derive(Debug)]
 pub(crate) struct PartialBlock {
-    pub(crate) id: u16,
+    id: u16,
     /// The block's size, as its first fragment declared it.
     size: usize,
     /// Fragments not received yet.
-    pub(crate) remaining: usize,
+    remaining: usize,
     /// The bytes of the fragments received, in arrival order.
     arena: Vec<u8>,
     /// The index of each fragment received, in arrival order.
@@ -152,9 +152,19 @@ impl PartialBlock {
         }
     }
 
+    /// The block's message id.
+    pub(crate) fn id(&self) -> u16 {
+        self.id
+    }
+
     /// The size of the block, as declared.
     pub(crate) fn size(&self) -> usize {
         self.size
+    }
+
+    /// Fragments not received yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.remaining
     }
 
     /// Bytes of the fragments received so far.

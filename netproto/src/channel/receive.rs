@@ -104,7 +104,7 @@ impl<M> ChannelReceiver<M> {
             return None;
         };
         blocks.first(queue.next).map(|p| BlockProgress {
-            id: p.id,
+            id: p.id(),
             bytes: p.received_bytes(),
             total: p.size(),
         })
@@ -136,7 +136,7 @@ struct Group {
 
 /// A payload decoded and validated, waiting to be applied.
 #[derive(Debug)]
-pub(crate) struct Staged<M> {
+struct Staged<M> {
     messages: Vec<(usize, Option<u16>, M)>,
     groups: Vec<Group>,
     frags: Vec<(usize, Range<usize>)>,
@@ -363,7 +363,7 @@ impl<M: NetMessage> ReceiveSide<M> {
                         });
                     }
                     let fresh = frags.iter().filter(|(i, _)| !p.has(*i)).count();
-                    p.remaining - fresh
+                    p.remaining() - fresh
                 }
                 // A conforming sender has at most max_blocks_in_flight blocks with
                 // fragments out, and each is reassembled here until complete.

@@ -7,13 +7,13 @@ use crate::grow::grow_within;
 /// A block being sent: its encoded bytes and the state of each fragment.
 #[derive(Debug)]
 pub(crate) struct OutgoingBlock {
-    pub(crate) bytes: Box<[u8]>,
-    pub(crate) fragment_size: usize,
+    bytes: Box<[u8]>,
+    fragment_size: usize,
     /// When each fragment last went into a packet (`-inf`: never).
-    pub(crate) last_sent: Box<[Time]>,
-    pub(crate) acked: Box<[bool]>,
+    last_sent: Box<[Time]>,
+    acked: Box<[bool]>,
     /// Fragments not acked yet.
-    pub(crate) remaining: usize,
+    remaining: usize,
 }
 
 impl OutgoingBlock {
@@ -30,6 +30,34 @@ impl OutgoingBlock {
 
     pub(crate) fn fragments(&self) -> usize {
         self.acked.len()
+    }
+
+    /// The block's size in bytes (the message encoded).
+    pub(crate) fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Fragments not acked yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.remaining
+    }
+
+    /// `true` when fragment `index` exists and is not acked yet.
+    pub(crate) fn unacked(&self, index: usize) -> bool {
+        self.acked.get(index).is_some_and(|a| !a)
+    }
+
+    /// When fragment `index` last went into a packet ([`Time::NEVER`]: never).
+    pub(crate) fn last_sent(&self, index: usize) -> Time {
+        self.last_sent.get(index).copied().unwrap_or(Time::NEVER)
+    }
+
+    /// Marks fragment `index` as sent at `now`; returns `true` when it had been sent
+    /// before (a resend).
+    pub(crate) fn mark_sent(&mut self, index: usize, now: Time) -> bool {
+        self.last_sent
+            .get_mut(index)
+            .is_some_and(|t| core::mem::replace(t, now) != Time::NEVER)
     }
 
     /// The bytes of fragment `index`, for a stream that takes them as `&mut` (a
@@ -96,11 +124,11 @@ pub(crate) fn fragment_range(
 /// at most `fragments / 64` words of the bitmap).
 #[derive(Debug)]
 pub(crate) struct PartialBlock {
-    pub(crate) id: u16,
+    id: u16,
     /// The block's size, as its first fragment declared it.
     size: usize,
     /// Fragments not received yet.
-    pub(crate) remaining: usize,
+    remaining: usize,
     /// The bytes of the fragments received, in arrival order.
     arena: Vec<u8>,
     /// The index of each fragment received, in arrival order.
@@ -124,9 +152,19 @@ impl PartialBlock {
         }
     }
 
+    /// The block's message id.
+    pub(crate) fn id(&self) -> u16 {
+        self.id
+    }
+
     /// The size of the block, as declared.
     pub(crate) fn size(&self) -> usize {
         self.size
+    }
+
+    /// Fragments not received yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.remaining
     }
 
     /// Bytes of the fragments received so far.
@@ -209,6 +247,58 @@ impl PartialBlock {
         self.arena.capacity()
             + self.order.capacity() * size_of::<u16>()
             + self.seen.capacity() * size_of::<(u16, u64)>()
+    }
+}
+
+/// The blocks of one reliable channel being reassembled (the receive side's): at
+/// most `max_blocks_in_flight`, each allocated when its first fragment is applied and
+/// dropped when it completes.
+#[derive(Debug, Default)]
+pub(crate) struct Reassembly {
+    partials: Vec<PartialBlock>,
+}
+
+impl Reassembly {
+    /// The block `id`, if it is being reassembled.
+    pub(crate) fn get(&self, id: u16) -> Option<&PartialBlock> {
+        self.partials.iter().find(|p| p.id == id)
+    }
+
+    /// Blocks being reassembled.
+    pub(crate) fn len(&self) -> usize {
+        self.partials.len()
+    }
+
+    /// Forgets block `id` (it completed).
+    pub(crate) fn remove(&mut self, id: u16) {
+        self.partials.retain(|p| p.id != id);
+    }
+
+    /// The block `id`, started (`size` bytes in fragments of `fragment_size`) if it
+    /// was not being reassembled.
+    pub(crate) fn get_or_start(
+        &mut self,
+        id: u16,
+        size: usize,
+        fragment_size: usize,
+    ) -> &mut PartialBlock {
+        let at = match self.partials.iter().position(|p| p.id == id) {
+            Some(at) => at,
+            None => {
+                // One entry more, not a doubling: the list holds at most
+                // max_blocks_in_flight entries, each allocated when its block starts.
+                self.partials.reserve_exact(1);
+                self.partials
+                    .push(PartialBlock::new(id, size, fragment_size));
+                self.partials.len() - 1
+            }
+        };
+        &mut self.partials[at]
+    }
+
+    /// The block with the lowest id counted from `next` (the next id to deliver).
+    pub(crate) fn first(&self, next: u16) -> Option<&PartialBlock> {
+        self.partials.iter().min_by_key(|p| p.id.wrapping_sub(next))
     }
 }
 

@@ -539,12 +539,15 @@ impl LayerConfig {
                 total,
                 queues,
                 reassembly,
-                size_of::<super::Channel<M>>() + size_of::<ChannelConfig>(),
+                size_of::<super::send::ChannelSender<M>>()
+                    + size_of::<super::receive::ChannelReceiver<M>>()
+                    + size_of::<i64>()
+                    + size_of::<ChannelConfig>(),
             ]);
         }
-        let item = size_of::<super::SentItem>();
+        let item = size_of::<super::sent::SentItem>();
         let records = self.sent_packets_buffer_size.saturating_mul(
-            4 + size_of::<Vec<super::SentItem>>() + item * items.next_power_of_two().max(4),
+            4 + size_of::<Vec<super::sent::SentItem>>() + item * items.next_power_of_two().max(4),
         );
         // Scratch vectors keep their largest size; growth at most doubles a need.
         let encoded = (M::MAX_BITS.div_ceil(8) + 8).max(largest_block + 8);

@@ -175,9 +175,11 @@ mod error;
 mod id;
 mod link;
 mod payload;
-mod reader;
+mod receive;
 mod reliable;
 mod select;
+mod send;
+mod sent;
 mod stack;
 mod stats;
 mod unreliable;
@@ -199,14 +201,9 @@ use std::time::Duration;
 
 use crate::Time;
 use crate::message::NetMessage;
-use crate::packet::{Sequence, SequenceBuffer};
-use crate::stream::WriteStream;
-use block::OutgoingBlock;
-use encoded::Payload;
-use payload::{entry_header_bits, message_id_bits};
-use reader::Staged;
-use reliable::{Outgoing, ReliableReceiver, ReliableSender};
-use unreliable::{UnreliableReceiver, UnreliableSender};
+use crate::packet::Sequence;
+use receive::ReceiveSide;
+use send::SendSide;
 
 /// How far one block has come: see [`MessageLayer::send_progress`] and
 /// [`MessageLayer::receive_progress`].
@@ -232,136 +229,30 @@ impl BlockProgress {
     }
 }
 
-/// The refusal of a message of `size` bits on a channel that takes at most `max`,
-/// naming the setting to change.
-fn too_large(channel: usize, config: &ChannelConfig, size: usize, max: usize) -> ChannelSendError {
-    ChannelSendError::TooLarge {
-        channel: ChannelId::new(channel),
-        size,
-        max,
-        fix: if config.blocks.is_none() {
-            "send it on a channel with blocks (ChannelConfig::bulk), or raise this \
-             channel's max_message_bits and max_bits_per_packet"
-        } else {
-            "raise this channel's blocks.max_block_size"
-        },
-    }
-}
-
-/// What one sent packet carried on a reliable channel: a message, or a fragment.
-#[derive(Clone, Copy, Debug, Default)]
-struct SentItem {
-    channel: u16,
-    id: u16,
-    /// `u32::MAX` for a whole message.
-    fragment: u32,
-}
-
-const WHOLE: u32 = u32::MAX;
-
-#[derive(Debug)]
-enum State<M> {
-    Reliable {
-        send: ReliableSender<M>,
-        recv: ReliableReceiver<M>,
-    },
-    Unreliable {
-        send: UnreliableSender<M>,
-        recv: UnreliableReceiver<M>,
-    },
-}
-
-#[derive(Debug)]
-struct Channel<M> {
-    config: ChannelConfig,
-    /// Largest message sent inline, bits.
-    inline_max: usize,
-    state: State<M>,
-}
-
 /// The sans-IO message layer: channels, packing, acks, delivery. See the
 /// [module documentation](self) for the algorithms and the packet layout.
+///
+/// It composes its two sides, each owning its state: the send side (`send.rs`: the
+/// send queues, the selection and credits, the packet writer, the record of what
+/// each packet carried, the round trip) and the receive side (`receive.rs`: the
+/// receive queues, block reassembly, the staging and validation of a payload).
 #[derive(Debug)]
 pub struct MessageLayer<M> {
     config: LayerConfig,
-    channels: Vec<Channel<M>>,
-    sent_packets: SequenceBuffer<Vec<SentItem>>,
-    /// Encoding scratch (send-time validation).
-    scratch: Vec<u8>,
-    /// What the packet being written carries.
-    packer: select::Selection,
-    staged: Staged<M>,
+    send: SendSide<M>,
+    receive: ReceiveSide<M>,
     counters: LayerCounters,
-    protocol_error: Option<PayloadError>,
-    /// Round-trip time estimate, seconds (for `resend_rtt_factor`).
-    rtt: f64,
-    /// Per channel: bits of its share not used yet (negative: used beyond its share).
-    credits: Vec<i64>,
-    /// The last packet written left something due that did not fit.
-    more: bool,
-    /// `counters.messages_sent` when the last packet was written.
-    sent_at_last_packet: u64,
 }
 
 impl<M: NetMessage> MessageLayer<M> {
     /// A layer with `config`, validated against the message set's `M::MAX_BITS`.
     pub fn new(config: LayerConfig) -> Result<Self, LayerConfigError> {
         config.validate(M::MAX_BITS)?;
-        let n = config.channels.len();
-        let channels = config
-            .channels
-            .iter()
-            .map(|c| {
-                let state = if c.kind.is_reliable() {
-                    State::Reliable {
-                        send: ReliableSender::new(c.send_queue_size),
-                        recv: ReliableReceiver::new(
-                            c.receive_queue_size,
-                            c.kind == ChannelKind::ReliableUnordered,
-                        ),
-                    }
-                } else {
-                    State::Unreliable {
-                        send: UnreliableSender::new(c.send_queue_size),
-                        recv: UnreliableReceiver::new(c.receive_queue_size),
-                    }
-                };
-                let id_bits = if c.kind.has_ids() {
-                    message_id_bits(None, 0)
-                } else {
-                    0
-                };
-                let fits = c
-                    .max_bits_per_packet
-                    .saturating_sub(entry_header_bits(n, c) + id_bits);
-                Channel {
-                    inline_max: c.max_message_bits.map_or(fits, |m| m.min(fits)),
-                    config: c.clone(),
-                    state,
-                }
-            })
-            .collect();
-        let mut sent_packets: SequenceBuffer<Vec<SentItem>> =
-            SequenceBuffer::new(config.sent_packets_buffer_size);
-        // Every packet record gets room for 4 items now (what its first item would
-        // allocate), so that a packet carrying reliable messages does not allocate in
-        // the tick; only a packet with more items grows its record, once.
-        for i in 0..config.sent_packets_buffer_size {
-            sent_packets.slot_mut(Sequence(i as u16)).reserve(4);
-        }
         Ok(Self {
-            sent_packets,
+            send: SendSide::new(&config),
+            receive: ReceiveSide::new(&config),
             config,
-            channels,
-            scratch: Vec::new(),
-            packer: select::Selection::default(),
-            staged: Staged::default(),
             counters: LayerCounters::default(),
-            protocol_error: None,
-            rtt: 0.0,
-            credits: vec![0; n],
-            more: false,
-            sent_at_last_packet: 0,
         })
     }
 
@@ -379,15 +270,7 @@ impl<M: NetMessage> MessageLayer<M> {
     /// [`resend_rtt_factor`](ChannelConfig::resend_rtt_factor) scale their resend
     /// interval by. Ignored unless positive.
     pub fn set_rtt(&mut self, rtt: Duration) {
-        self.set_rtt_secs(rtt.as_secs_f64());
-    }
-
-    /// [`set_rtt`](Self::set_rtt) in `f64` seconds, as the estimators compute it.
-    /// Ignored unless finite and positive.
-    pub(crate) fn set_rtt_secs(&mut self, seconds: f64) {
-        if seconds.is_finite() && seconds > 0.0 {
-            self.rtt = seconds;
-        }
+        self.send.set_rtt(rtt);
     }
 
     /// `true` when something is new since the last packet written: a message was
@@ -396,16 +279,14 @@ impl<M: NetMessage> MessageLayer<M> {
     /// acks and resends: the transport's stacks then send at most
     /// [`IDLE_PACKET_RATE`](crate::transport::IDLE_PACKET_RATE) packets a second.
     pub fn has_news(&self) -> bool {
-        self.more || self.counters.messages_sent != self.sent_at_last_packet
+        self.send.has_news()
     }
 
     /// `true` when everything sent is through: every reliable message (and block) is
     /// acked, and every unreliable one written into a packet. A graceful disconnect
     /// waits for this.
     pub fn is_flushed(&self) -> bool {
-        (0..self.channels.len())
-            .map(ChannelId::new)
-            .all(|c| self.send_queue_len(c) == 0)
+        self.send.is_flushed()
     }
 
     /// `true` when the last [`write_packet`](Self::write_packet) left something that
@@ -413,13 +294,13 @@ impl<M: NetMessage> MessageLayer<M> {
     /// driver that may send more than one packet per tick sends another now. The
     /// transport's stacks do, as far as the congestion mode's rate allows.
     pub fn more_to_send(&self) -> bool {
-        self.more
+        self.send.more_to_send()
     }
 
     /// The first protocol error the peer committed (an id outside the receive
     /// window), if any: the connection should be closed.
     pub fn protocol_error(&self) -> Option<PayloadError> {
-        self.protocol_error
+        self.receive.protocol_error()
     }
 
     /// Queues `message` on `channel`.
@@ -434,33 +315,8 @@ impl<M: NetMessage> MessageLayer<M> {
     /// (back-pressure: retry later); [`ChannelSendError::Invalid`] when a value is out of its
     /// declared range.
     pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), ChannelSendError> {
-        let channel = channel.index();
-        let bits = crate::codec::measure(&message);
-        // Measured with every align at 7 bits: the written size may be 7 bits less.
-        let block = self.admit(channel, bits, 7)?;
-        // Validate by writing once.
-        self.scratch.clear();
-        self.scratch.resize(bits.div_ceil(8) + 8, 0);
-        let mut w = WriteStream::new(&mut self.scratch);
-        message.write(&mut w).map_err(ChannelSendError::Invalid)?;
-        let written = w.finish();
-        let ch = &self.channels[channel];
-        let bytes = match ch.config.blocks {
-            Some(b) if block => {
-                if written > b.max_block_size {
-                    return Err(too_large(
-                        channel,
-                        &ch.config,
-                        written * 8,
-                        b.max_block_size * 8,
-                    ));
-                }
-                Some(self.scratch[..written].to_vec().into_boxed_slice())
-            }
-            _ => None,
-        };
-        self.push(channel, Payload::Value(message), bits, bytes);
-        Ok(())
+        self.send
+            .send(&self.config, channel, message, &mut self.counters)
     }
 
     /// Queues a message encoded once ([`Encoded`]) on `channel`, as
@@ -473,90 +329,13 @@ impl<M: NetMessage> MessageLayer<M> {
         channel: ChannelId,
         encoded: &Encoded,
     ) -> Result<(), ChannelSendError> {
-        let bits = encoded.bits();
-        if bits > M::MAX_BITS {
-            // Encoded from another message set.
-            return Err(ChannelSendError::TooLarge {
-                channel,
-                size: bits,
-                max: M::MAX_BITS,
-                fix: "encode a message of this layer's message set",
-            });
-        }
-        let channel = channel.index();
-        let block = self.admit(channel, bits, 0)?;
-        let bytes = block.then(|| encoded.bytes().to_vec().into_boxed_slice());
-        self.push(channel, Payload::Encoded(encoded.clone()), bits, bytes);
-        Ok(())
-    }
-
-    /// What `send` and `send_encoded` check first: the channel exists, a message of
-    /// `bits` (`slack` bits fewer once written) can go on it, and its queue has room.
-    /// Returns whether it goes as a block.
-    fn admit(
-        &mut self,
-        channel: usize,
-        bits: usize,
-        slack: usize,
-    ) -> Result<bool, ChannelSendError> {
-        let Some(ch) = self.channels.get(channel) else {
-            return Err(ChannelSendError::NoSuchChannel {
-                channel: ChannelId::new(channel),
-                channels: self.channels.len(),
-            });
-        };
-        let block = bits > ch.inline_max;
-        if block {
-            let max = ch
-                .config
-                .blocks
-                .map_or(ch.inline_max, |b| b.max_block_size * 8);
-            if ch.config.blocks.is_none() || bits > max + slack {
-                return Err(too_large(channel, &ch.config, bits, max));
-            }
-        }
-        let full = match &ch.state {
-            State::Reliable { send, .. } => send.len() >= send.capacity(),
-            State::Unreliable { send, .. } => send.queue.len() >= send.capacity,
-        };
-        if full {
-            self.counters.send_queue_full += 1;
-            return Err(ChannelSendError::QueueFull {
-                channel: ChannelId::new(channel),
-                size: ch.config.send_queue_size,
-            });
-        }
-        Ok(block)
-    }
-
-    /// Queues an admitted message: as a block of `block` bytes when given (a reliable
-    /// channel with blocks), inline otherwise.
-    fn push(&mut self, channel: usize, message: Payload<M>, bits: usize, block: Option<Box<[u8]>>) {
-        let Some(ch) = self.channels.get_mut(channel) else {
-            return;
-        };
-        match &mut ch.state {
-            State::Reliable { send, .. } => {
-                let item = match (block, ch.config.blocks) {
-                    (Some(bytes), Some(b)) => {
-                        Outgoing::Block(OutgoingBlock::new(bytes, b.fragment_size))
-                    }
-                    _ => Outgoing::Message {
-                        message,
-                        bits,
-                        last_sent: Time::NEVER,
-                    },
-                };
-                send.push(item);
-            }
-            State::Unreliable { send, .. } => send.queue.push_back((message, bits)),
-        }
-        self.counters.messages_sent += 1;
+        self.send
+            .send_encoded(&self.config, channel, encoded, &mut self.counters)
     }
 
     /// What the layer sent, received and resent, and what its queues hold.
     pub fn stats(&self) -> MessageStats {
-        let channels = (0..self.channels.len()).map(ChannelId::new);
+        let channels = (0..self.config.channels.len()).map(ChannelId::new);
         MessageStats {
             sent: self.counters.messages_sent,
             received: self.counters.messages_received,
@@ -570,67 +349,36 @@ impl<M: NetMessage> MessageLayer<M> {
     pub fn can_send(&self, channel: ChannelId) -> bool {
         self.send_queue_len(channel)
             < self
+                .config
                 .channels
                 .get(channel.index())
-                .map_or(0, |c| c.config.send_queue_size)
+                .map_or(0, |c| c.send_queue_size)
     }
 
     /// Messages queued on `channel` and not released: for a reliable channel, sent or
     /// not and not acked; for an unreliable one, not sent yet.
     pub fn send_queue_len(&self, channel: ChannelId) -> usize {
-        match self.channels.get(channel.index()).map(|c| &c.state) {
-            Some(State::Reliable { send, .. }) => send.len(),
-            Some(State::Unreliable { send, .. }) => send.queue.len(),
-            None => 0,
-        }
+        self.send.queue_len(channel)
     }
 
     /// Messages received on `channel` and buffered, not taken by
     /// [`receive`](Self::receive) (reliable: including those waiting for an earlier
     /// one).
     pub fn receive_queue_len(&self, channel: ChannelId) -> usize {
-        match self.channels.get(channel.index()).map(|c| &c.state) {
-            Some(State::Reliable { recv, .. }) => recv.buffered(),
-            Some(State::Unreliable { recv, .. }) => recv.queue.len(),
-            None => 0,
-        }
+        self.receive.queue_len(channel)
     }
 
     /// The next message of `channel`: in send order on a reliable channel, in arrival
     /// order on an unreliable one.
     pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
-        let message = match &mut self.channels.get_mut(channel.index())?.state {
-            State::Reliable { recv, .. } => recv.pop(),
-            State::Unreliable { recv, .. } => recv.queue.pop_front(),
-        };
-        if message.is_some() {
-            self.counters.messages_received += 1;
-        }
-        message
+        self.receive.receive(channel, &mut self.counters)
     }
 
     /// How far the oldest block queued on `channel` has come: its bytes acked by the
     /// peer of its total (a loading bar on the sending side). `None` when no block is
     /// queued (an acked block is released at once: poll while it is in flight).
     pub fn send_progress(&self, channel: ChannelId) -> Option<BlockProgress> {
-        let Some(Channel {
-            state: State::Reliable { send, .. },
-            ..
-        }) = self.channels.get(channel.index())
-        else {
-            return None;
-        };
-        (0..send.len()).find_map(|k| {
-            let id = send.oldest.wrapping_add(k as u16);
-            match send.get(id) {
-                Some(Outgoing::Block(b)) => Some(BlockProgress {
-                    id,
-                    bytes: b.acked_bytes(),
-                    total: b.bytes.len(),
-                }),
-                _ => None,
-            }
-        })
+        self.send.progress(channel)
     }
 
     /// How far the block being reassembled on `channel` (the one with the lowest id)
@@ -638,59 +386,57 @@ impl<M: NetMessage> MessageLayer<M> {
     /// side). `None` when no block is in reassembly: before its first fragment, and
     /// once complete (then it is delivered, or waits in the receive queue).
     pub fn receive_progress(&self, channel: ChannelId) -> Option<BlockProgress> {
-        let Some(Channel {
-            state: State::Reliable { recv, .. },
-            ..
-        }) = self.channels.get(channel.index())
-        else {
-            return None;
-        };
-        recv.partials
-            .iter()
-            .min_by_key(|p| p.id.wrapping_sub(recv.next))
-            .map(|p| BlockProgress {
-                id: p.id,
-                bytes: p.received_bytes(),
-                total: p.size(),
-            })
+        self.receive.progress(channel)
+    }
+
+    /// Writes the next packet payload into `out` (cleared first) and returns its
+    /// length in bytes, at most `max_packet_bits / 8` rounded up.
+    ///
+    /// `sequence` is the packet sequence the payload will be sent under (the packet
+    /// endpoint's [`next_sequence`](crate::packet::Endpoint::next_sequence)): the
+    /// layer remembers which reliable messages and fragments went into it, and
+    /// releases them when [`on_packet_acked`](Self::on_packet_acked) names it. With
+    /// nothing to send the payload is one byte (no entries): send it anyway, it
+    /// carries the packet header's acks.
+    pub fn write_packet(&mut self, now: Time, sequence: Sequence, out: &mut Vec<u8>) -> usize {
+        self.send
+            .write_packet(&self.config, now, sequence, out, &mut self.counters)
+    }
+
+    /// Reads a packet payload written by a peer's [`write_packet`](Self::write_packet).
+    ///
+    /// The whole payload is decoded and validated before anything is applied: on any
+    /// error nothing of it is delivered, the error is counted, and the caller must not
+    /// ack the packet. [`PayloadError::OutsideWindow`] is also recorded as the
+    /// connection's [`protocol_error`](Self::protocol_error);
+    /// [`PayloadError::ReceiveQueueFull`] is flow control, not an attack.
+    pub fn read_packet(&mut self, payload: &[u8]) -> Result<(), PayloadError> {
+        self.receive
+            .read_packet(&self.config, payload, &mut self.counters)
     }
 
     /// The packet `sequence` was acked by the peer: release the reliable messages and
     /// fragments it carried. Unknown or already processed sequences are ignored.
     pub fn on_packet_acked(&mut self, sequence: Sequence) {
-        let Some(items) = self.sent_packets.get_mut(sequence) else {
-            return;
-        };
-        for item in items.drain(..) {
-            let Some(Channel {
-                state: State::Reliable { send, .. },
-                ..
-            }) = self.channels.get_mut(usize::from(item.channel))
-            else {
-                continue;
-            };
-            if item.fragment == WHOLE {
-                if send.release(item.id) {
-                    self.counters.messages_acked += 1;
-                }
-                continue;
-            }
-            if let Some(Outgoing::Block(block)) = send.get_mut(item.id) {
-                let index = item.fragment as usize;
-                let fresh = block.acked.get(index).is_some_and(|a| !a);
-                if block.ack(index) {
-                    send.release(item.id);
-                }
-                if fresh {
-                    self.counters.messages_acked += 1;
-                }
-            }
+        self.send.on_packet_acked(sequence, &mut self.counters);
+    }
+
+    /// The send step: the layer takes the link's round trip (for its resend timing),
+    /// then writes the next payload under the sequence the link gives it. Returns what
+    /// the link said and the payload's size in bytes.
+    pub(crate) fn send_over<L: Link>(
+        &mut self,
+        now: Time,
+        link: &mut L,
+    ) -> Result<(L::Sent, usize), L::Error> {
+        if let Some(ack_time) = link.ack_time() {
+            self.set_rtt(ack_time);
         }
-        self.sent_packets.invalidate(sequence);
-        for ch in &mut self.channels {
-            if let State::Reliable { send, .. } = &mut ch.state {
-                send.advance();
-            }
-        }
+        let mut size = 0;
+        let sent = link.send_with(now, |sequence, buf| {
+            self.write_packet(now, sequence, buf);
+            size = buf.len();
+        })?;
+        Ok((sent, size))
     }
 }

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use crate::Time;
 
-use super::block::{OutgoingBlock, PartialBlock};
+use super::block::OutgoingBlock;
 use super::encoded::Payload;
 
 /// A queued reliable message: a small message written inline, or a block.
@@ -138,8 +138,6 @@ pub(crate) struct ReliableReceiver<M> {
     slots: Box<[ReceiveSlot<M>]>,
     pub(crate) next: u16,
     pub(crate) frontier: u16,
-    /// The blocks being reassembled, at most `max_blocks_in_flight`.
-    pub(crate) partials: Vec<PartialBlock>,
     /// Unordered channels: the ids received and not taken yet, in arrival order (a
     /// taken message leaves its id in its slot, without the message, until `next`
     /// moves past it, so that a resend of it is known as a duplicate). `None` for an
@@ -159,7 +157,6 @@ impl<M> ReliableReceiver<M> {
             slots: (0..size).map(|_| None).collect(),
             next: 0,
             frontier: 0,
-            partials: Vec::new(),
             ready: unordered.then(|| VecDeque::with_capacity(size)),
         }
     }

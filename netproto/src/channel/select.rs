@@ -7,59 +7,94 @@
 //! What a part costs is measured with the payload format's own functions
 //! ([`payload`](super::payload)), never computed here.
 
-use crate::Time;
 use core::ops::Range;
+use std::time::Duration;
 
-use super::config::ChannelConfig;
+use super::config::{ChannelConfig, LayerConfig};
 use super::payload::{
     entry_count_bits, entry_header_bits, fragment_bits, group_header_bits, message_id_bits,
 };
 use super::reliable::{Outgoing, ReliableSender};
+use super::send::{ChannelSender, SendQueue};
 use super::unreliable::UnreliableSender;
-use super::{Channel, MessageLayer, State};
+use crate::Time;
 use crate::message::NetMessage;
+use crate::time::saturating_duration;
 
 /// What one channel puts in the packet being written.
 #[derive(Debug, Clone)]
-pub(super) struct EntrySel {
-    pub(super) channel: usize,
-    /// Reliable: the ids, in `Selection::ids`. Unreliable: empty.
-    pub(super) ids: Range<usize>,
+pub(crate) struct EntrySel {
+    pub(crate) channel: usize,
+    /// Reliable: the ids, in the selection's ids ([`Selection::id`]). Unreliable:
+    /// empty.
+    pub(crate) ids: Range<usize>,
     /// Messages in the entry.
-    pub(super) count: usize,
-    /// A block's id and its fragment indexes, in `Selection::frags`.
-    pub(super) block: Option<(u16, Range<usize>)>,
+    pub(crate) count: usize,
+    /// A block's id and its fragment indexes, in the selection's fragments
+    /// ([`Selection::fragment`]).
+    pub(crate) block: Option<(u16, Range<usize>)>,
 }
 
 /// The selection for the packet being written, in buffers reused from packet to packet.
 #[derive(Debug, Default)]
 pub(crate) struct Selection {
     /// By increasing channel index.
-    pub(super) entries: Vec<EntrySel>,
-    pub(super) ids: Vec<u16>,
-    pub(super) frags: Vec<u32>,
+    entries: Vec<EntrySel>,
+    ids: Vec<u16>,
+    frags: Vec<u32>,
     /// Messages and fragments picked again (sent before) for this packet.
-    pub(super) resends: u64,
+    resends: u64,
+    /// Something due did not fit the packet.
+    more: bool,
+}
+
+impl Selection {
+    /// The entries, by increasing channel index.
+    pub(crate) fn entries(&self) -> &[EntrySel] {
+        &self.entries
+    }
+
+    /// The `i`-th reliable id selected (an entry's `ids` range indexes these).
+    pub(crate) fn id(&self, i: usize) -> Option<u16> {
+        self.ids.get(i).copied()
+    }
+
+    /// The `i`-th fragment index selected (an entry's block range indexes these).
+    pub(crate) fn fragment(&self, i: usize) -> Option<u32> {
+        self.frags.get(i).copied()
+    }
+
+    /// Messages and fragments picked again for this packet.
+    pub(crate) fn resends(&self) -> u64 {
+        self.resends
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.ids.clear();
+        self.frags.clear();
+        self.resends = 0;
+        self.more = false;
+    }
+}
+
+/// The packer: the selection, and what it keeps from packet to packet (each
+/// channel's credit).
+#[derive(Debug)]
+pub(crate) struct Packer {
+    selection: Selection,
+    /// Per channel: bits of its share not used yet (negative: used beyond its share).
+    credits: Vec<i64>,
     /// Channel indexes in the order they are offered the packet.
     order: Vec<usize>,
-    /// Something due did not fit the packet.
-    pub(super) more: bool,
 }
 
 /// `true` while a message (or fragment) sent at `last_sent` waits for its resend
 /// interval. A send time after `now` means the clock went back: the message is due
 /// at once (and is stamped with the new time), rather than held until the clock
 /// catches up.
-fn waiting(last_sent: Time, interval: f64, now: Time) -> bool {
-    last_sent <= now && last_sent.plus_secs(interval) > now
-}
-
-/// `true` when `ch` has something queued.
-fn pending<M>(ch: &Channel<M>) -> bool {
-    match &ch.state {
-        State::Reliable { send, .. } => send.len() > 0,
-        State::Unreliable { send, .. } => !send.queue.is_empty(),
-    }
+fn waiting(last_sent: Time, interval: Duration, now: Time) -> bool {
+    last_sent <= now && last_sent + interval > now
 }
 
 /// Picks the reliable messages and fragments of one channel for this packet, within
@@ -71,12 +106,14 @@ fn select_reliable<M: NetMessage>(
     config: &ChannelConfig,
     channel: usize,
     now: Time,
-    rtt: f64,
+    rtt: Duration,
     budget: usize,
     header: usize,
     sel: &mut Selection,
 ) -> Option<(EntrySel, usize)> {
-    let interval = (config.resend_interval.as_secs_f64()).max(config.resend_rtt_factor * rtt);
+    let interval = config.resend_interval.max(saturating_duration(
+        config.resend_rtt_factor * rtt.as_secs_f64(),
+    ));
     let max_messages = config.max_messages_per_packet;
     let mut used = header;
     let ids_start = sel.ids.len();
@@ -137,10 +174,10 @@ fn select_reliable<M: NetMessage>(
                 let start = sel.frags.len();
                 for f in 0..b.fragments() {
                     if sel.frags.len() - start >= bc.max_fragments_per_packet {
-                        sel.more |= b.remaining > sel.frags.len() - start;
+                        sel.more |= b.remaining() > sel.frags.len() - start;
                         break;
                     }
-                    if b.acked[f] || waiting(b.last_sent[f], interval, now) {
+                    if !b.unacked(f) || waiting(b.last_sent(f), interval, now) {
                         continue;
                     }
                     let group = if sel.frags.len() == start {
@@ -154,8 +191,7 @@ fn select_reliable<M: NetMessage>(
                         continue;
                     }
                     used += cost;
-                    sel.resends += u64::from(b.last_sent[f] != Time::NEVER);
-                    b.last_sent[f] = now;
+                    sel.resends += u64::from(b.mark_sent(f, now));
                     sel.frags.push(f as u32);
                 }
                 if sel.frags.len() > start {
@@ -192,8 +228,8 @@ fn select_unreliable<M>(
     let mut used = header;
     let mut count = 0;
     let sequenced = config.kind.has_ids();
-    let base = u32::from(send.next_id);
-    for (_, bits) in &send.queue {
+    let base = u32::from(send.next_id());
+    for bits in send.bits() {
         let id_bits = if sequenced {
             let value = base + count as u32;
             message_id_bits((count > 0).then(|| value - 1), value)
@@ -218,71 +254,88 @@ fn select_unreliable<M>(
     ))
 }
 
-impl<M: NetMessage> MessageLayer<M> {
-    /// Selects what the next packet carries (into `self.packer`), marking the reliable
-    /// messages and fragments taken as sent at `now`, and records whether something due
-    /// did not fit.
-    pub(super) fn select(&mut self, now: Time) {
-        let n = self.channels.len();
-        let rtt = self.rtt;
+impl Packer {
+    /// A packer for `channels` channels, none with credit.
+    pub(crate) fn new(channels: usize) -> Self {
+        Self {
+            selection: Selection::default(),
+            credits: vec![0; channels],
+            order: Vec::new(),
+        }
+    }
+
+    /// `true` when something due did not fit the last packet selected.
+    pub(crate) fn more(&self) -> bool {
+        self.selection.more
+    }
+
+    /// Selects what the next packet carries, marking the reliable messages and
+    /// fragments taken as sent at `now` (resent after the channel's resend interval,
+    /// or `resend_rtt_factor` times `rtt` when longer), and records whether something
+    /// due did not fit.
+    pub(crate) fn select<M: NetMessage>(
+        &mut self,
+        channels: &mut [ChannelSender<M>],
+        config: &LayerConfig,
+        now: Time,
+        rtt: Duration,
+    ) -> &Selection {
+        let n = channels.len();
         let Self {
-            channels,
-            packer,
-            config,
+            selection: packer,
             credits,
-            ..
+            order,
         } = self;
-        packer.entries.clear();
-        packer.ids.clear();
-        packer.frags.clear();
-        packer.resends = 0;
-        packer.more = false;
+        let configs = &config.channels;
+        packer.clear();
         let total = config.max_packet_bits.saturating_sub(entry_count_bits(n));
         let mut remaining = total;
         // Sharing: every channel with something queued earns its weighted share of
         // this packet; those within their share are offered it first, by priority.
         let weights: u64 = channels
             .iter()
-            .filter(|ch| pending(ch))
-            .map(|ch| u64::from(ch.config.weight))
+            .zip(configs)
+            .filter(|(ch, _)| ch.pending())
+            .map(|(_, c)| u64::from(c.weight))
             .sum();
         // Credit and debt are bounded by a few packets: enough to even out the
         // shares of channels that take whole packets, not enough to hoard.
         let cap = 4 * total as i64;
-        for (ch, credit) in channels.iter().zip(credits.iter_mut()) {
-            *credit = if pending(ch) && weights > 0 {
-                let share = (total as u64 * u64::from(ch.config.weight) / weights) as i64;
+        for ((ch, c), credit) in channels.iter().zip(configs).zip(credits.iter_mut()) {
+            *credit = if ch.pending() && weights > 0 {
+                let share = (total as u64 * u64::from(c.weight) / weights) as i64;
                 (*credit + share).min(cap)
             } else {
                 0
             };
         }
-        packer.order.clear();
-        packer.order.extend(0..n);
-        packer.order.sort_unstable_by_key(|&c| {
+        order.clear();
+        order.extend(0..n);
+        order.sort_unstable_by_key(|&c| {
             let within = credits[c] >= 0;
             (
                 core::cmp::Reverse(within),
-                core::cmp::Reverse(channels[c].config.priority),
+                core::cmp::Reverse(configs[c].priority),
                 core::cmp::Reverse(credits[c]),
                 c,
             )
         });
-        for k in 0..n {
-            let index = packer.order[k];
-            let ch = &mut channels[index];
-            let budget = ch.config.max_bits_per_packet.min(remaining);
-            let header = entry_header_bits(n, &ch.config);
+        for &index in order.iter() {
+            let (Some(ch), Some(c)) = (channels.get_mut(index), configs.get(index)) else {
+                continue;
+            };
+            let budget = c.max_bits_per_packet.min(remaining);
+            let header = entry_header_bits(n, c);
             if budget <= header {
-                packer.more |= pending(ch);
+                packer.more |= ch.pending();
                 continue;
             }
-            let selected = match &mut ch.state {
-                State::Reliable { send, .. } => {
-                    select_reliable(send, &ch.config, index, now, rtt, budget, header, packer)
+            let selected = match ch.queue_mut() {
+                SendQueue::Reliable(send) => {
+                    select_reliable(send, c, index, now, rtt, budget, header, packer)
                 }
-                State::Unreliable { send, .. } => {
-                    select_unreliable(send, &ch.config, index, budget, header, &mut packer.more)
+                SendQueue::Unreliable(send) => {
+                    select_unreliable(send, c, index, budget, header, &mut packer.more)
                 }
             };
             if let Some((entry, bits)) = selected {
@@ -293,7 +346,7 @@ impl<M: NetMessage> MessageLayer<M> {
         }
         // The layout lists entries by increasing channel index.
         packer.entries.sort_unstable_by_key(|e| e.channel);
-        self.more = packer.more;
+        packer
     }
 }
 
@@ -306,7 +359,7 @@ mod tests {
         let waiting = |last_sent: f64, interval, now: f64| {
             waiting(
                 Time::from_secs_f64(last_sent),
-                interval,
+                Duration::from_secs_f64(interval),
                 Time::from_secs_f64(now),
             )
         };

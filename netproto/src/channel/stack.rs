@@ -232,8 +232,8 @@ impl<F: FnMut(&[u8])> Link for EndpointLink<'_, F> {
     type Sent = Sent;
     type Error = packet::PacketSendError;
 
-    fn ack_time(&self) -> Option<f64> {
-        Some(self.endpoint.estimates().ack_time())
+    fn ack_time(&self) -> Option<std::time::Duration> {
+        std::time::Duration::try_from_secs_f64(self.endpoint.estimates().ack_time()).ok()
     }
 
     fn send_with(

@@ -9,10 +9,10 @@ use super::encoded::Payload;
 /// bits. Full queue: `send` refuses the new message (the caller decides what to drop).
 #[derive(Debug)]
 pub(crate) struct UnreliableSender<M> {
-    pub(crate) queue: VecDeque<(Payload<M>, usize)>,
-    pub(crate) capacity: usize,
+    queue: VecDeque<(Payload<M>, usize)>,
+    capacity: usize,
     /// Sequenced channels: the id the next message written gets.
-    pub(crate) next_id: u16,
+    next_id: u16,
 }
 
 /// Messages received and not taken yet. Full queue: a newly arrived message is dropped
@@ -20,10 +20,10 @@ pub(crate) struct UnreliableSender<M> {
 /// is never resent anyway.
 #[derive(Debug)]
 pub(crate) struct UnreliableReceiver<M> {
-    pub(crate) queue: VecDeque<M>,
-    pub(crate) capacity: usize,
+    queue: VecDeque<M>,
+    capacity: usize,
     /// Sequenced channels: the newest id received.
-    pub(crate) newest: Option<u16>,
+    newest: Option<u16>,
 }
 
 impl<M> UnreliableSender<M> {
@@ -33,6 +33,40 @@ impl<M> UnreliableSender<M> {
             capacity,
             next_id: 0,
         }
+    }
+
+    /// Messages queued, not written yet.
+    pub(crate) fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// `true` when the queue has no room for another message.
+    pub(crate) fn is_full(&self) -> bool {
+        self.queue.len() >= self.capacity
+    }
+
+    /// Queues a message of `bits` measured bits (the caller checked there is room).
+    pub(crate) fn push(&mut self, message: Payload<M>, bits: usize) {
+        self.queue.push_back((message, bits));
+    }
+
+    /// The measured bits of the queued messages, oldest first.
+    pub(crate) fn bits(&self) -> impl Iterator<Item = usize> + '_ {
+        self.queue.iter().map(|(_, bits)| *bits)
+    }
+
+    /// Sequenced channels: the id the next message written gets.
+    pub(crate) fn next_id(&self) -> u16 {
+        self.next_id
+    }
+
+    /// Takes the oldest message to write it, under `id` on a sequenced channel (the
+    /// next message gets the id after it).
+    pub(crate) fn take(&mut self, id: Option<u16>) -> Option<Payload<M>> {
+        if let Some(id) = id {
+            self.next_id = id.wrapping_add(1);
+        }
+        self.queue.pop_front().map(|(message, _)| message)
     }
 }
 
@@ -56,6 +90,16 @@ impl<M> UnreliableReceiver<M> {
             self.newest = Some(id);
         }
         newer
+    }
+
+    /// Messages received and not taken.
+    pub(crate) fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// The oldest message received and not taken.
+    pub(crate) fn pop(&mut self) -> Option<M> {
+        self.queue.pop_front()
     }
 
     /// Queues `message`; `false` when the queue is full and it was dropped.

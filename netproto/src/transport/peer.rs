@@ -60,8 +60,9 @@ impl<A: Copy + Eq + Debug> Link for Client<A> {
     type Sent = Sequence;
     type Error = PayloadSendError;
 
-    fn ack_time(&self) -> Option<f64> {
-        self.endpoint_estimates().map(|e| e.ack_time())
+    fn ack_time(&self) -> Option<Duration> {
+        self.endpoint_estimates()
+            .and_then(|e| Duration::try_from_secs_f64(e.ack_time()).ok())
     }
 
     fn send_with(
@@ -89,10 +90,10 @@ impl<A: Copy + Eq + std::hash::Hash + Debug> Link for ServerSlot<'_, A> {
     type Sent = Sequence;
     type Error = PayloadSendError;
 
-    fn ack_time(&self) -> Option<f64> {
+    fn ack_time(&self) -> Option<Duration> {
         self.server
             .endpoint_estimates(self.client)
-            .map(|e| e.ack_time())
+            .and_then(|e| Duration::try_from_secs_f64(e.ack_time()).ok())
     }
 
     fn send_with(

@@ -1,17 +1,126 @@
-//! Reading a packet payload: decoded with the payload format
-//! ([`payload`](super::payload)) into a staging area, validated against the receive
-//! windows, and only then applied, so that a payload that fails is dropped whole.
+//! The receive side of the message layer: each channel's receive queue (and, on a
+//! reliable channel with blocks, the blocks being reassembled), and reading a packet
+//! payload: decoded with the payload format ([`payload`](super::payload)) into a
+//! staging area, validated against the receive windows, and only then applied, so
+//! that a payload that fails is dropped whole and changes nothing.
 
 use core::ops::Range;
 
-use super::block::{PartialBlock, fragment_range};
-use super::error::PayloadError;
+use super::BlockProgress;
+use super::block::{Reassembly, fragment_range};
+use super::config::{ChannelConfig, ChannelKind, LayerConfig};
+use super::error::{LayerCounters, PayloadError};
+use super::id::ChannelId;
 use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
-use super::reliable::Class;
-use super::{MessageLayer, State};
+use super::reliable::{Class, ReliableReceiver};
+use super::unreliable::UnreliableReceiver;
 use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
 use crate::stream::ReadStream;
+
+/// One channel's receive state, by channel kind.
+#[derive(Debug)]
+pub(crate) enum ChannelReceiver<M> {
+    /// Reliable channels (ordered or unordered): the receive window, and the blocks
+    /// being reassembled.
+    Reliable {
+        queue: ReliableReceiver<M>,
+        blocks: Reassembly,
+    },
+    /// Unreliable channels (unordered or sequenced).
+    Unreliable(UnreliableReceiver<M>),
+}
+
+impl<M> ChannelReceiver<M> {
+    /// The receive state of `config`.
+    fn new(config: &ChannelConfig) -> Self {
+        if config.kind.is_reliable() {
+            Self::Reliable {
+                queue: ReliableReceiver::new(
+                    config.receive_queue_size,
+                    config.kind == ChannelKind::ReliableUnordered,
+                ),
+                blocks: Reassembly::default(),
+            }
+        } else {
+            Self::Unreliable(UnreliableReceiver::new(config.receive_queue_size))
+        }
+    }
+
+    /// Messages buffered and not taken.
+    fn len(&self) -> usize {
+        match self {
+            Self::Reliable { queue, .. } => queue.buffered(),
+            Self::Unreliable(queue) => queue.len(),
+        }
+    }
+
+    /// The next message to deliver.
+    fn pop(&mut self) -> Option<M> {
+        match self {
+            Self::Reliable { queue, .. } => queue.pop(),
+            Self::Unreliable(queue) => queue.pop(),
+        }
+    }
+
+    /// Checks a message read from a payload (with its id, on a channel with ids)
+    /// against the receive window, changing nothing: an error refuses the payload.
+    fn check(&self, channel: usize, id: Option<u16>) -> Result<(), PayloadError> {
+        let (Self::Reliable { queue, .. }, Some(id)) = (self, id) else {
+            return Ok(());
+        };
+        match queue.classify(id) {
+            Class::Outside => Err(PayloadError::OutsideWindow { channel, id }),
+            Class::Full => Err(PayloadError::ReceiveQueueFull { channel }),
+            Class::New | Class::Old => Ok(()),
+        }
+    }
+
+    /// Applies a message of a validated payload: buffers it for delivery, or counts
+    /// why not (a duplicate, a stale sequenced message, a full unreliable queue).
+    fn accept(&mut self, id: Option<u16>, message: M, counters: &mut LayerCounters) {
+        match (self, id) {
+            (Self::Reliable { queue, .. }, Some(id)) => {
+                if queue.classify(id) == Class::New {
+                    queue.insert(id, message);
+                } else {
+                    counters.duplicates += 1;
+                }
+            }
+            (Self::Unreliable(queue), id) => {
+                if id.is_some_and(|id| !queue.newer(id)) {
+                    counters.stale += 1;
+                } else {
+                    counters.receive_queue_overflow += u64::from(!queue.push(message));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// How far the block being reassembled with the lowest id has come.
+    fn progress(&self) -> Option<BlockProgress> {
+        let Self::Reliable { queue, blocks } = self else {
+            return None;
+        };
+        blocks.first(queue.next).map(|p| BlockProgress {
+            id: p.id(),
+            bytes: p.received_bytes(),
+            total: p.size(),
+        })
+    }
+}
+
+/// The receive side: the layer's [`LayerConfig`] is passed in by the layer, the
+/// event counters too.
+#[derive(Debug)]
+pub(crate) struct ReceiveSide<M> {
+    /// Per channel, by index.
+    channels: Vec<ChannelReceiver<M>>,
+    staged: Staged<M>,
+    /// The first protocol error the peer committed.
+    protocol_error: Option<PayloadError>,
+}
 
 /// A fragment group read from a payload, not applied yet.
 #[derive(Debug)]
@@ -27,7 +136,7 @@ struct Group {
 
 /// A payload decoded and validated, waiting to be applied.
 #[derive(Debug)]
-pub(crate) struct Staged<M> {
+struct Staged<M> {
     messages: Vec<(usize, Option<u16>, M)>,
     groups: Vec<Group>,
     frags: Vec<(usize, Range<usize>)>,
@@ -121,42 +230,85 @@ impl<'r, M: NetMessage> Contents<ReadStream<'r>> for Reader<'_, M> {
     }
 }
 
-impl<M: NetMessage> MessageLayer<M> {
-    /// Reads a packet payload written by a peer's [`write_packet`](Self::write_packet).
-    ///
-    /// The whole payload is decoded and validated before anything is applied: on any
-    /// error nothing of it is delivered, the error is counted, and the caller must not
-    /// ack the packet. [`PayloadError::OutsideWindow`] is also recorded as the
-    /// connection's [`protocol_error`](Self::protocol_error);
-    /// [`PayloadError::ReceiveQueueFull`] is flow control, not an attack.
-    pub fn read_packet(&mut self, payload: &[u8]) -> Result<(), PayloadError> {
+impl<M: NetMessage> ReceiveSide<M> {
+    /// The receive side of a layer with `config` (validated).
+    pub(crate) fn new(config: &LayerConfig) -> Self {
+        Self {
+            channels: config.channels.iter().map(ChannelReceiver::new).collect(),
+            staged: Staged::default(),
+            protocol_error: None,
+        }
+    }
+
+    /// The first protocol error the peer committed, if any.
+    pub(crate) fn protocol_error(&self) -> Option<PayloadError> {
+        self.protocol_error
+    }
+
+    /// Messages received on `channel` and not taken (0 for no such channel).
+    pub(crate) fn queue_len(&self, channel: ChannelId) -> usize {
+        self.channels
+            .get(channel.index())
+            .map_or(0, ChannelReceiver::len)
+    }
+
+    /// The next message of `channel`, counted as received.
+    pub(crate) fn receive(
+        &mut self,
+        channel: ChannelId,
+        counters: &mut LayerCounters,
+    ) -> Option<M> {
+        let message = self.channels.get_mut(channel.index())?.pop();
+        if message.is_some() {
+            counters.messages_received += 1;
+        }
+        message
+    }
+
+    /// How far the block being reassembled on `channel` (the one with the lowest id)
+    /// has come.
+    pub(crate) fn progress(&self, channel: ChannelId) -> Option<BlockProgress> {
+        self.channels.get(channel.index())?.progress()
+    }
+
+    /// Reads a packet payload: decoded and validated whole before anything is
+    /// applied; on any error nothing of it is applied and the error is counted (and
+    /// [`PayloadError::OutsideWindow`] recorded as the protocol error).
+    pub(crate) fn read_packet(
+        &mut self,
+        config: &LayerConfig,
+        payload: &[u8],
+        counters: &mut LayerCounters,
+    ) -> Result<(), PayloadError> {
         self.staged.clear();
-        let result = self.parse(payload).and_then(|()| self.validate());
+        let result = self
+            .parse(config, payload)
+            .and_then(|()| self.validate(config));
         if let Err(e) = result {
             self.staged.clear();
             if e.is_malformed() {
-                self.counters.packets_malformed += 1;
+                counters.packets_malformed += 1;
             } else {
-                self.counters.packets_refused += 1;
+                counters.packets_refused += 1;
             }
             if matches!(e, PayloadError::OutsideWindow { .. }) && self.protocol_error.is_none() {
                 self.protocol_error = Some(e);
             }
             return Err(e);
         }
-        self.apply();
-        self.counters.packets_read += 1;
+        self.apply(config, counters);
+        counters.packets_read += 1;
         Ok(())
     }
 
     /// Decodes `payload` into the staging area.
-    fn parse(&mut self, payload: &[u8]) -> Result<(), PayloadError> {
+    fn parse(&mut self, config: &LayerConfig, payload: &[u8]) -> Result<(), PayloadError> {
         let mut reader = Reader {
             staged: &mut self.staged,
             frags_start: 0,
         };
         let mut r = ReadStream::new(payload);
-        serialize_payload(&mut r, &self.config.channels, &mut reader)?;
+        serialize_payload(&mut r, &config.channels, &mut reader)?;
         if r.bytes_read() != payload.len() {
             return Err(PayloadError::Malformed(StreamError::new(
                 ErrorKind::TrailingBytes,
@@ -167,28 +319,21 @@ impl<M: NetMessage> MessageLayer<M> {
 
     /// Checks every staged id against the receive windows, and decodes the blocks
     /// this payload completes. Changes nothing but the staging area.
-    fn validate(&mut self) -> Result<(), PayloadError> {
+    fn validate(&mut self, config: &LayerConfig) -> Result<(), PayloadError> {
         let staged = &mut self.staged;
         for (channel, id, _) in &staged.messages {
-            let (Some(id), State::Reliable { recv, .. }) = (id, &self.channels[*channel].state)
-            else {
-                continue;
-            };
-            match recv.classify(*id) {
-                Class::Outside => {
-                    return Err(PayloadError::OutsideWindow {
-                        channel: *channel,
-                        id: *id,
-                    });
-                }
-                Class::Full => return Err(PayloadError::ReceiveQueueFull { channel: *channel }),
-                Class::New | Class::Old => {}
-            }
+            self.channels[*channel].check(*channel, *id)?;
         }
         for g in &mut staged.groups {
             let channel = g.channel;
-            let ch = &self.channels[channel];
-            let (State::Reliable { recv, .. }, Some(bc)) = (&ch.state, ch.config.blocks) else {
+            let (
+                ChannelReceiver::Reliable {
+                    queue: recv,
+                    blocks,
+                },
+                Some(bc),
+            ) = (&self.channels[channel], config.channels[channel].blocks)
+            else {
                 return Err(PayloadError::BadFragment {
                     channel,
                     reason: "blocks are disabled on this channel",
@@ -208,7 +353,7 @@ impl<M: NetMessage> MessageLayer<M> {
             }
             let frags = &staged.frags[g.frags.clone()];
             let total = g.size.div_ceil(bc.fragment_size);
-            let partial = recv.partials.iter().find(|p| p.id == g.id);
+            let partial = blocks.get(g.id);
             let missing = match partial {
                 Some(p) => {
                     if p.size() != g.size {
@@ -218,11 +363,11 @@ impl<M: NetMessage> MessageLayer<M> {
                         });
                     }
                     let fresh = frags.iter().filter(|(i, _)| !p.has(*i)).count();
-                    p.remaining - fresh
+                    p.remaining() - fresh
                 }
                 // A conforming sender has at most max_blocks_in_flight blocks with
                 // fragments out, and each is reassembled here until complete.
-                None if recv.partials.len() >= bc.max_blocks_in_flight => {
+                None if blocks.len() >= bc.max_blocks_in_flight => {
                     return Err(PayloadError::BadFragment {
                         channel,
                         reason: "more blocks being reassembled than max_blocks_in_flight",
@@ -263,31 +408,23 @@ impl<M: NetMessage> MessageLayer<M> {
     }
 
     /// Applies a validated payload.
-    fn apply(&mut self) {
+    fn apply(&mut self, config: &LayerConfig, counters: &mut LayerCounters) {
         let staged = &mut self.staged;
-        let counters = &mut self.counters;
         for (channel, id, message) in staged.messages.drain(..) {
-            match (&mut self.channels[channel].state, id) {
-                (State::Reliable { recv, .. }, Some(id)) => {
-                    if recv.classify(id) == Class::New {
-                        recv.insert(id, message);
-                    } else {
-                        counters.duplicates += 1;
-                    }
-                }
-                (State::Unreliable { recv, .. }, id) => {
-                    if id.is_some_and(|id| !recv.newer(id)) {
-                        counters.stale += 1;
-                    } else {
-                        counters.receive_queue_overflow += u64::from(!recv.push(message));
-                    }
-                }
-                _ => {}
-            }
+            self.channels[channel].accept(id, message, counters);
         }
         for (g, block) in staged.groups.iter().zip(staged.blocks.drain(..)) {
-            let ch = &mut self.channels[g.channel];
-            let (State::Reliable { recv, .. }, Some(bc)) = (&mut ch.state, ch.config.blocks) else {
+            let (
+                ChannelReceiver::Reliable {
+                    queue: recv,
+                    blocks,
+                },
+                Some(bc),
+            ) = (
+                &mut self.channels[g.channel],
+                config.channels[g.channel].blocks,
+            )
+            else {
                 continue;
             };
             if g.skip || recv.classify(g.id) != Class::New {
@@ -295,22 +432,11 @@ impl<M: NetMessage> MessageLayer<M> {
                 continue;
             }
             if let Some(message) = block {
-                recv.partials.retain(|p| p.id != g.id);
+                blocks.remove(g.id);
                 recv.insert(g.id, message);
                 continue;
             }
-            let at = match recv.partials.iter().position(|p| p.id == g.id) {
-                Some(at) => at,
-                None => {
-                    // One entry more, not a doubling: the list holds at most
-                    // max_blocks_in_flight entries, each allocated when its block starts.
-                    recv.partials.reserve_exact(1);
-                    recv.partials
-                        .push(PartialBlock::new(g.id, g.size, bc.fragment_size));
-                    recv.partials.len() - 1
-                }
-            };
-            let partial = &mut recv.partials[at];
+            let partial = blocks.get_or_start(g.id, g.size, bc.fragment_size);
             for (index, range) in &staged.frags[g.frags.clone()] {
                 let data = staged.bytes.get(range.clone()).unwrap_or_default();
                 if !partial.store(*index, bc.fragment_size, data) {

@@ -16,7 +16,9 @@ use netproto::connection::{
     ServerEvent,
 };
 use netproto::internals::netcode::PacketType;
-use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token_with};
+use netproto::netcode::{
+    ConnectToken, Key, TokenParams, USER_DATA_BYTES, generate_connect_token_with,
+};
 use netproto::sim::{Network, NodeId, Rng};
 use netproto::transport::{ClientStack, ConnectionStats, SendError, ServerStack, StackCounters};
 
@@ -42,6 +44,8 @@ pub struct SimBackend {
     pub expire_seconds: u64,
     /// The connection timeout tokens set.
     pub timeout_seconds: i32,
+    /// The user data tokens carry (zeros unless a test sets it).
+    pub user_data: [u8; USER_DATA_BYTES],
     rng: Rng,
 }
 
@@ -61,6 +65,7 @@ impl SimBackend {
             protocol_id,
             expire_seconds: 3600,
             timeout_seconds: 5,
+            user_data: [0; USER_DATA_BYTES],
             rng: Rng::new(seed),
         }
     }
@@ -104,6 +109,7 @@ impl SimBackend {
         let mut params = TokenParams::new(self.protocol_id, client_id, vec![address]);
         params.timeout_seconds = self.timeout_seconds;
         params.expire_seconds = self.expire_seconds;
+        params.user_data = self.user_data;
         generate_connect_token_with(
             &params,
             &self.private_key,

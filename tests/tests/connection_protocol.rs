@@ -338,6 +338,8 @@ fn assert_no_state(pair: &Pair) {
 #[test]
 fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
     let mut p = Pair::new(4);
+    let user_data: [u8; 256] = core::array::from_fn(|i| i as u8);
+    p.backend.user_data = user_data;
     let a = p.add(7);
     p.step(TICK);
     // Request, challenge, response, keep-alive: connected within one exchange.
@@ -360,6 +362,11 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
         }]
     );
     assert_eq!(p.server.user_id(id), Some(7));
+    assert_eq!(
+        p.server.user_data(id),
+        Some(&user_data),
+        "the token's user data"
+    );
     let c = p.counters();
     assert_eq!(
         (c.challenges_sent, c.clients_accepted, c.datagrams_received),

@@ -27,7 +27,9 @@ use netproto::connection::{
     DenyReason, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, Server, ServerConfig, ServerCounters,
     ServerEvent,
 };
-use netproto::internals::netcode::{CONNECTION_REQUEST_BYTES, PacketType};
+use netproto::internals::netcode::{
+    AllowedPackets, CONNECTION_REQUEST_BYTES, PacketType, read_packet,
+};
 use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token_with};
 use netproto::packet::Sequence;
 use netproto::sim::{LinkConfig, Network, NodeId, Rng};
@@ -410,6 +412,18 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
     assert_eq!(p.to_client.len(), 2);
     assert_eq!(p.to_client[1].1, big);
     assert_eq!(p.to_client[1].2, vec![up2]);
+    // The server's endpoint for this client: two packets sent (one in fragments), two
+    // received, one of them acked.
+    let e = *p.server.endpoint_counters(id).expect("connected");
+    assert_eq!(
+        (
+            e.packets_sent,
+            e.fragments_sent,
+            e.packets_received,
+            e.packets_acked
+        ),
+        (2, 3, 2, 1)
+    );
 
     // The client disconnects: three copies, the first frees the slot, the other two
     // come from an address with no session.
@@ -478,10 +492,13 @@ fn a_postponed_payload_still_gives_its_acks() {
     let up = p.client(a).send(now, b"ping").expect("connected");
     p.deliver();
     assert_eq!(p.server_sequences, vec![up]);
+    assert_eq!(p.server.pending_transmits(), 0);
     p.server.send(now, id, b"pong").expect("connected");
+    assert_eq!(p.server.pending_transmits(), 1, "the payload waits");
     let mut buf = [0u8; MAX_DATAGRAM_BYTES];
     let (to, len) = p.server.poll_transmit(&mut buf).expect("the payload");
     assert_eq!(to, a);
+    assert_eq!(p.server.pending_transmits(), 0);
     let delivery = p
         .client(a)
         .handle_datagram(now, SERVER, &buf[..len])
@@ -1226,4 +1243,36 @@ fn a_packet_replayed_after_the_endpoint_sequence_wraps_is_refused() {
     );
     assert_eq!(server.counters().dropped_replayed, replayed_before + 1);
     assert_eq!(server.client_id(&C), Some(id), "still connected");
+}
+
+#[test]
+fn packets_outside_a_session_take_increasing_sequences_in_the_upper_half() {
+    // A full server: the first client's challenge, then a denial for each of two
+    // others, all three sealed under the server's global sequence.
+    let mut p = Pair::new(1);
+    p.add(7);
+    p.step(TICK);
+    let now = Time::from_secs_f64(p.now);
+    let mut sequences = Vec::new();
+    for node in [8, 9] {
+        let token = p.token(node);
+        let from = NodeId(node as u32);
+        let request = netproto_tests::sealer::request(&token);
+        assert!(p.server.handle_datagram(now, from, &request).is_none());
+        let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+        let (to, len) = p.server.poll_transmit(&mut buf).expect("a denial");
+        assert_eq!(to, from);
+        let (sequence, packet) = read_packet(
+            &mut buf[..len],
+            p.backend.protocol_id,
+            SIM_UNIX_TIME,
+            Some(&token.server_to_client_key),
+            AllowedPackets::NONE.with(PacketType::Denied),
+            None,
+        )
+        .expect("a denial sealed with the token's key");
+        assert_eq!(packet.packet_type(), PacketType::Denied);
+        sequences.push(sequence);
+    }
+    assert_eq!(sequences, [(1 << 63) + 1, (1 << 63) + 2]);
 }

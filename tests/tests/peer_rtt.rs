@@ -1,6 +1,6 @@
 //! The send step hands the round trip the connection measured to the message layer,
-//! which times its resends by it: on a 400 ms round trip, a reliable message is not
-//! resent before its ack comes back (the default channel resends after
+//! which times its resends by it, on the client's side and on the server's: on a
+//! 400 ms round trip, a reliable message is not resent before its ack comes back (the default channel resends after
 //! `max(100 ms, 1.25 x RTT)`). A layer left without the RTT resends every 100 ms.
 //! On the network simulator, 200 ms each way, no loss: deterministic.
 
@@ -47,8 +47,10 @@ fn a_reliable_message_waits_for_its_ack_on_a_long_round_trip() {
     )];
     let mut connected = false;
     let mut resent_before = None;
+    let mut server_resent_before = None;
     let mut sent = 0u8;
     let mut received = 0u8;
+    let mut received_by_client = 0u8;
     for tick in 0..(12 * 64) {
         let now = f64::from(tick) * TICK;
         deliver(&mut net, now, &mut server, &mut clients);
@@ -63,7 +65,17 @@ fn a_reliable_message_waits_for_its_ack_on_a_long_round_trip() {
             client
                 .send(ChannelId::new(0), Msg::Line(Line { n: sent }))
                 .expect("room");
+            let id = server.connection().clients().next().expect("connected").0;
+            let layer = server.layer_mut(id).expect("connected");
+            server_resent_before.get_or_insert(layer.stats().resent);
+            layer
+                .send(ChannelId::new(0), Msg::Line(Line { n: sent }))
+                .expect("room");
             sent += 1;
+        }
+        while let Some(Msg::Line(line)) = client.receive(ChannelId::new(0)) {
+            assert_eq!(line.n, received_by_client, "in order, once");
+            received_by_client += 1;
         }
         client.update(now, &mut net);
         server.update(now, &mut net);
@@ -74,7 +86,7 @@ fn a_reliable_message_waits_for_its_ack_on_a_long_round_trip() {
             }
         }
     }
-    assert_eq!((sent, received), (10, 10));
+    assert_eq!((sent, received, received_by_client), (10, 10, 10));
     let rtt = clients[0].stats().expect("connected").link.rtt;
     assert!(
         rtt >= Duration::from_millis(400) && rtt < Duration::from_millis(450),
@@ -85,4 +97,7 @@ fn a_reliable_message_waits_for_its_ack_on_a_long_round_trip() {
         resent, 0,
         "no message resent before its ack could come back"
     );
+    let (_, layer) = server.layers().next().expect("connected");
+    let server_resent = layer.stats().resent - server_resent_before.expect("sent");
+    assert_eq!(server_resent, 0, "nor by the server");
 }

@@ -260,3 +260,43 @@ fn a_connection_s_life_in_events() {
         assert_eq!(client.field("addr"), Some(quoted(SERVER).as_str()));
     });
 }
+
+#[test]
+fn refusals_by_the_restart_rule_are_logged_within_the_drop_budget() {
+    use netproto::connection::Server;
+    use netproto::sim::NodeId;
+    use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
+    let mut backend = SimBackend::new(0x7e57, 3);
+    let mut config = backend.server_config(NodeId(0));
+    config.max_token_lifetime = std::time::Duration::from_secs(backend.expire_seconds);
+    let mut server: Server<NodeId> = Server::new(config, Time::ZERO, SIM_UNIX_TIME).expect("valid");
+    // Made 10 s before the server started: refused by the restart rule.
+    let token = backend.token_at(1, NodeId(0), SIM_UNIX_TIME - 10);
+    let request = netproto_tests::sealer::request(&token);
+    let capture = Capture::default();
+    tracing::subscriber::with_default(capture.clone(), || {
+        for _ in 0..100 {
+            assert!(
+                server
+                    .handle_datagram(Time::ZERO, NodeId(1), &request)
+                    .is_none()
+            );
+        }
+    });
+    assert_eq!(server.counters().requests_before_start, 100);
+    // Each refusal takes two log entries (the drop, the warning) from the budget of
+    // ten a second: five refusals are logged, the rest counted for the summary.
+    let events = capture.take();
+    let warnings = events
+        .iter()
+        .filter(|e| {
+            e.message()
+                .starts_with("request refused by the restart rule")
+        })
+        .count();
+    let drops = events
+        .iter()
+        .filter(|e| e.message() == "dropped" && e.field("reason") == Some("request_before_start"))
+        .count();
+    assert_eq!((warnings, drops), (5, 5), "{events:#?}");
+}

@@ -28,7 +28,7 @@ use netproto::connection::{
     ServerEvent,
 };
 use netproto::internals::netcode::{
-    AllowedPackets, CONNECTION_REQUEST_BYTES, PacketType, read_packet,
+    AllowedPackets, CONNECTION_REQUEST_BYTES, Packet, PacketType, read_packet,
 };
 use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token_with};
 use netproto::packet::Sequence;
@@ -1275,4 +1275,50 @@ fn packets_outside_a_session_take_increasing_sequences_in_the_upper_half() {
         sequences.push(sequence);
     }
     assert_eq!(sequences, [(1 << 63) + 1, (1 << 63) + 2]);
+}
+
+#[test]
+fn a_full_handshake_table_replaces_the_first_after_its_grace_and_challenges_take_new_sequences() {
+    let mut backend = SimBackend::new(0xfeed, 8);
+    let mut config = backend.server_config(SERVER);
+    config.max_clients = 1;
+    config.pending_handshakes = 1;
+    let mut server: Server<NodeId> = Server::new(config, Time::ZERO, SIM_UNIX_TIME).expect("valid");
+    // Each request's challenge: the token sequence it carries.
+    let mut challenge = |server: &mut Server<NodeId>, now: f64, user: u64| {
+        let token = backend.token(user, SERVER);
+        let from = NodeId(user as u32);
+        let request = netproto_tests::sealer::request(&token);
+        assert!(
+            server
+                .handle_datagram(Time::from_secs_f64(now), from, &request)
+                .is_none()
+        );
+        let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+        let (to, len) = server.poll_transmit(&mut buf)?;
+        assert_eq!(to, from);
+        let (_, packet) = read_packet(
+            &mut buf[..len],
+            token.protocol_id,
+            SIM_UNIX_TIME,
+            Some(&token.server_to_client_key),
+            AllowedPackets::NONE.with(PacketType::Challenge),
+            None,
+        )
+        .expect("a challenge sealed with the token's key");
+        match packet {
+            Packet::Challenge { token_sequence, .. } => Some(token_sequence),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(challenge(&mut server, 0.0, 1), Some(0));
+    // The table is full and its handshake younger than a second: busy, no reply.
+    assert_eq!(challenge(&mut server, 0.5, 2), None);
+    assert_eq!(server.counters().requests_busy, 1);
+    // After a second, the first handshake is replaced; the challenge token takes
+    // the next sequence (its nonce under the challenge key).
+    assert_eq!(challenge(&mut server, 1.5, 3), Some(1));
+    let c = server.counters();
+    assert_eq!((c.handshakes_replaced, c.challenges_sent), (1, 2));
+    assert_eq!(server.pending_handshakes(), 1);
 }

@@ -300,3 +300,33 @@ fn refusals_by_the_restart_rule_are_logged_within_the_drop_budget() {
         .count();
     assert_eq!((warnings, drops), (5, 5), "{events:#?}");
 }
+
+#[test]
+fn denials_are_logged_within_the_drop_budget() {
+    let capture = Capture::default();
+    tracing::subscriber::with_default(capture.clone(), || {
+        let mut world = World::new();
+        world.join("a", 42, 0.0);
+        let now = world.run(0.0, 0.5) + 2.0;
+        assert!(world.client("a").is_connected());
+        capture.take();
+        // The one slot is taken: a hundred requests of another player's, at one
+        // instant, are each denied, and ten denials are logged.
+        let address = "127.0.0.1:40000".parse().expect("address");
+        let params = TokenParams::new(world.config.protocol_id, 43, vec![address]);
+        let token = generate_connect_token(&params, &KEY, UNIX_TIME).expect("token");
+        let request = netproto_tests::sealer::request(&token);
+        for _ in 0..100 {
+            world
+                .server
+                .handle_datagram(Time::from_secs_f64(now), "b", &request);
+        }
+        assert_eq!(world.server.connection().counters().denials_sent, 100);
+        let denied = capture
+            .take()
+            .iter()
+            .filter(|e| e.message() == "denied" && e.field("side") == Some("server"))
+            .count();
+        assert_eq!(denied, 10);
+    });
+}

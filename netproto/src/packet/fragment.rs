@@ -335,6 +335,8 @@ mod tests {
             parse_fragment(&[1, 0, 0, 3, 3, 1, 2, 3, 4, 5, 6, 7], &LIMITS),
             Err(FragmentError::PacketTooLarge { size: 31, max: 30 })
         );
+        // 6 bytes make exactly 30: the limit itself is allowed.
+        assert!(parse_fragment(&[1, 0, 0, 3, 3, 1, 2, 3, 4, 5, 6], &LIMITS).is_ok());
     }
 
     #[test]

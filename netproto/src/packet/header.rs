@@ -332,4 +332,13 @@ pub(crate) mod tests {
             assert!(PacketHeader::decode(&bytes).is_err());
         }
     }
+
+    #[test]
+    fn encoded_bytes_read_the_same_through_every_view() {
+        let bytes = header(9, 8, 0b11).encode();
+        let expected: &[u8] = &bytes;
+        assert_eq!(bytes.as_ref(), expected);
+        assert!(!expected.is_empty());
+        assert_eq!(format!("{bytes:?}"), format!("HeaderBytes({expected:?})"));
+    }
 }

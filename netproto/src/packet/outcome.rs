@@ -240,3 +240,22 @@ pub enum ReceiveError {
     #[error("packet {0} was refused by the layer above")]
     Rejected(Sequence),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acks_count_and_list_what_was_pushed() {
+        let mut acks = Acks::EMPTY;
+        assert!(acks.is_empty());
+        assert_eq!(acks.len(), 0);
+        for s in [7, 5, 65535] {
+            acks.push(Sequence(s));
+        }
+        assert!(!acks.is_empty());
+        assert_eq!(acks.len(), 3);
+        assert_eq!(acks.as_slice(), [Sequence(7), Sequence(5), Sequence(65535)]);
+        assert_eq!(acks.iter().count(), 3);
+    }
+}

@@ -1322,3 +1322,25 @@ fn a_full_handshake_table_replaces_the_first_after_its_grace_and_challenges_take
     assert_eq!((c.handshakes_replaced, c.challenges_sent), (1, 2));
     assert_eq!(server.pending_handshakes(), 1);
 }
+
+#[test]
+fn a_player_already_connected_cannot_take_a_second_slot() {
+    let mut p = Pair::new(4);
+    let a = p.add(7);
+    p.step(TICK);
+    assert!(p.client(a).is_connected());
+    // Another token of the same player, from another address.
+    let token = p.token(7);
+    let b = p.add_with(8, &token);
+    for _ in 0..10 {
+        p.step(TICK);
+    }
+    assert!(
+        p.client(b).is_connecting(),
+        "no answer while the first is connected"
+    );
+    assert_eq!(p.server.connected_clients(), 1);
+    let c = p.counters();
+    assert!(c.requests_already_connected > 0, "{c:?}");
+    assert_eq!(c.challenges_sent, 1, "only the first was challenged");
+}

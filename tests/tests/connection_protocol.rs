@@ -1344,3 +1344,32 @@ fn a_player_already_connected_cannot_take_a_second_slot() {
     assert!(c.requests_already_connected > 0, "{c:?}");
     assert_eq!(c.challenges_sent, 1, "only the first was challenged");
 }
+
+#[test]
+fn the_server_counts_endpoint_refusals_and_protocol_errors() {
+    let mut p = Pair::new(4);
+    let token = p.token(7);
+    let a = p.add_with(1, &token);
+    p.step(TICK);
+    let id = p.id(a);
+    let now = Time::from_secs_f64(p.now);
+    // Sealed with the client's key, refused by the packet endpoint (one byte: no
+    // packet header), twice.
+    let mut sealer = netproto_tests::sealer::Sealer::for_token(&token);
+    sealer.sequence = 1000;
+    for _ in 0..2 {
+        let headless = sealer.seal(&Packet::Payload(&[0xff]));
+        assert!(p.server.handle_datagram(now, a, &headless).is_none());
+    }
+    assert_eq!(p.counters().dropped_by_endpoint, 2);
+    assert_eq!(
+        p.server.connected_clients(),
+        1,
+        "a refused packet ends nothing"
+    );
+    // The layer above finds the client's payload malformed.
+    assert!(p.server.disconnect_for_protocol_error(id));
+    assert_eq!(p.counters().protocol_errors, 1);
+    assert!(!p.server.disconnect_for_protocol_error(id), "already gone");
+    assert_eq!(p.counters().protocol_errors, 1);
+}

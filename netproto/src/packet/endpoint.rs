@@ -969,6 +969,27 @@ mod tests {
     }
 
     #[test]
+    fn the_endpoint_keeps_the_time_of_its_last_call_and_counts_partial_packets() {
+        let (mut a, mut b) = pair();
+        assert_eq!(a.time(), Time::ZERO);
+        a.update(Time::from_secs_f64(1.5));
+        assert_eq!(a.time(), Time::from_secs_f64(1.5));
+        // Two of a three-fragment packet: one packet being reassembled.
+        let fragments = send(&mut a, Time::from_secs_f64(2.0), &[9; 2500]);
+        assert_eq!(fragments.len(), 3);
+        assert_eq!(a.time(), Time::from_secs_f64(2.0));
+        assert_eq!(b.pending_reassemblies(), 0);
+        for d in &fragments[..2] {
+            assert!(matches!(
+                b.receive(Time::from_secs_f64(2.1), d),
+                Ok(Incoming::Fragment { .. })
+            ));
+        }
+        assert_eq!(b.pending_reassemblies(), 1);
+        assert_eq!(b.time(), Time::from_secs_f64(2.1));
+    }
+
+    #[test]
     fn acks_flow_both_ways() {
         let (mut a, mut b) = pair();
         let mut acked_by_a = Vec::new();

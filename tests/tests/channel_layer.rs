@@ -101,7 +101,7 @@ fn send_refusals_are_immediate_and_distinct() {
     l.on_packet_acked(Sequence(0));
     assert!(l.can_send(ChannelId::new(0)));
     assert_eq!(l.send_queue_len(ChannelId::new(0)), 0);
-    assert_eq!(l.counters().send_queue_full, 1);
+    assert_eq!(l.stats().messages_dropped_send_queue_full, 1);
 }
 
 #[test]
@@ -193,7 +193,7 @@ fn unreliable_messages_go_out_once_and_full_queues_have_a_policy() {
     b.read_packet(&p).expect("valid");
     // The receive queue holds 2: the other 2 are dropped and counted.
     assert_eq!(b.receive_queue_len(ChannelId::new(0)), 2);
-    assert_eq!(b.counters().receive_queue_overflow, 2);
+    assert_eq!(b.stats().messages_dropped_receive_queue_full, 2);
     // Sent once: the next packet is empty, even after the resend interval.
     a.write_packet(Time::from_secs_f64(1.0), Sequence(1), &mut p);
     assert_eq!(p.len(), 1);
@@ -299,7 +299,7 @@ fn a_resend_overtaken_by_later_packets_is_a_duplicate_not_an_error() {
     assert_eq!(hop(&mut a, &mut b, 0.12, 3, 0).0, 8);
     b.read_packet(&late).expect("late duplicates are accepted");
     assert_eq!(b.receive(ChannelId::new(0)), None);
-    assert_eq!(b.counters().duplicates, 8);
+    assert_eq!(b.stats().messages_dropped_duplicate, 8);
     assert_eq!(b.protocol_error(), None);
 }
 

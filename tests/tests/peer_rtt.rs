@@ -59,7 +59,7 @@ fn a_reliable_message_waits_for_its_ack_on_a_long_round_trip() {
         // From 4 s (round trips measured), one message every half second.
         if now >= 4.0 && sent < 10 && tick % 32 == 0 {
             assert!(connected);
-            resent_before.get_or_insert(client.layer().stats().resent);
+            resent_before.get_or_insert(client.layer().stats().messages_resent);
             client
                 .send(ChannelId::new(0), Msg::Line(Line { n: sent }))
                 .expect("room");
@@ -75,12 +75,12 @@ fn a_reliable_message_waits_for_its_ack_on_a_long_round_trip() {
         }
     }
     assert_eq!((sent, received), (10, 10));
-    let rtt = clients[0].stats().expect("connected").link.rtt;
+    let rtt = clients[0].stats().expect("connected").link.endpoint.rtt;
     assert!(
         rtt >= Duration::from_millis(400) && rtt < Duration::from_millis(450),
         "{rtt:?}"
     );
-    let resent = clients[0].layer().stats().resent - resent_before.expect("sent");
+    let resent = clients[0].layer().stats().messages_resent - resent_before.expect("sent");
     assert_eq!(
         resent, 0,
         "no message resent before its ack could come back"

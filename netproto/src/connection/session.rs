@@ -235,8 +235,7 @@ impl Link {
     pub(crate) fn link_stats(&self, traffic: &Traffic) -> LinkStats {
         let [sent, received] = &self.meters;
         LinkStats::new(
-            self.endpoint.estimates(),
-            self.endpoint.counters(),
+            self.endpoint.stats(),
             &self.congestion,
             traffic,
             [sent, received],

@@ -31,17 +31,22 @@ pub(crate) struct ReceivedPacket {
     pub(crate) bytes: u32,
 }
 
-/// Link estimates of an [`Endpoint`](super::Endpoint): round-trip times, loss in
-/// percent, bandwidth in kilobits per second.
+/// What an [`Endpoint`](super::Endpoint) measured of its link and counted: the link
+/// estimates (round-trip times, loss in percent, bandwidth in kilobits per second)
+/// and the event counters (the reference's `RELIABLE_ENDPOINT_COUNTER_*`, plus a few
+/// of ours).
 ///
 /// `rtt` and `ack_delay` are smoothed at every ack; `packet_loss_percent` is
 /// recomputed at every [`Endpoint::update`](super::Endpoint::update); the rest (from
 /// the RTT history, the last `rtt_history_size` samples, and the packet windows) four
 /// times a second of the `now` given to it. The estimators compute in `f64`
 /// milliseconds; the durations here are those values rounded to the nanosecond.
+///
+/// Every datagram `receive` drops, and every packet refused after it, is counted in
+/// exactly one of the `packets_dropped_*` or `fragments_dropped_*` counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
-pub struct Stats {
+pub struct EndpointStats {
     /// Exponentially smoothed round-trip time (`rtt_smoothing_factor` per packet).
     ///
     /// With [`report_ack_delay`](super::EndpointConfig::report_ack_delay) (as the
@@ -83,9 +88,48 @@ pub struct Stats {
     pub received_kbps: f64,
     /// Smoothed bandwidth of our packets the peer acked.
     pub acked_kbps: f64,
+
+    /// Packets sent (a fragmented packet counts once).
+    pub packets_sent: u64,
+    /// Packets received: regular datagrams plus reassembled packets, counted before
+    /// the header is checked (as the reference does).
+    pub packets_received: u64,
+    /// Packets the layer above accepted (recorded as received, acked).
+    pub packets_accepted: u64,
+    /// Our packets newly acked by the peer.
+    pub packets_acked: u64,
+    /// Our packets that left the sent window without an ack.
+    pub packets_lost: u64,
+    /// Received packets dropped as older than the received window.
+    pub packets_dropped_stale: u64,
+    /// Received packets dropped because they were already received.
+    pub packets_dropped_duplicate: u64,
+    /// Datagrams dropped because the packet header is malformed, or its ack names a
+    /// sequence we have not sent yet.
+    pub packets_dropped_invalid: u64,
+    /// Packets the layer above refused (not acked).
+    pub packets_dropped_by_layer: u64,
+    /// Packets dropped because their acks name a sequence we skipped (never sent):
+    /// the peer acks packets it did not receive (see
+    /// [`EndpointConfig::skip_sequence_seed`](super::EndpointConfig::skip_sequence_seed)).
+    pub packets_dropped_optimistic_ack: u64,
+    /// Sequences we skipped on purpose (never sent; not counted in `packets_sent`).
+    pub sequences_skipped: u64,
+    /// Payloads `send` refused as larger than `max_packet_size`.
+    pub packets_dropped_too_large_to_send: u64,
+    /// Datagrams or packets dropped as larger than the configuration allows.
+    pub packets_dropped_too_large_to_receive: u64,
+    /// Fragment datagrams sent.
+    pub fragments_sent: u64,
+    /// Fragments received and stored.
+    pub fragments_received: u64,
+    /// Fragments dropped as malformed, stale or inconsistent with earlier fragments.
+    pub fragments_dropped_invalid: u64,
+    /// Fragments dropped because they (or their whole packet) were already received.
+    pub fragments_dropped_duplicate: u64,
 }
 
-/// The estimates behind [`Stats`] as the estimators compute them: `f64`
+/// The estimates behind [`EndpointStats`] as the estimators compute them: `f64`
 /// milliseconds, so that every layer that reads them (resend timers, congestion,
 /// loss by age) computes exactly as before they were reported as durations.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -110,9 +154,9 @@ impl Estimates {
         (self.rtt_ms + self.ack_delay_ms) / 1000.0
     }
 
-    /// The estimates as reported.
-    pub(crate) fn stats(&self) -> Stats {
-        Stats {
+    /// The estimates as reported, with `counters`' counters.
+    pub(crate) fn stats(&self, counters: &EndpointStats) -> EndpointStats {
+        EndpointStats {
             rtt: millis(self.rtt_ms),
             rtt_min: millis(self.rtt_min_ms),
             rtt_max: millis(self.rtt_max_ms),
@@ -125,56 +169,9 @@ impl Estimates {
             sent_kbps: self.sent_kbps,
             received_kbps: self.received_kbps,
             acked_kbps: self.acked_kbps,
+            ..*counters
         }
     }
-}
-
-/// Event counters of an [`Endpoint`](super::Endpoint) (the reference's
-/// `RELIABLE_ENDPOINT_COUNTER_*`, plus a few of ours). Every datagram `receive`
-/// drops, and every packet refused after it, is counted in exactly one of the
-/// `*_invalid`, `*_stale`, `*_duplicate`, `*_rejected`, `*_too_large*` or
-/// `optimistic_acks` counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct Counters {
-    /// Packets sent (a fragmented packet counts once).
-    pub packets_sent: u64,
-    /// Packets received: regular datagrams plus reassembled packets, counted before
-    /// the header is checked (as the reference does).
-    pub packets_received: u64,
-    /// Packets the layer above accepted (recorded as received, acked).
-    pub packets_accepted: u64,
-    /// Our packets newly acked by the peer.
-    pub packets_acked: u64,
-    /// Our packets that left the sent window without an ack.
-    pub packets_lost: u64,
-    /// Received packets dropped as older than the received window.
-    pub packets_stale: u64,
-    /// Received packets dropped because they were already received.
-    pub packets_duplicate: u64,
-    /// Datagrams dropped because the packet header is malformed, or its ack names a
-    /// sequence we have not sent yet.
-    pub packets_invalid: u64,
-    /// Packets the layer above refused (not acked).
-    pub packets_rejected: u64,
-    /// Packets dropped because their acks name a sequence we skipped (never sent):
-    /// the peer acks packets it did not receive (see
-    /// [`EndpointConfig::skip_sequence_seed`](super::EndpointConfig::skip_sequence_seed)).
-    pub optimistic_acks: u64,
-    /// Sequences we skipped on purpose (never sent; not counted in `packets_sent`).
-    pub sequences_skipped: u64,
-    /// Payloads `send` refused as larger than `max_packet_size`.
-    pub packets_too_large_to_send: u64,
-    /// Datagrams or packets dropped as larger than the configuration allows.
-    pub packets_too_large_to_receive: u64,
-    /// Fragment datagrams sent.
-    pub fragments_sent: u64,
-    /// Fragments received and stored.
-    pub fragments_received: u64,
-    /// Fragments dropped as malformed, stale or inconsistent with earlier fragments.
-    pub fragments_invalid: u64,
-    /// Fragments dropped because they (or their whole packet) were already received.
-    pub fragments_duplicate: u64,
 }
 
 /// Packets the peer's acks may pass before one of ours counts as lost: it may have
@@ -192,7 +189,7 @@ const WINDOWS_INTERVAL: f64 = 0.25;
 /// Weight of each packet's reported hold in `ack_delay_ms`.
 const ACK_DELAY_SMOOTHING: f64 = 1.0 / 16.0;
 
-/// The smoothed and windowed estimates behind [`Stats`].
+/// The smoothed and windowed estimates behind [`EndpointStats`].
 #[derive(Debug)]
 pub(crate) struct Estimator {
     stats: Estimates,
@@ -320,7 +317,7 @@ impl Estimator {
     }
 
     /// The share of the last `loss_window` settled packets never acked (see
-    /// [`Stats::packet_loss_percent`]).
+    /// [`EndpointStats::packet_loss_percent`]).
     fn update_loss(&mut self, now: Time, sent: &SequenceBuffer<SentPacket>) {
         let newest = sent.next_sequence().prev();
         // Settled by the acks: passed over by the reordering allowance.

@@ -629,7 +629,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
         resent_down: resent_ratio(&down),
         resent_up: resent_ratio(&up),
         link_loss: link.mean_loss(),
-        loss: stats.dropped as f64 / stats.sent as f64,
+        loss: stats.datagrams_dropped as f64 / stats.datagrams_sent as f64,
         snapshots_refused,
         snapshot: window(&snapshot_lat),
         event: window(&event_lat),

@@ -120,7 +120,7 @@ pub(crate) fn congestion_changed(side: &'static str, client: u16, addr: &dyn Deb
         client,
         ?addr,
         mode = congestion.mode().as_str(),
-        rtt_ms = link.estimates().rtt_ms,
+        rtt_ms = link.estimates().rtt.as_secs_f64() * 1000.0,
         penalty_s = congestion.penalty().as_secs_f64(),
         send_rate = congestion.send_rate(),
         "congestion mode changed"

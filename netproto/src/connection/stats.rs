@@ -126,8 +126,8 @@ pub(crate) struct Traffic {
     pub(crate) bytes_received: u64,
 }
 
-/// Seconds over which the bandwidth meters average.
-const METER_TIME_CONSTANT: f64 = 1.0;
+/// The time over which the bandwidth meters average.
+const METER_TIME_CONSTANT: Duration = Duration::from_secs(1);
 
 /// A bandwidth meter: kilobits per second over about the last
 /// [`METER_TIME_CONSTANT`], as an exponential moving average in time (so that the
@@ -146,7 +146,7 @@ impl Meter {
             Some((time, bytes)) if now > time => {
                 let dt = now.secs_since(time);
                 let rate = total_bytes.saturating_sub(bytes) as f64 * 8.0 / 1000.0 / dt;
-                let weight = 1.0 - (-dt / METER_TIME_CONSTANT).exp();
+                let weight = 1.0 - (-dt / METER_TIME_CONSTANT.as_secs_f64()).exp();
                 self.kbps += (rate - self.kbps) * weight;
                 self.last = Some((now, total_bytes));
             }

@@ -268,7 +268,7 @@ impl EndpointConfig {
                 self.received_packets_buffer_size,
                 size_of::<super::stats::ReceivedPacket>(),
             ))
-            .saturating_add(self.rtt_history_size.saturating_mul(size_of::<f64>()))
+            .saturating_add(self.rtt_history_size.saturating_mul(size_of::<u64>()))
             .saturating_add(transmit)
     }
 

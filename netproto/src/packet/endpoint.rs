@@ -14,6 +14,7 @@ use super::sequence_buffer::SequenceBuffer;
 use super::stats::{EndpointStats, Estimates, Estimator, ReceivedPacket, SentPacket};
 use crate::Time;
 use core::fmt;
+use std::time::Duration;
 
 /// One end of a packet connection, byte-compatible with a `reliable` endpoint.
 ///
@@ -93,8 +94,8 @@ pub struct Endpoint {
 #[derive(Clone, Copy, Debug)]
 struct Skipper {
     state: u64,
-    /// Mean seconds between skips.
-    mean_gap: f64,
+    /// Mean time between skips.
+    mean_gap: Duration,
     /// When the process was last sampled (the previous send, or the endpoint's
     /// creation).
     sampled_at: Time,
@@ -103,7 +104,7 @@ struct Skipper {
 }
 
 impl Skipper {
-    fn new(seed: u64, mean_gap: f64, now: Time) -> Self {
+    fn new(seed: u64, mean_gap: Duration, now: Time) -> Self {
         // The seed goes through the mixer first: splitmix64 streams of seeds that
         // differ by a multiple of its increment are the same stream shifted.
         let mut mixer = Self {
@@ -128,7 +129,7 @@ impl Skipper {
         let dt = now.secs_since(self.sampled_at).max(0.0);
         self.sampled_at = now;
         if !self.pending && dt > 0.0 {
-            let p = -(-dt / self.mean_gap).exp_m1();
+            let p = -(-dt / self.mean_gap.as_secs_f64()).exp_m1();
             self.pending = self.uniform() < p;
         }
         self.pending
@@ -179,7 +180,7 @@ impl Endpoint {
             transmit_buffer,
             skip: config
                 .skip_sequence_seed
-                .map(|seed| Skipper::new(seed, config.skip_mean_gap.as_secs_f64(), now)),
+                .map(|seed| Skipper::new(seed, config.skip_mean_gap, now)),
             hold: HoldClock::default(),
             replies: config.report_ack_delay.then(ReplyLog::new),
             config,
@@ -222,7 +223,7 @@ impl Endpoint {
         self.estimator.estimates().stats(&self.counters)
     }
 
-    /// The estimates in the `f64` milliseconds they are computed in.
+    /// The estimates, for the layers that time by them.
     pub(crate) fn estimates(&self) -> &Estimates {
         self.estimator.estimates()
     }
@@ -721,8 +722,8 @@ impl Endpoint {
                     packet.acked = true;
                     self.counters.packets_acked += 1;
                     if per_packet_rtt {
-                        let rtt_ms = (self.time.secs_since(packet.time) * 1000.0).max(0.0);
-                        self.estimator.rtt_sample(acked, rtt_ms, 1);
+                        let rtt = self.time.saturating_duration_since(packet.time);
+                        self.estimator.rtt_sample(acked, rtt, 1);
                     }
                     acks.push(acked);
                 }
@@ -738,9 +739,8 @@ impl Endpoint {
                 .flatten()
             {
                 self.estimator
-                    .rtt_sample(sample.reply, sample.rtt_ms, sample.packets);
-                self.estimator
-                    .ack_delay_sample(sample.hold_ms, sample.packets);
+                    .rtt_sample(sample.reply, sample.rtt, sample.packets);
+                self.estimator.ack_delay_sample(sample.hold, sample.packets);
             }
         }
         acks
@@ -950,6 +950,11 @@ impl fmt::Debug for PendingPacket<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `d` in milliseconds (exact for whole microseconds).
+    fn ms(d: Duration) -> f64 {
+        d.as_nanos() as f64 / 1e6
+    }
 
     fn pair() -> (Endpoint, Endpoint) {
         let a = Endpoint::new(EndpointConfig::default(), Time::ZERO).expect("valid");
@@ -1347,7 +1352,7 @@ mod tests {
         }
         assert_eq!(a.is_acked(Sequence(0)), Some(false));
         assert_eq!(a.stats().packets_acked, 0);
-        assert_eq!(a.estimates().rtt_ms, 0.0);
+        assert_eq!(ms(a.estimates().rtt), 0.0);
         // The copy, accepted, acks it (once).
         let Incoming::Packet(p) = a
             .receive(Time::from_secs_f64(0.2), &reply[0])
@@ -1464,14 +1469,14 @@ mod tests {
             }
         }
         assert!(
-            (a.estimates().rtt_ms - 100.0).abs() < 1e-6,
+            (ms(a.estimates().rtt) - 100.0).abs() < 1e-6,
             "{:?}",
             a.stats()
         );
-        assert!((a.estimates().ack_delay_ms - 30.0).abs() < 1e-6);
+        assert!((ms(a.estimates().ack_delay) - 30.0).abs() < 1e-6);
         // Without the byte: send to ack.
-        assert!((plain_a.estimates().rtt_ms - 130.0).abs() < 1e-6);
-        assert_eq!(plain_a.estimates().ack_delay_ms, 0.0);
+        assert!((ms(plain_a.estimates().rtt) - 130.0).abs() < 1e-6);
+        assert_eq!(ms(plain_a.estimates().ack_delay), 0.0);
     }
 
     #[test]

@@ -45,8 +45,7 @@ impl<A: Copy + Eq + Debug> Link for Client<A> {
     type Error = PayloadSendError;
 
     fn ack_time(&self) -> Option<Duration> {
-        self.endpoint_estimates()
-            .and_then(|e| Duration::try_from_secs_f64(e.ack_time()).ok())
+        self.endpoint_estimates().map(|e| e.ack_time())
     }
 
     fn send_with(
@@ -77,7 +76,7 @@ impl<A: Copy + Eq + std::hash::Hash + Debug> Link for ServerSlot<'_, A> {
     fn ack_time(&self) -> Option<Duration> {
         self.server
             .endpoint_estimates(self.client)
-            .and_then(|e| Duration::try_from_secs_f64(e.ack_time()).ok())
+            .map(|e| e.ack_time())
     }
 
     fn send_with(

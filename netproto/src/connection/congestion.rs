@@ -385,7 +385,7 @@ mod tests {
         assert_eq!(c.penalty(), Duration::from_secs(4));
         assert_eq!(c.update(t(4.2), threshold), Mode::Bad);
         assert_eq!(c.update(t(4.3), threshold), Mode::Good);
-        // The same through the milliseconds the endpoint estimates in.
+        // The same from the test helper's milliseconds.
         let mut c = Congestion::new(config, Time::ZERO);
         assert_eq!(at(&mut c, 0.1, 250.0), Mode::Good);
         assert_eq!(at(&mut c, 0.2, 250.000_001), Mode::Bad);

@@ -39,8 +39,8 @@ pub(crate) struct ReceivedPacket {
 /// `rtt` and `ack_delay` are smoothed at every ack; `packet_loss_percent` is
 /// recomputed at every [`Endpoint::update`](super::Endpoint::update); the rest (from
 /// the RTT history, the last `rtt_history_size` samples, and the packet windows) four
-/// times a second of the `now` given to it. The estimators compute in `f64`
-/// milliseconds; the durations here are those values rounded to the nanosecond.
+/// times a second of the `now` given to it. The estimators compute on durations,
+/// to the nanosecond.
 ///
 /// Every datagram `receive` drops, and every packet refused after it, is counted in
 /// exactly one of the `packets_dropped_*` or `fragments_dropped_*` counters.

@@ -728,6 +728,19 @@ fn connection_stats_count_what_went_through() {
     assert_eq!(client.messages.messages_sent, 10);
     assert_eq!(client.messages.send_queue_len, 0, "acked");
     assert_eq!(server.messages.receive_queue_len, 10, "not taken yet");
+    // Per channel: all on RELIABLE, none on the others.
+    let on = |stats: &netproto::transport::ConnectionStats| {
+        stats
+            .channels
+            .iter()
+            .map(|c| (c.messages_sent, c.receive_queue_len))
+            .collect::<Vec<_>>()
+    };
+    let mut expected = vec![(0, 0); client.channels.len()];
+    expected[RELIABLE.index()] = (10, 0);
+    assert_eq!(on(&client), expected);
+    expected[RELIABLE.index()] = (0, 10);
+    assert_eq!(on(&server), expected);
     assert_eq!(client.link.datagrams_sent, server.link.datagrams_received);
     assert_eq!(client.link.bytes_sent, server.link.bytes_received);
     assert_eq!(server.link.datagrams_sent, client.link.datagrams_received);

@@ -101,7 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let rtt = client
         .stats()
-        .map_or(0.0, |s| s.link.rtt.as_secs_f64() * 1000.0);
+        .map_or(0.0, |s| s.link.endpoint.rtt.as_secs_f64() * 1000.0);
     println!(
         "server got {inputs} inputs in {:.1} s; client RTT {rtt:.2} ms",
         start.elapsed().as_secs_f64()

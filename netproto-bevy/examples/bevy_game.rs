@@ -254,7 +254,7 @@ fn client_print(clock: Res<Clock>, view: Res<View>, client: Res<NetClient<GameMe
         .collect();
     let rtt = client
         .stats()
-        .map_or(0.0, |s| s.link.rtt.as_secs_f64() * 1000.0);
+        .map_or(0.0, |s| s.link.endpoint.rtt.as_secs_f64() * 1000.0);
     println!(
         "player {}: {} snapshots, rtt {rtt:.1} ms, dots {}",
         me.0,

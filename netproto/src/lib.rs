@@ -186,10 +186,10 @@
 //! | `netproto::drop` | debug | `drop events suppressed` | `suppressed`: the drops not logged in the last second |
 //!
 //! A `dropped` event's `reason` names the counter it landed in: on a server, the
-//! fields of [`connection::ServerCounters`] without their `dropped_` prefix
+//! fields of [`connection::ServerStats`] without their `datagrams_dropped_` prefix
 //! (`malformed`, `unexpected`, `unknown_address`, `unauthenticated`, `replayed`,
-//! `by_endpoint`) and with `requests_`/`responses_` made singular
-//! (`request_expired`, `request_token_reused`, `response_invalid`, ...); on a client,
+//! `by_endpoint`) and with `requests_dropped_`/`responses_dropped_` as `request_`/
+//! `response_` (`request_expired`, `request_token_reused`, `response_invalid`, ...); on a client,
 //! the same names plus `wrong_address` (a datagram from another address than the
 //! server's); on both, `payload_refused` (the message layer had no room: the peer
 //! resends) and `send_failed` (the socket refused a datagram, with `datagrams`).

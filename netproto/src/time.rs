@@ -139,26 +139,6 @@ pub(crate) fn saturating_duration(seconds: f64) -> Duration {
     })
 }
 
-/// `milliseconds` as a [`Duration`], as [`saturating_duration`]: the estimators keep
-/// milliseconds in `f64` and convert when they report.
-///
-/// An estimate is finite and never negative whatever the clock or the peer does; the
-/// conversion would hide a NaN or a negative one as zero, so debug builds (every test
-/// and fuzz run) check it here, where each reported estimate passes.
-pub(crate) fn millis(milliseconds: f64) -> Duration {
-    debug_assert!(
-        milliseconds.is_finite() && milliseconds >= 0.0,
-        "an estimate of {milliseconds} ms"
-    );
-    saturating_duration(milliseconds / 1000.0)
-}
-
-/// A [`Duration`] in `f64` milliseconds, the unit the estimators compute in.
-/// Exact for whole milliseconds (and microseconds): `250 ms` is `250.0`.
-pub(crate) fn as_millis_f64(duration: Duration) -> f64 {
-    duration.as_nanos() as f64 / 1e6
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,7 +162,6 @@ mod tests {
         assert!(nan.partial_cmp(&t).is_none());
         assert_eq!(Time::NEVER.total_cmp(&t), core::cmp::Ordering::Less);
         assert_eq!(saturating_duration(f64::INFINITY), Duration::MAX);
-        assert_eq!(millis(1.5), Duration::from_micros(1500));
         assert_eq!(format!("{t:.2} {}", Time::from_secs_f64(1.5)), "0.02s 1.5s");
     }
 }

@@ -120,7 +120,7 @@ pub(crate) fn congestion_changed(side: &'static str, client: u16, addr: &dyn Deb
         client,
         ?addr,
         mode = congestion.mode().as_str(),
-        rtt_ms = link.estimates().rtt_ms,
+        rtt_ms = link.estimates().rtt.as_secs_f64() * 1000.0,
         penalty_s = congestion.penalty().as_secs_f64(),
         send_rate = congestion.send_rate(),
         "congestion mode changed"
@@ -128,10 +128,11 @@ pub(crate) fn congestion_changed(side: &'static str, client: u16, addr: &dyn Deb
 }
 
 /// Why a datagram or payload was dropped: the `reason` field of every drop event,
-/// on either side. The server counts each in the [`ServerCounters`] field of the
-/// same name (`dropped_*`, `requests_*` singular, `responses_*` singular).
+/// on either side. The server counts each in the [`ServerStats`] field of the
+/// same name (`datagrams_dropped_*` without the prefix; `requests_dropped_*` and
+/// `responses_dropped_*` as `request_*` and `response_*`).
 ///
-/// [`ServerCounters`]: crate::connection::ServerCounters
+/// [`ServerStats`]: crate::connection::ServerStats
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DropReason {
     /// Not a packet of the protocol, or one that does not parse.

@@ -20,7 +20,7 @@ use netproto::netcode::{
     ConnectToken, Key, TokenParams, USER_DATA_BYTES, generate_connect_token_with,
 };
 use netproto::sim::{Network, NodeId, Rng};
-use netproto::transport::{ClientStack, ConnectionStats, SendError, ServerStack, StackCounters};
+use netproto::transport::{ClientStack, ConnectionStats, SendError, ServerStack, StackStats};
 
 /// The Unix time the simulated servers start at.
 pub const SIM_UNIX_TIME: u64 = 1_800_000_000;
@@ -144,7 +144,7 @@ pub struct WireCounters {
     /// Packet-endpoint fragments sent by the node's live connections.
     pub fragments_sent: u64,
     /// Payloads the layer refused on receipt (the packet was dropped unacked).
-    pub payloads_refused: u64,
+    pub payloads_dropped_by_layer: u64,
 }
 
 impl WireCounters {
@@ -159,9 +159,9 @@ impl WireCounters {
     }
 
     /// Takes the stack's payload counts.
-    fn sync(&mut self, stack: &StackCounters) {
-        self.max_payload = stack.largest_payload;
-        self.payloads_refused = stack.payloads_refused;
+    fn sync(&mut self, stack: &StackStats) {
+        self.max_payload = stack.largest_payload_bytes;
+        self.payloads_dropped_by_layer = stack.payloads_dropped_by_layer;
     }
 }
 
@@ -230,7 +230,7 @@ impl<M: MessageSet> SimServer<M> {
     pub fn handle_datagram(&mut self, now: f64, from: NodeId, datagram: &[u8]) {
         self.stack
             .handle_datagram(Time::from_secs_f64(now), from, datagram);
-        self.wire.sync(self.stack.counters());
+        self.wire.sync(self.stack.stack_stats());
     }
 
     /// One tick ([`ServerStack::update`]); every datagram goes to `net`.
@@ -245,11 +245,11 @@ impl<M: MessageSet> SimServer<M> {
         flush(now, node, net, &mut self.wire, |buf| {
             stack.poll_transmit(buf)
         });
-        self.wire.sync(self.stack.counters());
+        self.wire.sync(self.stack.stack_stats());
         let server = self.stack.connection();
         self.wire.fragments_sent = server
             .clients()
-            .filter_map(|(id, _)| server.endpoint_counters(id))
+            .filter_map(|(id, _)| server.stats(id).map(|l| l.endpoint))
             .map(|c| c.fragments_sent)
             .sum();
     }
@@ -290,8 +290,8 @@ impl<M: MessageSet> SimServer<M> {
     }
 
     /// What the stack counted.
-    pub fn counters(&self) -> &StackCounters {
-        self.stack.counters()
+    pub fn stack_stats(&self) -> &StackStats {
+        self.stack.stack_stats()
     }
 
     /// The stack itself (to broadcast, for one).
@@ -352,7 +352,7 @@ impl<M: MessageSet> SimClient<M> {
     pub fn handle_datagram(&mut self, now: f64, from: NodeId, datagram: &[u8]) {
         self.stack
             .handle_datagram(Time::from_secs_f64(now), from, datagram);
-        self.wire.sync(self.stack.counters());
+        self.wire.sync(self.stack.stack_stats());
     }
 
     /// One tick ([`ClientStack::update`]); every datagram goes to `net`.
@@ -362,8 +362,8 @@ impl<M: MessageSet> SimClient<M> {
         flush(now, node, net, &mut self.wire, |buf| {
             stack.poll_transmit(buf)
         });
-        self.wire.sync(self.stack.counters());
-        if let Some(c) = self.stack.connection().endpoint_counters() {
+        self.wire.sync(self.stack.stack_stats());
+        if let Some(c) = self.stack.connection().stats().map(|l| l.endpoint) {
             self.wire.fragments_sent = c.fragments_sent;
         }
     }
@@ -396,8 +396,8 @@ impl<M: MessageSet> SimClient<M> {
     }
 
     /// What the stack counted.
-    pub fn counters(&self) -> &StackCounters {
-        self.stack.counters()
+    pub fn stack_stats(&self) -> &StackStats {
+        self.stack.stack_stats()
     }
 }
 

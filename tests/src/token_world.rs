@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use netproto::Time;
 use netproto::connection::{
-    Client, ClientEvent, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig,
-    ServerCounters, ServerEvent,
+    Client, ClientEvent, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
+    ServerStats,
 };
 use netproto::internals::netcode::{AllowedPackets, read_packet};
 use netproto::netcode::ConnectToken;
@@ -87,7 +87,7 @@ pub struct World {
     /// Server datagrams that no known key opened (should stay 0).
     pub unattributed: u64,
     /// The counters of every earlier server run, oldest first.
-    pub past_runs: Vec<ServerCounters>,
+    pub past_runs: Vec<ServerStats>,
 }
 
 impl World {
@@ -217,7 +217,7 @@ impl World {
         self.run(1.0);
         let mut config = self.server_config.clone();
         config.challenge_key = netproto::netcode::Key::from_bytes([self.now as u8 ^ 0x5a; 32]);
-        self.past_runs.push(*self.server.counters());
+        self.past_runs.push(*self.server.server_stats());
         self.server = Server::new(config, Time::from_secs_f64(self.now), self.unix())
             .expect("valid server config");
     }

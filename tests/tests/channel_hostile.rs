@@ -67,10 +67,14 @@ fn group(w: &mut W<'_>, id: u16, size: u32, fragments: &[(u32, &[u8])]) -> Resul
 }
 
 fn reject(layer: &mut MessageLayer<GameMessage>, payload: &[u8]) -> PayloadError {
-    let before = *layer.counters();
+    let before = layer.stats();
     let e = layer.read_packet(payload).expect_err("must be rejected");
-    let after = layer.counters();
-    assert_eq!(after.packets_malformed, before.packets_malformed + 1, "{e}");
+    let after = layer.stats();
+    assert_eq!(
+        after.payloads_dropped_malformed,
+        before.payloads_dropped_malformed + 1,
+        "{e}"
+    );
     for channel in 0..3 {
         assert_eq!(
             layer.receive(ChannelId::new(channel)),
@@ -194,7 +198,7 @@ fn ids_beyond_the_window_are_a_protocol_error() {
     });
     l.read_packet(&p).expect("old id");
     assert_eq!(l.receive(ChannelId::new(0)), None);
-    assert_eq!(l.counters().duplicates, 1);
+    assert_eq!(l.stats().messages_dropped_duplicate, 1);
 }
 
 #[test]
@@ -416,9 +420,9 @@ fn valid_payloads_deliver_exactly_what_was_sent() {
         "delivered (per channel) differs from what was sent"
     );
     assert!(sent.iter().all(|c| !c.is_empty()));
-    assert_eq!(l.counters().packets_read, payloads.len() as u64);
+    assert_eq!(l.stats().payloads_read, payloads.len() as u64);
     assert_eq!(
-        l.counters().packets_malformed + l.counters().packets_refused,
+        l.stats().payloads_dropped_malformed + l.stats().payloads_dropped_receive_queue_full,
         0
     );
 }
@@ -471,7 +475,7 @@ fn random_and_mutated_payloads_never_panic_and_memory_stays_bounded() {
             assert!(l.receive_queue_len(ChannelId::new(channel)) <= c.receive_queue_size);
         }
     }
-    let counters = l.counters();
+    let counters = l.stats();
     println!(
         "hostile payloads: noise {noise:?}, mutated {mutated:?} (cases, accepted, messages \
          delivered); {rejected} rejected; counters {counters:?}"
@@ -482,9 +486,9 @@ fn random_and_mutated_payloads_never_panic_and_memory_stays_bounded() {
         "(cases, accepted, delivered)"
     );
     // Each verdict is counted once, and every message delivered is counted.
-    assert_eq!(counters.packets_read, noise.1 + mutated.1);
+    assert_eq!(counters.payloads_read, noise.1 + mutated.1);
     assert_eq!(
-        counters.packets_malformed + counters.packets_refused,
+        counters.payloads_dropped_malformed + counters.payloads_dropped_receive_queue_full,
         rejected
     );
     assert_eq!(counters.messages_received, noise.2 + mutated.2);

@@ -158,7 +158,10 @@ fn sequenced_delivers_only_newer_messages() {
     );
     // Of 400, 10% lost, and reordering within four packets makes about a third stale.
     assert!(got.len() > 150, "enough arrive: {}", got.len());
-    assert!(b.counters().stale > 0, "reordering made some stale");
+    assert!(
+        b.stats().messages_dropped_stale > 0,
+        "reordering made some stale"
+    );
 }
 
 #[test]
@@ -195,9 +198,9 @@ fn num_bits(w: &mut W<'_>, n: u64) -> Result<(), StreamError> {
 }
 
 fn reject(l: &mut MessageLayer<Msg>, payload: &[u8]) -> PayloadError {
-    let before = l.counters().packets_malformed;
+    let before = l.stats().payloads_dropped_malformed;
     let e = l.read_packet(payload).expect_err("rejected");
-    assert_eq!(l.counters().packets_malformed, before + 1, "{e}");
+    assert_eq!(l.stats().payloads_dropped_malformed, before + 1, "{e}");
     for c in 0..3 {
         assert_eq!(
             l.receive(ChannelId::new(c)),
@@ -263,7 +266,7 @@ fn hostile_sequenced_and_unordered_payloads_are_dropped_whole() {
     });
     assert_eq!(l.read_packet(&old), Ok(()));
     assert_eq!(l.receive(SEQUENCED), None);
-    assert_eq!(l.counters().stale, 1);
+    assert_eq!(l.stats().messages_dropped_stale, 1);
     // Reliable-unordered: an id beyond the window is a protocol error.
     let outside = build(|w| {
         entry(w, UNORDERED.index() as u64, 1, false)?;

@@ -101,7 +101,7 @@ fn send_refusals_are_immediate_and_distinct() {
     l.on_packet_acked(Sequence(0));
     assert!(l.can_send(ChannelId::new(0)));
     assert_eq!(l.send_queue_len(ChannelId::new(0)), 0);
-    assert_eq!(l.counters().send_queue_full, 1);
+    assert_eq!(l.stats().messages_dropped_send_queue_full, 1);
 }
 
 #[test]
@@ -193,7 +193,7 @@ fn unreliable_messages_go_out_once_and_full_queues_have_a_policy() {
     b.read_packet(&p).expect("valid");
     // The receive queue holds 2: the other 2 are dropped and counted.
     assert_eq!(b.receive_queue_len(ChannelId::new(0)), 2);
-    assert_eq!(b.counters().receive_queue_overflow, 2);
+    assert_eq!(b.stats().messages_dropped_receive_queue_full, 2);
     // Sent once: the next packet is empty, even after the resend interval.
     a.write_packet(Time::from_secs_f64(1.0), Sequence(1), &mut p);
     assert_eq!(p.len(), 1);
@@ -299,7 +299,7 @@ fn a_resend_overtaken_by_later_packets_is_a_duplicate_not_an_error() {
     assert_eq!(hop(&mut a, &mut b, 0.12, 3, 0).0, 8);
     b.read_packet(&late).expect("late duplicates are accepted");
     assert_eq!(b.receive(ChannelId::new(0)), None);
-    assert_eq!(b.counters().duplicates, 8);
+    assert_eq!(b.stats().messages_dropped_duplicate, 8);
     assert_eq!(b.protocol_error(), None);
 }
 
@@ -372,4 +372,61 @@ fn several_blocks_can_be_in_flight() {
         }
         assert_eq!(got, expected, "{in_flight} in flight");
     }
+}
+
+/// Each channel counts its own messages, and the layer's totals are their sums: 3
+/// reliable and 2 unreliable sent, the reliable ones resent once, 2 + 2 taken by the
+/// receiver and 1 left in its queue.
+#[test]
+fn channel_stats_add_up_to_the_layer_stats() {
+    let config =
+        LayerConfig::with_channels(vec![ChannelConfig::reliable(), ChannelConfig::unreliable()]);
+    let mut a = MessageLayer::<GameMessage>::new(config.clone()).expect("config");
+    let mut b = MessageLayer::<GameMessage>::new(config).expect("config");
+    let (reliable, unreliable) = (ChannelId::new(0), ChannelId::new(1));
+    for i in 0..3 {
+        a.send(reliable, game(i)).expect("room");
+    }
+    for i in 0..2 {
+        a.send(unreliable, game(10 + i)).expect("room");
+    }
+    let mut p = Vec::new();
+    a.write_packet(Time::ZERO, Sequence(0), &mut p);
+    b.read_packet(&p).expect("valid payload");
+    // Not acked: at 1 s the three reliable messages go again.
+    a.write_packet(Time::from_secs_f64(1.0), Sequence(1), &mut p);
+    for _ in 0..2 {
+        b.receive(reliable).expect("delivered");
+        b.receive(unreliable).expect("delivered");
+    }
+    let sent = |l: &MessageLayer<GameMessage>, c| l.channel_stats(c).expect("a channel");
+    let (a0, a1, b0, b1) = (
+        sent(&a, reliable),
+        sent(&a, unreliable),
+        sent(&b, reliable),
+        sent(&b, unreliable),
+    );
+    assert_eq!(
+        (a0.messages_sent, a0.messages_resent, a0.send_queue_len),
+        (3, 3, 3)
+    );
+    assert_eq!(
+        (a1.messages_sent, a1.messages_resent, a1.send_queue_len),
+        (2, 0, 0)
+    );
+    assert_eq!((b0.messages_received, b0.receive_queue_len), (2, 1));
+    assert_eq!((b1.messages_received, b1.receive_queue_len), (2, 0));
+    let (la, lb) = (a.stats(), b.stats());
+    assert_eq!(la.messages_sent, a0.messages_sent + a1.messages_sent);
+    assert_eq!(la.messages_resent, a0.messages_resent + a1.messages_resent);
+    assert_eq!(la.send_queue_len, a0.send_queue_len + a1.send_queue_len);
+    assert_eq!(
+        lb.messages_received,
+        b0.messages_received + b1.messages_received
+    );
+    assert_eq!(
+        lb.receive_queue_len,
+        b0.receive_queue_len + b1.receive_queue_len
+    );
+    assert_eq!(a.channel_stats(ChannelId::new(2)), None);
 }

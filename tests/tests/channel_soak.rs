@@ -381,18 +381,22 @@ fn run(r: &Run) -> Outcome {
         out.messages += s.accepted;
         out.blocks += s.blocks;
         out.max_block = out.max_block.max(s.max_block);
-        out.packets = out.packets.max(s.stack.endpoint().counters().packets_sent);
+        out.packets = out.packets.max(s.stack.endpoint().stats().packets_sent);
         out.failures += s.failures.len() + s.in_flight.len() + s.pending.len();
         out.queue_full += s.queue_full;
         out.unreliable.0 += s.unreliable_sent;
         out.unreliable.1 += s.unreliable_received;
         out.max_datagram = out.max_datagram.max(s.max_datagram);
-        out.transmissions += s.stack.layer().counters().transmissions;
+        out.transmissions += s.stack.layer().stats().messages_transmitted;
         for f in s.failures.iter().take(3) {
             eprintln!("{}: {f}", r.name);
         }
-        let layer = s.stack.layer().counters();
-        assert_eq!(layer.packets_malformed, 0, "{}: malformed packets", r.name);
+        let layer = s.stack.layer().stats();
+        assert_eq!(
+            layer.payloads_dropped_malformed, 0,
+            "{}: malformed packets",
+            r.name
+        );
     }
     out.packet_wraps = out.packets as f64 / 65536.0;
     out.id_wraps = sides

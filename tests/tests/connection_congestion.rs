@@ -210,7 +210,7 @@ fn connection_mode_follows_the_link_rtt() {
         while client.poll_event().is_some() {}
         id = id.or_else(|| server.client_id(&CLIENT));
         if let Some(id) = id {
-            let rtt = server.stats(id).expect("connected").rtt.ms();
+            let rtt = server.stats(id).expect("connected").endpoint.rtt.ms();
             let mode = server.congestion(id).expect("connected").mode();
             // The update that saw the RTT above the threshold turned the mode bad.
             if rtt > 250.0 {

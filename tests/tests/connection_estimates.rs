@@ -332,8 +332,8 @@ fn rtt_error(setup: Setup) -> (Truth, Readings, Readings) {
     run.run(14.0);
     let (mut client, mut server) = (Readings::default(), Readings::default());
     let truth = measure(&mut run, 20.0, |r| {
-        client.push(r.client_stats().expect("connected").rtt.ms());
-        server.push(r.server_stats().expect("connected").rtt.ms());
+        client.push(r.client_stats().expect("connected").endpoint.rtt.ms());
+        server.push(r.server_stats().expect("connected").endpoint.rtt.ms());
     });
     (truth, client, server)
 }
@@ -427,7 +427,7 @@ fn a_180_ms_link_goes_good_after_the_penalty_and_stays_good() {
             }
             last = stats.mode;
             if went_good.is_some() {
-                max_rtt = max_rtt.max(stats.rtt.ms());
+                max_rtt = max_rtt.max(stats.endpoint.rtt.ms());
             }
         });
         let stats = run.client_stats().expect("connected");
@@ -484,8 +484,18 @@ fn the_loss_estimate_is_within_2_points_of_the_truth() {
             assert!(run.client.connection().is_connected(), "{loss} {burst}");
             let (mut client, mut server) = (Readings::default(), Readings::default());
             let truth = measure(&mut run, 40.0, |r| {
-                client.push(r.client_stats().expect("connected").packet_loss_percent);
-                server.push(r.server_stats().expect("connected").packet_loss_percent);
+                client.push(
+                    r.client_stats()
+                        .expect("connected")
+                        .endpoint
+                        .packet_loss_percent,
+                );
+                server.push(
+                    r.server_stats()
+                        .expect("connected")
+                        .endpoint
+                        .packet_loss_percent,
+                );
             });
             let kind = if burst { "bursty" } else { "iid" };
             println!(
@@ -530,11 +540,20 @@ fn the_loss_estimate_reflects_a_change_within_a_second() {
         });
         connected(&mut run);
         run.run(9.0);
-        let before = run.client_stats().expect("connected").packet_loss_percent;
+        let before = run
+            .client_stats()
+            .expect("connected")
+            .endpoint
+            .packet_loss_percent;
         assert!(before <= 1.0, "seed {seed}: {before}% with no loss");
         run.net.set_link(CLIENT, SERVER, link.with_loss(0.20));
         run.run(1.0);
-        after_a_second.push(run.client_stats().expect("connected").packet_loss_percent);
+        after_a_second.push(
+            run.client_stats()
+                .expect("connected")
+                .endpoint
+                .packet_loss_percent,
+        );
     }
     let mean = after_a_second.iter().sum::<f64>() / after_a_second.len() as f64;
     println!("1 s after 0% -> 20%: mean {mean:.1}% over 20 seeds: {after_a_second:.0?}");
@@ -578,7 +597,7 @@ fn jitter_and_bandwidth_match_the_simulator() {
         send(r);
         let client = r.client_stats().expect("connected");
         let server = r.server_stats().expect("connected");
-        jitter.push(client.jitter.ms());
+        jitter.push(client.endpoint.jitter_stddev_vs_avg_rtt.ms());
         up.push(client.sent_kbps);
         down.push(client.received_kbps);
         server_up.push(server.sent_kbps);
@@ -631,7 +650,7 @@ fn packets_refused_for_flow_control_keep_the_connection_alive() {
         .expect("still connected");
     assert!(run.client.connection().is_connected());
     assert!(
-        run.server.wire().payloads_refused > 100,
+        run.server.wire().payloads_dropped_by_layer > 100,
         "{:?}",
         run.server.wire()
     );
@@ -666,7 +685,7 @@ fn a_receiver_that_postpones_packets_still_takes_their_acks() {
     }
     run.run(2.0);
     assert_eq!(run.client.layer().receive_queue_len(RELIABLE), 4, "full");
-    let refused = run.client.wire().payloads_refused;
+    let refused = run.client.wire().payloads_dropped_by_layer;
     for n in 0..64 {
         run.client
             .send(RELIABLE, Msg::Note(Note { n }))
@@ -680,12 +699,12 @@ fn a_receiver_that_postpones_packets_still_takes_their_acks() {
     });
     assert_eq!(got, 64);
     assert!(
-        run.client.wire().payloads_refused > refused + 30,
+        run.client.wire().payloads_dropped_by_layer > refused + 30,
         "still refusing"
     );
     let stats = run.client.layer().stats();
-    assert_eq!(stats.send_queue, 0, "every message acked: {stats:?}");
-    assert_eq!(stats.resent, 0, "nothing resent: {stats:?}");
+    assert_eq!(stats.send_queue_len, 0, "every message acked: {stats:?}");
+    assert_eq!(stats.messages_resent, 0, "nothing resent: {stats:?}");
 }
 
 /// The numbers a game shows: one `ConnectionStats` per connection on both sides,
@@ -706,18 +725,34 @@ fn connection_stats_count_what_went_through() {
     let (id, _) = run.server.connection().clients().next().expect("connected");
     let client = run.client.stats().expect("connected");
     let server = run.server.stats(id).expect("connected");
-    assert_eq!(client.messages.sent, 10);
-    assert_eq!(client.messages.send_queue, 0, "acked");
-    assert_eq!(server.messages.receive_queue, 10, "not taken yet");
+    assert_eq!(client.messages.messages_sent, 10);
+    assert_eq!(client.messages.send_queue_len, 0, "acked");
+    assert_eq!(server.messages.receive_queue_len, 10, "not taken yet");
+    // Per channel: all on RELIABLE, none on the others.
+    let on = |stats: &netproto::transport::ConnectionStats| {
+        stats
+            .channels
+            .iter()
+            .map(|c| (c.messages_sent, c.receive_queue_len))
+            .collect::<Vec<_>>()
+    };
+    let mut expected = vec![(0, 0); client.channels.len()];
+    expected[RELIABLE.index()] = (10, 0);
+    assert_eq!(on(&client), expected);
+    expected[RELIABLE.index()] = (0, 10);
+    assert_eq!(on(&server), expected);
     assert_eq!(client.link.datagrams_sent, server.link.datagrams_received);
     assert_eq!(client.link.bytes_sent, server.link.bytes_received);
     assert_eq!(server.link.datagrams_sent, client.link.datagrams_received);
-    assert_eq!(client.link.packets_sent, server.link.packets_received);
-    assert!(client.link.packets_acked + 3 >= client.link.packets_sent);
+    assert_eq!(
+        client.link.endpoint.packets_sent,
+        server.link.endpoint.packets_accepted
+    );
+    assert!(client.link.endpoint.packets_acked + 3 >= client.link.endpoint.packets_sent);
     assert!(
-        (client.link.rtt.ms() - 60.0).abs() < 2.0,
+        (client.link.endpoint.rtt.ms() - 60.0).abs() < 2.0,
         "{:?}",
         client.link
     );
-    assert_eq!(client.link.packet_loss_percent, 0.0);
+    assert_eq!(client.link.endpoint.packet_loss_percent, 0.0);
 }

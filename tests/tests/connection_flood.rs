@@ -4,7 +4,7 @@
 //! Proves that none of them leaves state (no handshake, no remembered token, no
 //! client), gets a reply (0 bytes out), or allocates (a counting global allocator,
 //! [`cap::Cap`]: the server's heap is unchanged, not one allocation is made), that each
-//! is counted in `requests_unauthenticated` and nowhere else, and that a genuine client
+//! is counted in `requests_dropped_unauthenticated` and nowhere else, and that a genuine client
 //! connects right after. It also measures what an invalid request costs the server
 //! (one AEAD open of the token's private part) and prints it in ns per request; no
 //! timing is asserted. For a figure to quote, run it optimized:
@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use cap::Cap;
 use netproto::connection::{
-    Client, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerCounters, ServerEvent,
+    Client, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerEvent, ServerStats,
 };
 use netproto::internals::netcode::{CONNECTION_REQUEST_BYTES, write_packet};
 use netproto::netcode::{Key, VERSION_INFO};
@@ -134,10 +134,10 @@ fn a_flood_of_invalid_requests_leaves_no_state_gets_no_reply_and_allocates_nothi
         .sum::<usize>();
     assert_eq!(bytes_out, 0, "no reply to {bytes_in} bytes");
     assert!(server.poll_event().is_none());
-    let mut expected = ServerCounters::default();
+    let mut expected = ServerStats::default();
     expected.datagrams_received = REQUESTS as u64;
-    expected.requests_unauthenticated = REQUESTS as u64;
-    assert_eq!(*server.counters(), expected);
+    expected.requests_dropped_unauthenticated = REQUESTS as u64;
+    assert_eq!(*server.server_stats(), expected);
 
     // The genuine client connects right after.
     let me = NodeId(1);
@@ -170,5 +170,5 @@ fn a_flood_of_invalid_requests_leaves_no_state_gets_no_reply_and_allocates_nothi
             ..
         })
     ));
-    assert_eq!(server.counters().clients_accepted, 1);
+    assert_eq!(server.server_stats().clients_accepted, 1);
 }

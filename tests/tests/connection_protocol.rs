@@ -8,11 +8,11 @@
 //! * a request whose token is sealed with another key, expired, made for another
 //!   server, for another protocol id, or already used (from another address, or after
 //!   its session ended) gets no answer and leaves no state, and is counted where
-//!   [`ServerCounters`] says; the client gives up (`HandshakeTimedOut`,
+//!   [`ServerStats`] says; the client gives up (`HandshakeTimedOut`,
 //!   `TokenExpired`);
 //! * a captured packet replayed (once, a thousand times, after 300 newer ones) is
 //!   delivered once; forged packets from a connected client's address change nothing
-//!   but `dropped_unauthenticated` (a twin run without them is compared counter by
+//!   but `datagrams_dropped_unauthenticated` (a twin run without them is compared counter by
 //!   counter);
 //! * a full server denies, and no reply is larger than the datagram that caused it;
 //! * keep-alives hold an idle connection open past the token timeout, a silent one
@@ -24,8 +24,8 @@
 use netproto::Time;
 use netproto::connection::{
     Client, ClientEvent, ClientId, ClientState, ConnectionConfig, ConnectionConfigError,
-    DenyReason, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, Server, ServerConfig, ServerCounters,
-    ServerEvent,
+    DenyReason, DisconnectReason, MAX_DATAGRAM_BYTES, Mode, Server, ServerConfig, ServerEvent,
+    ServerStats,
 };
 use netproto::internals::netcode::{
     AllowedPackets, CONNECTION_REQUEST_BYTES, Packet, PacketType, read_packet,
@@ -148,8 +148,8 @@ impl Pair {
             .collect()
     }
 
-    fn counters(&self) -> ServerCounters {
-        *self.server.counters()
+    fn counters(&self) -> ServerStats {
+        *self.server.server_stats()
     }
 
     fn id(&self, node: NodeId) -> ClientId {
@@ -314,15 +314,15 @@ impl Pair {
 
 /// The counters of a server that ignored every request: `field` equals the number of
 /// requests, every other one is zero.
-fn only_requests(requests: u64, field: impl FnOnce(&mut ServerCounters)) -> ServerCounters {
-    let mut expected = ServerCounters::default();
+fn only_requests(requests: u64, field: impl FnOnce(&mut ServerStats)) -> ServerStats {
+    let mut expected = ServerStats::default();
     expected.datagrams_received = requests;
     field(&mut expected);
     expected
 }
 
 /// `c` with the fields `clear` picks zeroed (to compare the rest).
-fn without(mut c: ServerCounters, clear: impl FnOnce(&mut ServerCounters)) -> ServerCounters {
+fn without(mut c: ServerStats, clear: impl FnOnce(&mut ServerStats)) -> ServerStats {
     clear(&mut c);
     c
 }
@@ -414,7 +414,7 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
     assert_eq!(p.to_client[1].2, vec![up2]);
     // The server's endpoint for this client: two packets sent (one in fragments), two
     // received, one of them acked.
-    let e = *p.server.endpoint_counters(id).expect("connected");
+    let e = p.server.stats(id).expect("connected").endpoint;
     assert_eq!(
         (
             e.packets_sent,
@@ -442,7 +442,7 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
         })
     );
     assert_eq!(p.server.connected_clients(), 0);
-    assert_eq!(p.counters().dropped_unknown_address, 2);
+    assert_eq!(p.counters().datagrams_dropped_unknown_address, 2);
     assert!(
         p.server
             .send(Time::from_secs_f64(now), id, b"gone")
@@ -537,7 +537,7 @@ fn a_token_sealed_with_another_key_gets_no_challenge_and_leaves_no_state() {
     );
     assert_eq!(
         p.counters(),
-        only_requests(requests, |c| c.requests_unauthenticated = requests)
+        only_requests(requests, |c| c.requests_dropped_unauthenticated = requests)
     );
     assert_no_state(&p);
 }
@@ -555,7 +555,7 @@ fn an_expired_token_is_ignored() {
     assert!(requests >= 8, "{requests}");
     assert_eq!(
         p.counters(),
-        only_requests(requests, |c| c.requests_expired = requests)
+        only_requests(requests, |c| c.requests_dropped_expired = requests)
     );
     assert_no_state(&p);
     assert_eq!(p.client(a).state(), ClientState::Requesting);
@@ -569,7 +569,7 @@ fn an_expired_token_is_ignored() {
     p.run(1.0);
     let a = p.add(1);
     p.connect(a);
-    assert_eq!(p.counters().requests_expired, 0);
+    assert_eq!(p.counters().requests_dropped_expired, 0);
 }
 
 #[test]
@@ -619,7 +619,7 @@ fn a_token_for_another_server_is_ignored() {
     assert!(requests >= 8, "{requests}");
     assert_eq!(
         p.counters(),
-        only_requests(requests, |c| c.requests_wrong_server = requests)
+        only_requests(requests, |c| c.requests_dropped_wrong_server = requests)
     );
     assert_no_state(&p);
 }
@@ -639,7 +639,7 @@ fn a_token_used_from_a_second_address_is_ignored_while_the_first_is_connected() 
     let requests = p.sent_by(thief).len() as u64;
     assert!(requests >= 8, "{requests}");
     let c = p.counters();
-    assert_eq!(c.requests_token_reused, requests);
+    assert_eq!(c.requests_dropped_token_reused, requests);
     assert_eq!((c.challenges_sent, c.clients_accepted), (1, 1));
     assert_eq!(p.client(thief).state(), ClientState::Requesting);
     assert!(p.server_sent(thief, PacketType::Challenge).is_empty());
@@ -666,7 +666,7 @@ fn a_token_used_from_a_second_address_is_ignored_mid_handshake() {
     let requests = p.sent_by(thief).len() as u64;
     assert!(requests >= 8, "{requests}");
     let c = p.counters();
-    assert_eq!(c.requests_token_reused, requests);
+    assert_eq!(c.requests_dropped_token_reused, requests);
     assert_eq!(c.challenges_sent, 1);
     assert!(p.server_sent(thief, PacketType::Challenge).is_empty());
     assert_eq!(p.server.pending_handshakes(), 1);
@@ -698,7 +698,7 @@ fn a_token_is_spent_when_its_session_ends() {
     let requests = p.sent_by(a).len() - earlier;
     assert!(requests >= 7, "{requests}");
     let c = p.counters();
-    assert_eq!(c.requests_token_reused, requests as u64);
+    assert_eq!(c.requests_dropped_token_reused, requests as u64);
     assert_eq!(c.challenges_sent, before.challenges_sent);
     assert_eq!(c.clients_accepted, 1);
     assert_eq!(p.server.connected_clients(), 0);
@@ -730,13 +730,16 @@ fn a_replayed_packet_is_delivered_once() {
     let before = p.counters();
 
     p.inject(a, &captured);
-    assert_eq!(p.counters().dropped_replayed, before.dropped_replayed + 1);
+    assert_eq!(
+        p.counters().datagrams_dropped_replayed,
+        before.datagrams_dropped_replayed + 1
+    );
     for _ in 0..1000 {
         p.inject(a, &captured);
     }
     assert_eq!(
-        p.counters().dropped_replayed,
-        before.dropped_replayed + 1001
+        p.counters().datagrams_dropped_replayed,
+        before.datagrams_dropped_replayed + 1001
     );
     // 300 newer packets: the captured one is now older than the replay window.
     for i in 0..300u32 {
@@ -748,12 +751,15 @@ fn a_replayed_packet_is_delivered_once() {
     assert_eq!(p.to_server.len(), 301);
     p.inject(a, &captured);
     let c = p.counters();
-    assert_eq!(c.dropped_replayed, before.dropped_replayed + 1002);
+    assert_eq!(
+        c.datagrams_dropped_replayed,
+        before.datagrams_dropped_replayed + 1002
+    );
     assert_eq!(once(&p), 1);
     // Nothing else moved, and the connection goes on.
-    let clear = |c: &mut ServerCounters| {
+    let clear = |c: &mut ServerStats| {
         c.datagrams_received = 0;
-        c.dropped_replayed = 0;
+        c.datagrams_dropped_replayed = 0;
     };
     assert_eq!(without(c, clear), without(before, clear));
     assert_eq!(c.datagrams_received, before.datagrams_received + 1002 + 300);
@@ -861,17 +867,17 @@ fn forged_packets_from_a_connected_address_change_nothing() {
     assert_eq!(attacked.server_events, clean.server_events);
     assert_eq!(attacked.events_of(a), clean.events_of(a));
     let (c, d) = (clean.counters(), attacked.counters());
-    assert_eq!(d.dropped_unauthenticated, forged);
+    assert_eq!(d.datagrams_dropped_unauthenticated, forged);
     assert_eq!(d.datagrams_received, c.datagrams_received + forged);
-    let clear = |c: &mut ServerCounters| {
+    let clear = |c: &mut ServerStats| {
         c.datagrams_received = 0;
-        c.dropped_unauthenticated = 0;
+        c.datagrams_dropped_unauthenticated = 0;
     };
     assert_eq!(without(d, clear), without(c, clear));
-    assert_eq!(c.dropped_unauthenticated, 0);
+    assert_eq!(c.datagrams_dropped_unauthenticated, 0);
     assert_eq!(
-        attacked.server.endpoint_counters(ClientId(0)),
-        clean.server.endpoint_counters(ClientId(0))
+        attacked.server.stats(ClientId(0)).map(|l| l.endpoint),
+        clean.server.stats(ClientId(0)).map(|l| l.endpoint)
     );
     // And the connection lives on.
     attacked.run(1.0);
@@ -981,7 +987,7 @@ fn a_protocol_id_mismatch_is_refused_by_the_client_and_ignored_by_the_server() {
     assert!(requests >= 8, "{requests}");
     assert_eq!(
         p.counters(),
-        only_requests(requests, |c| c.requests_malformed = requests)
+        only_requests(requests, |c| c.requests_dropped_malformed = requests)
     );
     assert_no_state(&p);
 }
@@ -1163,11 +1169,14 @@ fn clients_connect_through_loss_duplicates_and_reordering() {
     }
     assert_eq!(server.connected_clients(), 8);
     assert_eq!(connected_events, 8, "each client accepted once");
-    let counters = server.counters();
+    let counters = server.server_stats();
     assert_eq!(counters.clients_accepted, 8);
     assert_eq!(counters.clients_timed_out, 0);
-    assert_eq!(counters.dropped_unauthenticated, 0);
-    assert!(counters.dropped_replayed > 0, "duplicates are replays");
+    assert_eq!(counters.datagrams_dropped_unauthenticated, 0);
+    assert!(
+        counters.datagrams_dropped_replayed > 0,
+        "duplicates are replays"
+    );
 }
 
 /// The packet endpoint's sequence is 16 bits and wraps; the connection's 64-bit
@@ -1233,7 +1242,7 @@ fn a_packet_replayed_after_the_endpoint_sequence_wraps_is_refused() {
     let id = server.client_id(&C).expect("connected");
     // Endpoint sequence 4464 + 65536 = 70000: the next packet's, so a replay of 4464's
     // datagram would carry a sequence the endpoint has not seen in this wrap.
-    let replayed_before = server.counters().dropped_replayed;
+    let replayed_before = server.server_stats().datagrams_dropped_replayed;
     let captured = captured.expect("captured");
     assert!(
         server
@@ -1241,7 +1250,10 @@ fn a_packet_replayed_after_the_endpoint_sequence_wraps_is_refused() {
             .is_none(),
         "not delivered"
     );
-    assert_eq!(server.counters().dropped_replayed, replayed_before + 1);
+    assert_eq!(
+        server.server_stats().datagrams_dropped_replayed,
+        replayed_before + 1
+    );
     assert_eq!(server.client_id(&C), Some(id), "still connected");
 }
 
@@ -1314,11 +1326,11 @@ fn a_full_handshake_table_replaces_the_first_after_its_grace_and_challenges_take
     assert_eq!(challenge(&mut server, 0.0, 1), Some(0));
     // The table is full and its handshake younger than a second: busy, no reply.
     assert_eq!(challenge(&mut server, 0.5, 2), None);
-    assert_eq!(server.counters().requests_busy, 1);
+    assert_eq!(server.server_stats().requests_dropped_busy, 1);
     // After a second, the first handshake is replaced; the challenge token takes
     // the next sequence (its nonce under the challenge key).
     assert_eq!(challenge(&mut server, 1.5, 3), Some(1));
-    let c = server.counters();
+    let c = server.server_stats();
     assert_eq!((c.handshakes_replaced, c.challenges_sent), (1, 2));
     assert_eq!(server.pending_handshakes(), 1);
 }
@@ -1341,7 +1353,7 @@ fn a_player_already_connected_cannot_take_a_second_slot() {
     );
     assert_eq!(p.server.connected_clients(), 1);
     let c = p.counters();
-    assert!(c.requests_already_connected > 0, "{c:?}");
+    assert!(c.requests_dropped_already_connected > 0, "{c:?}");
     assert_eq!(c.challenges_sent, 1, "only the first was challenged");
 }
 
@@ -1361,7 +1373,7 @@ fn the_server_counts_endpoint_refusals_and_protocol_errors() {
         let headless = sealer.seal(&Packet::Payload(&[0xff]));
         assert!(p.server.handle_datagram(now, a, &headless).is_none());
     }
-    assert_eq!(p.counters().dropped_by_endpoint, 2);
+    assert_eq!(p.counters().datagrams_dropped_by_endpoint, 2);
     assert_eq!(
         p.server.connected_clients(),
         1,
@@ -1369,7 +1381,7 @@ fn the_server_counts_endpoint_refusals_and_protocol_errors() {
     );
     // The layer above finds the client's payload malformed.
     assert!(p.server.disconnect_for_protocol_error(id));
-    assert_eq!(p.counters().protocol_errors, 1);
+    assert_eq!(p.counters().clients_dropped_protocol_error, 1);
     assert!(!p.server.disconnect_for_protocol_error(id), "already gone");
-    assert_eq!(p.counters().protocol_errors, 1);
+    assert_eq!(p.counters().clients_dropped_protocol_error, 1);
 }

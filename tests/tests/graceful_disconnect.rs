@@ -124,8 +124,8 @@ fn run(end: End, deaf: bool) -> Outcome {
             return Outcome {
                 received,
                 closed_after: now - ended_at,
-                flushed: server.counters().flushed_disconnects,
-                timeouts: server.counters().flush_timeouts,
+                flushed: server.stack_stats().flushes_completed,
+                timeouts: server.stack_stats().flushes_timed_out,
             };
         }
         if let (Some(id), None, 30) = (peer, ended_at, tick % 60) {
@@ -224,5 +224,5 @@ fn a_client_flushes_too() {
     }
     assert!(gone, "the client disconnected");
     assert_eq!(received, MESSAGES);
-    assert_eq!(client.counters().flushed_disconnects, 1);
+    assert_eq!(client.stack_stats().flushes_completed, 1);
 }

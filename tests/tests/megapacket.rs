@@ -481,7 +481,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
             }
             let stats = server.connection().stats(id).expect("connected");
             if baseline_from.is_some() {
-                rtt_max_ms = rtt_max_ms.max(stats.rtt.ms());
+                rtt_max_ms = rtt_max_ms.max(stats.endpoint.rtt.ms());
                 if server.connection().congestion(id).map(|c| c.mode()) != Some(Mode::Good) {
                     bad_mode_ticks += 1;
                 }
@@ -572,11 +572,11 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
     let down: Vec<_> = server
         .layers()
         .map(|(id, l)| {
-            let c = l.counters();
+            let c = l.stats();
             let to = node_of(id, &server).expect("connected");
             (
                 c.messages_sent,
-                c.transmissions,
+                c.messages_transmitted,
                 snapshots_queued[to],
                 l.send_queue_len(UNRELIABLE) as u64,
             )
@@ -588,10 +588,10 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
         .filter(|(i, _)| burster[*i])
         .map(|(i, c)| {
             let l = c.layer();
-            let k = l.counters();
+            let k = l.stats();
             (
                 k.messages_sent,
-                k.transmissions,
+                k.messages_transmitted,
                 inputs_queued[i],
                 l.send_queue_len(UNRELIABLE) as u64,
             )
@@ -605,7 +605,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
         wire.max_datagram = wire.max_datagram.max(w.max_datagram);
         wire.max_payload = wire.max_payload.max(w.max_payload);
         wire.fragments_sent += w.fragments_sent;
-        wire.payloads_refused += w.payloads_refused;
+        wire.payloads_dropped_by_layer += w.payloads_dropped_by_layer;
     }
     let stats = net.stats();
     let payload_budget = setup.layer.max_packet_bits.div_ceil(8);
@@ -629,7 +629,7 @@ fn run(bursting: usize, setup: Setup, link: LinkConfig, seed: u64) -> Figures {
         resent_down: resent_ratio(&down),
         resent_up: resent_ratio(&up),
         link_loss: link.mean_loss(),
-        loss: stats.dropped as f64 / stats.sent as f64,
+        loss: stats.datagrams_dropped as f64 / stats.datagrams_sent as f64,
         snapshots_refused,
         snapshot: window(&snapshot_lat),
         event: window(&event_lat),
@@ -707,7 +707,7 @@ impl Figures {
         );
         println!(
             "| payloads refused by a layer / snapshots refused | {} / {} |",
-            f.wire.payloads_refused, f.snapshots_refused
+            f.wire.payloads_dropped_by_layer, f.snapshots_refused
         );
         println!(
             "| latency of uninvolved clients' traffic, ms | before: mean / p99 / max (samples) | during: mean / p99 / max (samples) | added mean / p99 |"

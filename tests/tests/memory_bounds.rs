@@ -667,15 +667,15 @@ fn server_memory_stays_within_its_documented_bound() {
         ),
         (0, 0, 0)
     );
-    let c = *server.counters();
+    let c = *server.server_stats();
     assert_eq!(
         c.challenges_sent + c.denials_sent,
         0,
         "garbage was answered"
     );
-    assert!(c.requests_unauthenticated > 0 && c.requests_wrong_server > 0);
-    assert!(c.requests_expired > 0 && c.requests_malformed > 0);
-    assert!(c.dropped_unknown_address > 0 && c.dropped_malformed > 0);
+    assert!(c.requests_dropped_unauthenticated > 0 && c.requests_dropped_wrong_server > 0);
+    assert!(c.requests_dropped_expired > 0 && c.requests_dropped_malformed > 0);
+    assert!(c.datagrams_dropped_unknown_address > 0 && c.datagrams_dropped_malformed > 0);
     let unknown_peak = host.phase.peak() - base;
     println!(
         "unknown addresses: {} datagrams, residue {} bytes, peak {unknown_peak} bytes above \
@@ -699,7 +699,7 @@ fn server_memory_stays_within_its_documented_bound() {
     }
     let flood_max = host.phase.peak();
     let server = host.server();
-    let c = *server.counters();
+    let c = *server.server_stats();
     println!(
         "valid-request flood: {flood_count} addresses, {} pending handshakes (limit {}), {} \
          tokens (limit {}), {} challenges, {} busy, {} refused as the history is full; live {} \
@@ -709,8 +709,8 @@ fn server_memory_stays_within_its_documented_bound() {
         server.remembered_tokens(),
         32 * CLIENTS,
         c.challenges_sent,
-        c.requests_busy,
-        c.requests_history_full,
+        c.requests_dropped_busy,
+        c.requests_dropped_history_full,
         host.phase.live() - before_server,
         flood_max - base,
     );
@@ -728,10 +728,13 @@ fn server_memory_stays_within_its_documented_bound() {
     // Every request got a challenge, or its token went into the history without a
     // handshake (busy), or the history was full: no entry was evicted.
     assert_eq!(
-        c.challenges_sent + c.requests_busy + c.requests_history_full,
+        c.challenges_sent + c.requests_dropped_busy + c.requests_dropped_history_full,
         flood_count as u64
     );
-    assert_eq!(c.requests_history_full, (flood_count - 32 * CLIENTS) as u64);
+    assert_eq!(
+        c.requests_dropped_history_full,
+        (flood_count - 32 * CLIENTS) as u64
+    );
     let flood_peak = flood_max - before_server;
     assert!(
         flood_peak <= server_bound + queue_allowance(),
@@ -753,8 +756,11 @@ fn server_memory_stays_within_its_documented_bound() {
         "the attacker stays connected"
     );
     let client = ClientId(0);
-    let counters = *host.stack.layer(ClientId(0)).expect("connected").counters();
-    assert!(counters.packets_refused > 0, "the receive queues filled up");
+    let counters = host.stack.layer(ClientId(0)).expect("connected").stats();
+    assert!(
+        counters.payloads_dropped_receive_queue_full > 0,
+        "the receive queues filled up"
+    );
     let one_live = host.phase.live() - before_one;
     let one_peak = host.phase.peak() - before_one;
     println!(

@@ -359,7 +359,7 @@ fn bytes_held_per_byte_sent_stay_small() {
             let m = measure(&attacker, &attack, |stack| {
                 let layer = stack.layer(ClientId(0)).expect("connected");
                 assert_eq!(
-                    layer.counters().packets_read,
+                    layer.stats().payloads_read,
                     (attacker.warm_up.len() + attack.len()) as u64,
                     "every fragment was taken"
                 );
@@ -395,10 +395,11 @@ fn bytes_held_per_byte_sent_stay_small() {
         let m = measure(&attacker, &attack, |stack| {
             let counters = stack
                 .connection()
-                .endpoint_counters(ClientId(0))
+                .stats(ClientId(0))
+                .map(|l| l.endpoint)
                 .expect("connected");
             assert_eq!(counters.fragments_received, flood as u64);
-            assert_eq!(counters.fragments_invalid, 0);
+            assert_eq!(counters.fragments_dropped_invalid, 0);
         });
         let name = format!(
             "packets: {} of {flood} packets of {} fragments",

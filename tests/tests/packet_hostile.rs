@@ -5,7 +5,7 @@
 use netproto::Time;
 use netproto::internals::packet::{FragmentHeader, PacketHeader, next_header};
 use netproto::packet::{
-    Counters, Endpoint, EndpointConfig, FragmentError, HeaderError, ReceiveError, Received,
+    Endpoint, EndpointConfig, EndpointStats, FragmentError, HeaderError, ReceiveError, Received,
     Sequence,
 };
 use netproto::sim::Rng;
@@ -38,28 +38,28 @@ fn small_config() -> EndpointConfig {
 }
 
 /// The sum of every counter a dropped datagram can land in.
-fn drops(c: &Counters) -> u64 {
-    c.packets_invalid
-        + c.packets_stale
-        + c.packets_duplicate
-        + c.packets_rejected
-        + c.optimistic_acks
-        + c.packets_too_large_to_receive
-        + c.fragments_invalid
-        + c.fragments_duplicate
+fn drops(c: &EndpointStats) -> u64 {
+    c.packets_dropped_invalid
+        + c.packets_dropped_stale
+        + c.packets_dropped_duplicate
+        + c.packets_dropped_by_layer
+        + c.packets_dropped_optimistic_ack
+        + c.packets_dropped_too_large_to_receive
+        + c.fragments_dropped_invalid
+        + c.fragments_dropped_duplicate
 }
 
 /// Feeds `datagram` and checks the drop accounting: an error bumps exactly one drop
 /// counter, success none; the payload handed up is never larger than allowed; the
 /// reassembly table stays within its bounds.
 fn feed(e: &mut Endpoint, now: f64, datagram: &[u8]) -> Result<Received, ReceiveError> {
-    let before = *e.counters();
+    let before = e.stats();
     let max_payload = e.config().max_packet_size;
     let result = receive_with(e, now, datagram, |_, payload| {
         assert!(payload.len() <= max_payload);
         true
     });
-    let after = *e.counters();
+    let after = e.stats();
     let dropped = drops(&after) - drops(&before);
     assert_eq!(
         dropped,
@@ -121,8 +121,11 @@ fn empty_and_one_byte_datagrams() {
             assert!(matches!(r, Err(ReceiveError::InvalidFragment(_))));
         }
     }
-    let c = e.counters();
-    assert_eq!((c.packets_invalid, c.fragments_invalid), (129, 128));
+    let c = e.stats();
+    assert_eq!(
+        (c.packets_dropped_invalid, c.fragments_dropped_invalid),
+        (129, 128)
+    );
     assert_eq!(next_header(&e).ack_bits, 0, "nothing was recorded");
 }
 
@@ -150,7 +153,7 @@ fn truncated_headers_and_missing_flagged_bytes() {
             got: 7
         }))
     );
-    assert_eq!(e.counters().packets_invalid, 8 + 4 + 7 + 1);
+    assert_eq!(e.stats().packets_dropped_invalid, 8 + 4 + 7 + 1);
     assert_eq!(next_header(&e).ack_bits, 0);
 }
 
@@ -185,7 +188,7 @@ fn non_canonical_header_in_fragment_zero() {
             FragmentError::SequenceMismatch { .. }
         ))
     ));
-    assert_eq!(e.counters().fragments_invalid, 3);
+    assert_eq!(e.stats().fragments_dropped_invalid, 3);
     assert_eq!(e.pending_reassemblies(), 0);
 }
 
@@ -229,7 +232,7 @@ fn fragment_fields_out_of_range() {
             "{id}/{count} with {len} bytes: {r:?}"
         );
     }
-    assert_eq!(e.counters().fragments_invalid, 1 + 3 + 4);
+    assert_eq!(e.stats().fragments_dropped_invalid, 1 + 3 + 4);
     assert_eq!(
         e.pending_reassemblies(),
         0,
@@ -273,7 +276,7 @@ fn sizes_beyond_the_packet_maximum() {
         feed(&mut e, 0.0, &d),
         Err(ReceiveError::TooLarge { .. })
     ));
-    assert_eq!(e.counters().packets_too_large_to_receive, 2);
+    assert_eq!(e.stats().packets_dropped_too_large_to_receive, 2);
 }
 
 #[test]
@@ -315,11 +318,11 @@ fn count_changing_between_fragments_and_duplicates() {
             fragment_id: 1
         })
     );
-    let c = e.counters();
+    let c = e.stats();
     assert_eq!(
         (
-            c.fragments_invalid,
-            c.fragments_duplicate,
+            c.fragments_dropped_invalid,
+            c.fragments_dropped_duplicate,
             c.packets_received
         ),
         (1, 2, 1)
@@ -383,7 +386,7 @@ fn forged_acks() {
         })
     );
     assert!(!handed_up);
-    assert_eq!(a.counters().packets_invalid, 1);
+    assert_eq!(a.stats().packets_dropped_invalid, 1);
     assert_eq!(next_header(&a).ack_bits, 0, "not recorded as received");
     // Ack exactly our next sequence is also impossible.
     let d = header(1, 10, 1).encode();
@@ -394,7 +397,7 @@ fn forged_acks() {
     // Acks behind our first packet (65535 and below: never sent) acknowledge nothing.
     let d = header(2, 65500, u32::MAX).encode();
     assert_eq!(feed(&mut a, 0.0, &d).map(|r| r.acks().len()), Ok(0));
-    assert_eq!(a.counters().packets_acked, 0);
+    assert_eq!(a.stats().packets_acked, 0);
     for s in 0..10 {
         assert_eq!(a.is_acked(Sequence(s)), Some(false));
     }
@@ -421,9 +424,13 @@ fn stale_and_duplicate_packets_are_counted() {
         feed(&mut e, 0.0, &fragment(700, 0, 2, &[0; 1024])),
         Err(ReceiveError::StaleFragment(_))
     ));
-    let c = e.counters();
+    let c = e.stats();
     assert_eq!(
-        (c.packets_duplicate, c.packets_stale, c.fragments_invalid),
+        (
+            c.packets_dropped_duplicate,
+            c.packets_dropped_stale,
+            c.fragments_dropped_invalid
+        ),
         (1, 1, 1)
     );
 }
@@ -671,8 +678,8 @@ fn one_fragment_packets_only_where_a_sender_makes_them() {
             "{len} bytes"
         );
     }
-    assert_eq!(e.counters().fragments_invalid, 3);
-    assert_eq!(e.counters().fragments_received, 0);
+    assert_eq!(e.stats().fragments_dropped_invalid, 3);
+    assert_eq!(e.stats().fragments_received, 0);
     assert_eq!(e.pending_reassemblies(), 0);
     // Two fragments are still fine.
     assert!(matches!(

@@ -213,11 +213,11 @@ fn run(seed: u64, rate: u32, model: Peer, link: LinkConfig, trap: bool, seconds:
             peer_sends += 1;
         }
     }
-    let c = us.counters();
+    let c = us.stats();
     result.sequences = c.packets_sent + c.sequences_skipped;
     result.packets = c.packets_sent;
     if model == Peer::Honest {
-        result.optimistic += peer.counters().optimistic_acks;
+        result.optimistic += peer.stats().packets_dropped_optimistic_ack;
     }
     result
 }

@@ -278,7 +278,7 @@ fn run(soak: &Soak) -> Report {
     let total = (a.sent + b.sent) as f64;
     let stats = |s: &Side| s.endpoint.stats();
     let (sa, sb) = (stats(&a), stats(&b));
-    let counters = |s: &Side| *s.endpoint.counters();
+    let counters = |s: &Side| s.endpoint.stats();
     let report = Report {
         false_acks: a.false_acks + b.false_acks,
         double_acks: a.double_acks + b.double_acks,
@@ -290,8 +290,8 @@ fn run(soak: &Soak) -> Report {
         rtt_true_ms: (a.rtt_sum + b.rtt_sum) / (a.rtt_samples + b.rtt_samples).max(1.0) * 1000.0,
         loss_estimate: loss_samples.iter().sum::<f64>() / loss_samples.len().max(1) as f64,
         loss_true: (1.0 - delivered as f64 / total) * 100.0,
-        stale: counters(&a).packets_stale + counters(&b).packets_stale,
-        invalid: counters(&a).packets_invalid + counters(&b).packets_invalid,
+        stale: counters(&a).packets_dropped_stale + counters(&b).packets_dropped_stale,
+        invalid: counters(&a).packets_dropped_invalid + counters(&b).packets_dropped_invalid,
     };
     let simulated_rtt = soak.link.mean_round_trip().ms();
     println!(

@@ -267,7 +267,7 @@ fn reference_session_reproduces_headers_and_acks() {
         total_a += a_acks.len();
         total_b += b_acks.len();
     }
-    assert_eq!(a.counters().packets_acked, total_a as u64);
-    assert_eq!(b.counters().packets_acked, total_b as u64);
+    assert_eq!(a.stats().packets_acked, total_a as u64);
+    assert_eq!(b.stats().packets_acked, total_b as u64);
     assert!(total_a > 100 && total_b > 100);
 }

@@ -61,13 +61,13 @@ fn a_reliable_message_waits_for_its_ack_on_a_long_round_trip() {
         // From 4 s (round trips measured), one message every half second.
         if now >= 4.0 && sent < 10 && tick % 32 == 0 {
             assert!(connected);
-            resent_before.get_or_insert(client.layer().stats().resent);
+            resent_before.get_or_insert(client.layer().stats().messages_resent);
             client
                 .send(ChannelId::new(0), Msg::Line(Line { n: sent }))
                 .expect("room");
             let id = server.connection().clients().next().expect("connected").0;
             let layer = server.layer_mut(id).expect("connected");
-            server_resent_before.get_or_insert(layer.stats().resent);
+            server_resent_before.get_or_insert(layer.stats().messages_resent);
             layer
                 .send(ChannelId::new(0), Msg::Line(Line { n: sent }))
                 .expect("room");
@@ -87,17 +87,17 @@ fn a_reliable_message_waits_for_its_ack_on_a_long_round_trip() {
         }
     }
     assert_eq!((sent, received, received_by_client), (10, 10, 10));
-    let rtt = clients[0].stats().expect("connected").link.rtt;
+    let rtt = clients[0].stats().expect("connected").link.endpoint.rtt;
     assert!(
         rtt >= Duration::from_millis(400) && rtt < Duration::from_millis(450),
         "{rtt:?}"
     );
-    let resent = clients[0].layer().stats().resent - resent_before.expect("sent");
+    let resent = clients[0].layer().stats().messages_resent - resent_before.expect("sent");
     assert_eq!(
         resent, 0,
         "no message resent before its ack could come back"
     );
     let (_, layer) = server.layers().next().expect("connected");
-    let server_resent = layer.stats().resent - server_resent_before.expect("sent");
+    let server_resent = layer.stats().messages_resent - server_resent_before.expect("sent");
     assert_eq!(server_resent, 0, "nor by the server");
 }

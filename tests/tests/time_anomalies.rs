@@ -14,7 +14,7 @@ use netproto::connection::{
     Client, ClientEvent, Congestion, CongestionConfig, ConnectionConfig, DisconnectReason,
     LinkStats, MAX_DATAGRAM_BYTES, Mode, Server, ServerEvent,
 };
-use netproto::packet::{Endpoint, EndpointConfig, Sequence, Stats};
+use netproto::packet::{Endpoint, EndpointConfig, EndpointStats, Sequence};
 use netproto::sim::NodeId;
 use netproto_tests::Millis;
 use netproto_tests::sim_stack::{SIM_UNIX_TIME, SimBackend};
@@ -22,7 +22,7 @@ use std::time::Duration;
 
 const TICK: f64 = 1.0 / 60.0;
 
-fn check_stats(stats: &Stats) {
+fn check_stats(stats: &EndpointStats) {
     for (name, value) in [
         ("rtt", stats.rtt.ms()),
         ("rtt min", stats.rtt_min.ms()),
@@ -45,11 +45,11 @@ fn check_stats(stats: &Stats) {
 
 fn check_link_stats(stats: &LinkStats) {
     for (name, value) in [
-        ("rtt", stats.rtt.ms()),
-        ("rtt min", stats.rtt_min.ms()),
-        ("jitter", stats.jitter.ms()),
-        ("ack delay", stats.ack_delay.ms()),
-        ("loss", stats.packet_loss_percent),
+        ("rtt", stats.endpoint.rtt.ms()),
+        ("rtt min", stats.endpoint.rtt_min.ms()),
+        ("jitter", stats.endpoint.jitter_stddev_vs_avg_rtt.ms()),
+        ("ack delay", stats.endpoint.ack_delay.ms()),
+        ("loss", stats.endpoint.packet_loss_percent),
         ("sent kbps", stats.sent_kbps),
         ("received kbps", stats.received_kbps),
         ("penalty", stats.penalty.as_secs_f64()),
@@ -277,12 +277,12 @@ fn reliable_resends_wait_while_time_stands_still_and_resume() {
     a.send(ChannelId::new(0), Note(7)).expect("queued");
     let mut payload = Vec::new();
     a.write_packet(Time::from_secs_f64(5.0), Sequence(0), &mut payload); // lost
-    let sent = a.counters().transmissions;
+    let sent = a.stats().messages_transmitted;
     // The clock stands still: no resend storm, one transmission in all.
     for i in 1..100 {
         a.write_packet(Time::from_secs_f64(5.0), Sequence(i), &mut payload);
     }
-    assert_eq!(a.counters().transmissions, sent);
+    assert_eq!(a.stats().messages_transmitted, sent);
     // Minutes forward: due at once, delivered.
     assert_eq!(pump(&mut a, &mut b, &[305.0]), vec![7]);
 }
@@ -446,7 +446,7 @@ fn keepalives_go_on_when_the_clients_clock_goes_back() {
     // On an instant network an ack waits at most a send interval (0.1 s in bad mode)
     // for the peer's next packet.
     assert!(
-        stats.rtt.ms() <= 150.0,
+        stats.endpoint.rtt.ms() <= 150.0,
         "the client's RTT recovered: {stats:?}"
     );
 }

@@ -19,7 +19,7 @@
 use std::time::Duration;
 
 use netproto::Time;
-use netproto::connection::{ClientState, ServerCounters};
+use netproto::connection::{ClientState, ServerStats};
 use netproto::sim::{LinkConfig, NodeId};
 use netproto_tests::token_world::{World, link};
 use proptest::prelude::*;
@@ -40,12 +40,12 @@ fn connect_fresh(w: &mut World, node: NodeId, user: u64) -> usize {
 
 /// Tries `token` from `node` for `seconds` with a new client: it must neither connect
 /// nor get a challenge. Returns the requests the server refused meanwhile, by reason.
-fn assert_refused(w: &mut World, node: NodeId, token: usize, seconds: f64) -> ServerCounters {
-    let before = *w.server.counters();
+fn assert_refused(w: &mut World, node: NodeId, token: usize, seconds: f64) -> ServerStats {
+    let before = *w.server.server_stats();
     let sessions = w.server_events.len();
     w.connect(node, token);
     w.run(seconds);
-    let after = *w.server.counters();
+    let after = *w.server.server_stats();
     assert_eq!(
         w.peer(node).client.state(),
         ClientState::Requesting,
@@ -102,26 +102,26 @@ fn a_spent_token_is_refused_after_any_number_of_other_requests() {
             }
         }
         w.run(0.5);
-        let c = *w.server.counters();
+        let c = *w.server.server_stats();
         let history = w.server.remembered_tokens();
         assert!(history <= 32, "{history}");
         // Each other token landed in the history (pending) or was refused because it
         // was full: none pushed an entry out.
         assert_eq!(
-            history as u64 + c.requests_history_full,
+            history as u64 + c.requests_dropped_history_full,
             1 + others as u64,
             "{others} others: {c:?}"
         );
         for node in [NodeId(1), NodeId(9)] {
             let after = assert_refused(&mut w, node, spent, 1.0);
-            assert!(after.requests_token_reused > c.requests_token_reused);
+            assert!(after.requests_dropped_token_reused > c.requests_dropped_token_reused);
         }
         assert_eq!(w.sessions_of(1), 1, "{others} other requests");
         assert_no_nonce_reuse(&w);
         println!(
             "{others:>5} other requests: history {history}, {} refused as full; the spent token refused {} times",
-            c.requests_history_full,
-            w.server.counters().requests_token_reused
+            c.requests_dropped_history_full,
+            w.server.server_stats().requests_dropped_token_reused
         );
     }
 }
@@ -170,13 +170,13 @@ fn a_token_in_use_is_refused_from_any_other_address() {
         assert_refused(&mut w, NodeId(node), token, 0.5);
     }
     assert!(w.connected(NodeId(1)));
-    let c = *w.server.counters();
-    assert!(c.requests_token_reused >= 4 * 4, "{c:?}");
+    let c = *w.server.server_stats();
+    assert!(c.requests_dropped_token_reused >= 4 * 4, "{c:?}");
     assert_eq!(
         (
-            c.requests_malformed,
-            c.requests_busy,
-            c.requests_history_full,
+            c.requests_dropped_malformed,
+            c.requests_dropped_busy,
+            c.requests_dropped_history_full,
             c.challenges_sent
         ),
         (0, 0, 0, 1)
@@ -199,10 +199,13 @@ fn a_restarted_server_refuses_tokens_that_may_predate_it() {
     w.restart();
     for (node, token) in [(1, used), (2, used), (3, unused)] {
         let c = assert_refused(&mut w, NodeId(node), token, 0.5);
-        assert!(c.requests_before_start > 0, "{c:?}");
+        assert!(c.requests_dropped_before_start > 0, "{c:?}");
     }
-    let c = *w.server.counters();
-    assert_eq!(c.requests_before_start, c.datagrams_received, "{c:?}");
+    let c = *w.server.server_stats();
+    assert_eq!(
+        c.requests_dropped_before_start, c.datagrams_received,
+        "{c:?}"
+    );
     // A token made after the restart connects.
     w.run(1.0);
     connect_fresh(&mut w, NodeId(1), 1);
@@ -217,13 +220,13 @@ fn a_restarted_server_accepts_tokens_from_the_second_it_started() {
     let before = w.new_token(1);
     w.restart();
     let c = assert_refused(&mut w, NodeId(1), before, 0.5);
-    assert_eq!(c.requests_before_start, c.datagrams_received);
+    assert_eq!(c.requests_dropped_before_start, c.datagrams_received);
     // Made in the second the server started: it expires max_token_lifetime after.
     assert_eq!(w.unix(), netproto_tests::sim_stack::SIM_UNIX_TIME + 7);
     connect_fresh(&mut w, NodeId(1), 2);
     assert_eq!(
-        w.server.counters().requests_before_start,
-        c.requests_before_start
+        w.server.server_stats().requests_dropped_before_start,
+        c.requests_dropped_before_start
     );
 }
 
@@ -289,10 +292,10 @@ fn a_handshake_flood_does_not_keep_a_fresh_player_out() {
                 "seed {seed}, {tokens} tokens of {users} users: {loaded:.3} s against {unloaded:.3} s unloaded"
             );
             worst[k] = worst[k].max(ratio);
-            replaced[k] += w.server.counters().handshakes_replaced;
+            replaced[k] += w.server.server_stats().handshakes_replaced;
             assert!(w.connected(NodeId(1)));
             assert_eq!(
-                w.server.counters().clients_accepted,
+                w.server.server_stats().clients_accepted,
                 1,
                 "no attacker got in"
             );
@@ -313,8 +316,8 @@ fn tokens_of_one_user_hold_one_handshake() {
     let (time, w) = flood_connect_time(3, 16, 1, lan());
     assert!(time.is_some());
     // The player's own handshake and at most one of the attacker's.
-    assert!(w.server.counters().requests_busy == 0);
-    assert_eq!(w.server.counters().handshakes_replaced, 0);
+    assert!(w.server.server_stats().requests_dropped_busy == 0);
+    assert_eq!(w.server.server_stats().handshakes_replaced, 0);
 }
 
 // 5. Churn: no (key, nonce) pair sealed twice, no token opening two sessions --------
@@ -452,16 +455,16 @@ fn a_scripted_churn_hits_every_rule() {
     let w = churn(5, &script);
     assert_no_nonce_reuse(&w);
     let first = w.past_runs[0];
-    let second = *w.server.counters();
+    let second = *w.server.server_stats();
     println!("first run: {first:?}\nsecond run: {second:?}");
     // Users 1, 2 and 3 connected once each in the first run (3 with its second
     // Client); the consumed and in-use tokens were refused; the second run refused
     // the token from before it and took the fresh one.
     assert_eq!(first.clients_accepted, 3);
-    assert!(first.requests_token_reused > 0);
-    assert_eq!(first.requests_before_start, 0);
+    assert!(first.requests_dropped_token_reused > 0);
+    assert_eq!(first.requests_dropped_before_start, 0);
     assert_eq!(second.clients_accepted, 1);
-    assert!(second.requests_before_start > 0);
+    assert!(second.requests_dropped_before_start > 0);
     assert_eq!(second.challenges_sent, 1);
     for user in 1..=w.tokens.len() as u64 {
         assert!(w.sessions_of(user) <= 1);

@@ -283,7 +283,7 @@ fn refusals_by_the_restart_rule_are_logged_within_the_drop_budget() {
             );
         }
     });
-    assert_eq!(server.counters().requests_before_start, 100);
+    assert_eq!(server.server_stats().requests_dropped_before_start, 100);
     // Each refusal takes two log entries (the drop, the warning) from the budget of
     // ten a second: five refusals are logged, the rest counted for the summary.
     let events = capture.take();
@@ -321,7 +321,7 @@ fn denials_are_logged_within_the_drop_budget() {
                 .server
                 .handle_datagram(Time::from_secs_f64(now), "b", &request);
         }
-        assert_eq!(world.server.connection().counters().denials_sent, 100);
+        assert_eq!(world.server.connection().server_stats().denials_sent, 100);
         let denied = capture
             .take()
             .iter()

@@ -316,7 +316,12 @@ fn insecure_dev_tokens_connect_to_an_insecure_dev_server() {
         ClientState::Disconnected(DisconnectReason::HandshakeTimedOut)
     );
     assert_eq!(real.connection().connected_clients(), 0);
-    assert!(real.connection().counters().requests_unauthenticated > 0);
+    assert!(
+        real.connection()
+            .server_stats()
+            .requests_dropped_unauthenticated
+            > 0
+    );
 }
 
 #[test]
@@ -346,7 +351,7 @@ fn a_full_server_denies() {
     assert_eq!(second.state(), ClientState::Denied(DenyReason::ServerFull));
     assert!(first.is_connected());
     assert_eq!(server.connection().connected_clients(), 1);
-    assert!(server.connection().counters().denials_sent >= 1);
+    assert!(server.connection().server_stats().denials_sent >= 1);
 }
 
 #[test]
@@ -362,11 +367,11 @@ fn a_token_sealed_with_another_key_gets_no_connection() {
         until_given_up(&mut server, &mut client),
         ClientState::Disconnected(DisconnectReason::HandshakeTimedOut)
     );
-    let c = *server.connection().counters();
-    assert!(c.requests_unauthenticated > 0);
-    assert_eq!(c.requests_unauthenticated, c.datagrams_received);
+    let c = *server.connection().server_stats();
+    assert!(c.requests_dropped_unauthenticated > 0);
+    assert_eq!(c.requests_dropped_unauthenticated, c.datagrams_received);
     assert_eq!((c.challenges_sent, c.clients_accepted), (0, 0));
-    assert_eq!(server.counters().datagrams_sent, 0, "no reply");
+    assert_eq!(server.transport_stats().datagrams_sent, 0, "no reply");
     assert_eq!(server.connection().pending_handshakes(), 0);
     assert_eq!(server.connection().remembered_tokens(), 0);
     assert_eq!(server.connection().connected_clients(), 0);
@@ -407,7 +412,7 @@ fn a_silent_client_times_out_and_frees_its_slot() {
         })
     );
     assert_eq!(server.connection().connected_clients(), 0);
-    assert_eq!(server.connection().counters().clients_timed_out, 1);
+    assert_eq!(server.connection().server_stats().clients_timed_out, 1);
 
     // The slot takes a new client.
     let mut next = client(addr, 2);
@@ -451,10 +456,10 @@ fn another_build_gets_no_connection() {
         until_given_up(&mut server, &mut client),
         ClientState::Disconnected(DisconnectReason::HandshakeTimedOut)
     );
-    let c = *server.connection().counters();
-    assert!(c.requests_malformed > 0);
-    assert_eq!(c.requests_malformed, c.datagrams_received);
-    assert_eq!(server.counters().datagrams_sent, 0, "no reply");
+    let c = *server.connection().server_stats();
+    assert!(c.requests_dropped_malformed > 0);
+    assert_eq!(c.requests_dropped_malformed, c.datagrams_received);
+    assert_eq!(server.transport_stats().datagrams_sent, 0, "no reply");
     assert_eq!(server.connection().connected_clients(), 0);
     assert!(server.poll_event().is_none());
 }
@@ -519,7 +524,7 @@ fn a_junk_flood_connects_nobody_and_connected_clients_keep_working() {
             .all(|e| !matches!(e, UdpServerEvent::Connected { .. })),
         "junk must not connect anybody"
     );
-    let c = *server.connection().counters();
+    let c = *server.connection().server_stats();
     assert_eq!(c.clients_accepted, 1);
     assert_eq!((c.challenges_sent, c.denials_sent), (1, 0));
     assert_eq!(server.connection().pending_handshakes(), 0);
@@ -528,7 +533,7 @@ fn a_junk_flood_connects_nobody_and_connected_clients_keep_working() {
         1,
         "the client's own"
     );
-    assert!(server.counters().datagrams_received > 0);
+    assert!(server.transport_stats().datagrams_received > 0);
 }
 
 #[test]
@@ -557,13 +562,13 @@ fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
     // The game does not read for a while: packets beyond the queue are refused
     // (not acked), not dropped after an ack.
     pump(&mut server, &mut [&mut client], "a refusal", |server, _| {
-        server.counters().payloads_refused > 0
+        server.transport_stats().payloads_dropped_by_layer > 0
     });
     let layer = server.layer(id).expect("connected");
     assert!(
-        layer.counters().packets_refused > 0,
+        layer.stats().payloads_dropped_receive_queue_full > 0,
         "{:?}",
-        layer.counters()
+        layer.stats()
     );
     let mut received = Vec::new();
     pump(
@@ -608,11 +613,11 @@ fn an_update_reads_at_most_max_datagrams_per_update() {
     }
     // The first update takes exactly the cap; the rest waits for the next updates.
     server.update().expect("server update");
-    let first = server.counters().datagrams_received;
+    let first = server.transport_stats().datagrams_received;
     let mut total = first;
     for _ in 0..10 {
         server.update().expect("server update");
-        let now = server.counters().datagrams_received;
+        let now = server.transport_stats().datagrams_received;
         assert!(now - total <= MAX_DATAGRAMS_PER_UPDATE as u64);
         total = now;
     }
@@ -625,6 +630,6 @@ fn an_update_reads_at_most_max_datagrams_per_update() {
         "one update read {first}"
     );
     // Junk from an unknown address: dropped, unanswered.
-    assert_eq!(server.counters().datagrams_sent, 0);
-    assert_eq!(server.connection().counters().datagrams_received, total);
+    assert_eq!(server.transport_stats().datagrams_sent, 0);
+    assert_eq!(server.connection().server_stats().datagrams_received, total);
 }

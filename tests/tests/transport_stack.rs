@@ -89,7 +89,7 @@ fn messages_go_both_ways_and_the_mode_keeps_to_its_rate() {
             now < 1.0,
             "no handshake: {:?} {:?}",
             client.connection().state(),
-            server.connection().counters()
+            server.connection().server_stats()
         );
     }
     assert!(matches!(
@@ -120,7 +120,7 @@ fn messages_go_both_ways_and_the_mode_keeps_to_its_rate() {
         (59..=61).contains(&down),
         "server sent {down} datagrams in 2 s"
     );
-    assert_eq!(client.counters().payloads_sent, u64::from(up));
+    assert_eq!(client.stack_stats().payloads_sent, u64::from(up));
 
     // The queued message arrived, and an answer comes back.
     let (id, _) = server.clients().next().unwrap();
@@ -188,7 +188,7 @@ fn raw_client_against_stack(payload: &[u8]) -> (Vec<ServerEvent<u32>>, Vec<Clien
     (
         server_events,
         client_events,
-        server.counters().payloads_refused,
+        server.stack_stats().payloads_dropped_by_layer,
     )
 }
 
@@ -290,7 +290,7 @@ fn a_malformed_payload_from_the_server_ends_the_client_s_connection() {
         client_events.extend(std::iter::from_fn(|| client.poll_event()));
     }
     assert!(sent);
-    assert_eq!(client.counters().payloads_refused, 1);
+    assert_eq!(client.stack_stats().payloads_dropped_by_layer, 1);
     assert!(
         matches!(
             client_events.as_slice(),
@@ -351,14 +351,14 @@ fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
             .receive_queue_len(ChannelId::new(0)),
         8
     );
-    let refused = server.counters().payloads_refused;
+    let refused = server.stack_stats().payloads_dropped_by_layer;
     assert!(refused > 0, "no packet was refused");
     assert_eq!(
         server
             .layer(id)
             .expect("connected")
-            .counters()
-            .packets_refused,
+            .stats()
+            .payloads_dropped_receive_queue_full,
         refused
     );
     let mut got = Vec::new();

@@ -146,8 +146,8 @@ impl SimLink {
     /// What the link carried so far.
     pub fn stats(&self) -> WireStats {
         let mut stats = self.stats;
-        stats.up_lost = self.up.stats().dropped;
-        stats.down_lost = self.down.stats().dropped;
+        stats.up_lost = self.up.stats().datagrams_dropped;
+        stats.down_lost = self.down.stats().datagrams_dropped;
         stats
     }
 

@@ -76,7 +76,7 @@ pub struct EstimateLog {
 impl EstimateLog {
     /// Takes one snapshot of the estimates.
     pub fn record(&mut self, stats: &LinkStats) {
-        self.loss_sum += stats.packet_loss_percent;
+        self.loss_sum += stats.endpoint.packet_loss_percent;
         self.samples += 1;
     }
 
@@ -315,8 +315,8 @@ impl fmt::Display for Live {
             for c in &self.server {
                 table.row(vec![
                     c.address.to_string(),
-                    format!("{:.0}ms", c.stats.rtt.as_secs_f64() * 1e3),
-                    format!("{:.1}%", c.stats.packet_loss_percent),
+                    format!("{:.0}ms", c.stats.endpoint.rtt.as_secs_f64() * 1e3),
+                    format!("{:.1}%", c.stats.endpoint.packet_loss_percent),
                     format!("{:.1}", c.stats.sent_kbps),
                     format!("{:.1}", c.stats.received_kbps),
                     mode(Some(&c.stats)),
@@ -344,13 +344,13 @@ impl fmt::Display for Live {
                 bot.index.to_string(),
                 link(&bot.link),
                 versus(
-                    s.map(|s| s.rtt.as_secs_f64() * 1e3),
+                    s.map(|s| s.endpoint.rtt.as_secs_f64() * 1e3),
                     bot.wire.mean_rtt_ms(),
                     0,
                     "ms",
                 ),
                 versus(
-                    s.map(|s| s.packet_loss_percent),
+                    s.map(|s| s.endpoint.packet_loss_percent),
                     bot.wire.up_loss().map(|l| l * 100.0),
                     1,
                     "%",
@@ -415,7 +415,7 @@ impl fmt::Display for Summary {
                     |f: fn(&ClientTally) -> u64| s.map_or("-".to_owned(), |s| f(s).to_string());
                 let order_ok = b.out_of_order == 0 && s.is_none_or(|s| s.out_of_order == 0);
                 let (rtt, truth) = (
-                    stats.map(|s| s.rtt.as_secs_f64() * 1e3),
+                    stats.map(|s| s.endpoint.rtt.as_secs_f64() * 1e3),
                     row.wire.mean_rtt_ms(),
                 );
                 let error = match (rtt, truth) {

@@ -1,4 +1,5 @@
-//! What the message layer reports: send refusals, rejected packets, counters.
+//! What the message layer reports: send refusals and rejected packets (its counters
+//! are in `stats.rs`).
 
 /// Why [`MessageLayer::send`](super::MessageLayer::send) refused a message. The layer
 /// keeps nothing of a refused message.
@@ -107,37 +108,4 @@ impl PayloadError {
     pub fn is_malformed(&self) -> bool {
         !matches!(self, Self::ReceiveQueueFull { .. })
     }
-}
-
-/// Event counters of a [`MessageLayer`](super::MessageLayer).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LayerCounters {
-    /// Messages accepted by `send` (blocks included).
-    pub messages_sent: u64,
-    /// Times a message or fragment went into a packet (first sends and resends).
-    pub transmissions: u64,
-    /// Of those, the times a reliable message or fragment went out again (its resend
-    /// interval passed without an ack).
-    pub resends: u64,
-    /// Reliable messages (and fragments) released by acks.
-    pub messages_acked: u64,
-    /// Messages delivered by `receive`.
-    pub messages_received: u64,
-    /// Reliable messages or fragments received again and ignored.
-    pub duplicates: u64,
-    /// `send` refusals because the queue was full.
-    pub send_queue_full: u64,
-    /// Unreliable messages dropped on arrival because the receive queue was full.
-    pub receive_queue_overflow: u64,
-    /// Sequenced messages dropped on arrival because a newer one had arrived.
-    pub stale: u64,
-    /// Packet payloads written.
-    pub packets_written: u64,
-    /// Packet payloads read and applied.
-    pub packets_read: u64,
-    /// Packet payloads dropped as malformed or hostile.
-    pub packets_malformed: u64,
-    /// Packet payloads refused for flow control (receive queue full).
-    pub packets_refused: u64,
 }

@@ -61,7 +61,7 @@
 //! Unreliable (each message sent at most once, oldest first), but each message
 //! carries an id: the sender numbers messages as it writes them (so the ids of one
 //! entry are consecutive), the receiver keeps the newest id it has seen and drops a
-//! message that is not newer (counted in [`LayerCounters::stale`]): what is
+//! message that is not newer (counted in [`LayerStats::messages_dropped_stale`]): what is
 //! delivered is always newer than what was delivered before. For state that
 //! supersedes itself (positions, "latest input").
 //!
@@ -103,7 +103,7 @@
 //!
 //! Each message is written into at most one packet, oldest first; a full send queue
 //! refuses new messages ([`ChannelSendError::QueueFull`]), a full receive queue drops new
-//! arrivals (counted in [`LayerCounters::receive_queue_overflow`]).
+//! arrivals (counted in [`LayerStats::messages_dropped_receive_queue_full`]).
 //!
 //! # Packet layout
 //!
@@ -190,12 +190,12 @@ pub use config::{
     MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
 pub use encoded::Encoded;
-pub use error::{ChannelSendError, LayerCounters, PayloadError};
+pub use error::{ChannelSendError, PayloadError};
 pub use id::ChannelId;
 pub(crate) use link::Link;
 pub(crate) use stack::deliver;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
-pub use stats::MessageStats;
+pub use stats::{ChannelStats, LayerStats};
 
 use std::time::Duration;
 
@@ -241,7 +241,10 @@ pub struct MessageLayer<M> {
     config: LayerConfig,
     send: SendSide<M>,
     receive: ReceiveSide<M>,
-    counters: LayerCounters,
+    /// The layer's event totals (the queue lengths are read when reported).
+    counters: LayerStats,
+    /// Each channel's event totals, by channel index (likewise).
+    channel_counters: Box<[ChannelStats]>,
 }
 
 impl<M: NetMessage> MessageLayer<M> {
@@ -251,19 +254,16 @@ impl<M: NetMessage> MessageLayer<M> {
         Ok(Self {
             send: SendSide::new(&config),
             receive: ReceiveSide::new(&config),
+            channel_counters: vec![ChannelStats::default(); config.channels.len()]
+                .into_boxed_slice(),
             config,
-            counters: LayerCounters::default(),
+            counters: LayerStats::default(),
         })
     }
 
     /// The configuration.
     pub fn config(&self) -> &LayerConfig {
         &self.config
-    }
-
-    /// The event counters.
-    pub fn counters(&self) -> &LayerCounters {
-        &self.counters
     }
 
     /// Sets the round-trip time estimate that channels with a
@@ -316,7 +316,9 @@ impl<M: NetMessage> MessageLayer<M> {
     /// declared range.
     pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), ChannelSendError> {
         self.send
-            .send(&self.config, channel, message, &mut self.counters)
+            .send(&self.config, channel, message, &mut self.counters)?;
+        self.count_sent(channel);
+        Ok(())
     }
 
     /// Queues a message encoded once ([`Encoded`]) on `channel`, as
@@ -330,19 +332,38 @@ impl<M: NetMessage> MessageLayer<M> {
         encoded: &Encoded,
     ) -> Result<(), ChannelSendError> {
         self.send
-            .send_encoded(&self.config, channel, encoded, &mut self.counters)
+            .send_encoded(&self.config, channel, encoded, &mut self.counters)?;
+        self.count_sent(channel);
+        Ok(())
     }
 
-    /// What the layer sent, received and resent, and what its queues hold.
-    pub fn stats(&self) -> MessageStats {
-        let channels = (0..self.config.channels.len()).map(ChannelId::new);
-        MessageStats {
-            sent: self.counters.messages_sent,
-            received: self.counters.messages_received,
-            resent: self.counters.resends,
-            send_queue: channels.clone().map(|c| self.send_queue_len(c)).sum(),
-            receive_queue: channels.map(|c| self.receive_queue_len(c)).sum(),
+    /// A message accepted on `channel`, counted in its channel's totals (the layer's
+    /// are counted by the send side).
+    fn count_sent(&mut self, channel: ChannelId) {
+        if let Some(c) = self.channel_counters.get_mut(channel.index()) {
+            c.messages_sent += 1;
         }
+    }
+
+    /// What the layer counted since it was made, and what its queues hold now.
+    pub fn stats(&self) -> LayerStats {
+        let channels = (0..self.config.channels.len()).map(ChannelId::new);
+        LayerStats {
+            send_queue_len: channels.clone().map(|c| self.send_queue_len(c)).sum(),
+            receive_queue_len: channels.map(|c| self.receive_queue_len(c)).sum(),
+            ..self.counters
+        }
+    }
+
+    /// What `channel` counted since the layer was made, and what its queues hold now;
+    /// `None` if the layer has no such channel.
+    pub fn channel_stats(&self, channel: ChannelId) -> Option<ChannelStats> {
+        let counters = self.channel_counters.get(channel.index())?;
+        Some(ChannelStats {
+            send_queue_len: self.send_queue_len(channel),
+            receive_queue_len: self.receive_queue_len(channel),
+            ..*counters
+        })
     }
 
     /// `true` when `channel` has room for one more message right now.
@@ -371,7 +392,11 @@ impl<M: NetMessage> MessageLayer<M> {
     /// The next message of `channel`: in send order on a reliable channel, in arrival
     /// order on an unreliable one.
     pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
-        self.receive.receive(channel, &mut self.counters)
+        let message = self.receive.receive(channel, &mut self.counters)?;
+        if let Some(c) = self.channel_counters.get_mut(channel.index()) {
+            c.messages_received += 1;
+        }
+        Some(message)
     }
 
     /// How far the oldest block queued on `channel` has come: its bytes acked by the
@@ -399,8 +424,14 @@ impl<M: NetMessage> MessageLayer<M> {
     /// nothing to send the payload is one byte (no entries): send it anyway, it
     /// carries the packet header's acks.
     pub fn write_packet(&mut self, now: Time, sequence: Sequence, out: &mut Vec<u8>) -> usize {
-        self.send
-            .write_packet(&self.config, now, sequence, out, &mut self.counters)
+        self.send.write_packet(
+            &self.config,
+            now,
+            sequence,
+            out,
+            &mut self.counters,
+            &mut self.channel_counters,
+        )
     }
 
     /// Reads a packet payload written by a peer's [`write_packet`](Self::write_packet).

@@ -9,10 +9,11 @@ use core::ops::Range;
 use super::BlockProgress;
 use super::block::{Reassembly, fragment_range};
 use super::config::{ChannelConfig, ChannelKind, LayerConfig};
-use super::error::{LayerCounters, PayloadError};
+use super::error::PayloadError;
 use super::id::ChannelId;
 use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
 use super::reliable::{Class, ReliableReceiver};
+use super::stats::LayerStats;
 use super::unreliable::UnreliableReceiver;
 use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
@@ -78,20 +79,20 @@ impl<M> ChannelReceiver<M> {
 
     /// Applies a message of a validated payload: buffers it for delivery, or counts
     /// why not (a duplicate, a stale sequenced message, a full unreliable queue).
-    fn accept(&mut self, id: Option<u16>, message: M, counters: &mut LayerCounters) {
+    fn accept(&mut self, id: Option<u16>, message: M, counters: &mut LayerStats) {
         match (self, id) {
             (Self::Reliable { queue, .. }, Some(id)) => {
                 if queue.classify(id) == Class::New {
                     queue.insert(id, message);
                 } else {
-                    counters.duplicates += 1;
+                    counters.messages_dropped_duplicate += 1;
                 }
             }
             (Self::Unreliable(queue), id) => {
                 if id.is_some_and(|id| !queue.newer(id)) {
-                    counters.stale += 1;
+                    counters.messages_dropped_stale += 1;
                 } else {
-                    counters.receive_queue_overflow += u64::from(!queue.push(message));
+                    counters.messages_dropped_receive_queue_full += u64::from(!queue.push(message));
                 }
             }
             _ => {}
@@ -253,11 +254,7 @@ impl<M: NetMessage> ReceiveSide<M> {
     }
 
     /// The next message of `channel`, counted as received.
-    pub(crate) fn receive(
-        &mut self,
-        channel: ChannelId,
-        counters: &mut LayerCounters,
-    ) -> Option<M> {
+    pub(crate) fn receive(&mut self, channel: ChannelId, counters: &mut LayerStats) -> Option<M> {
         let message = self.channels.get_mut(channel.index())?.pop();
         if message.is_some() {
             counters.messages_received += 1;
@@ -278,7 +275,7 @@ impl<M: NetMessage> ReceiveSide<M> {
         &mut self,
         config: &LayerConfig,
         payload: &[u8],
-        counters: &mut LayerCounters,
+        counters: &mut LayerStats,
     ) -> Result<(), PayloadError> {
         self.staged.clear();
         let result = self
@@ -287,9 +284,9 @@ impl<M: NetMessage> ReceiveSide<M> {
         if let Err(e) = result {
             self.staged.clear();
             if e.is_malformed() {
-                counters.packets_malformed += 1;
+                counters.payloads_dropped_malformed += 1;
             } else {
-                counters.packets_refused += 1;
+                counters.payloads_dropped_receive_queue_full += 1;
             }
             if matches!(e, PayloadError::OutsideWindow { .. }) && self.protocol_error.is_none() {
                 self.protocol_error = Some(e);
@@ -297,7 +294,7 @@ impl<M: NetMessage> ReceiveSide<M> {
             return Err(e);
         }
         self.apply(config, counters);
-        counters.packets_read += 1;
+        counters.payloads_read += 1;
         Ok(())
     }
 
@@ -408,7 +405,7 @@ impl<M: NetMessage> ReceiveSide<M> {
     }
 
     /// Applies a validated payload.
-    fn apply(&mut self, config: &LayerConfig, counters: &mut LayerCounters) {
+    fn apply(&mut self, config: &LayerConfig, counters: &mut LayerStats) {
         let staged = &mut self.staged;
         for (channel, id, message) in staged.messages.drain(..) {
             self.channels[channel].accept(id, message, counters);
@@ -428,7 +425,7 @@ impl<M: NetMessage> ReceiveSide<M> {
                 continue;
             };
             if g.skip || recv.classify(g.id) != Class::New {
-                counters.duplicates += g.frags.len() as u64;
+                counters.messages_dropped_duplicate += g.frags.len() as u64;
                 continue;
             }
             if let Some(message) = block {
@@ -440,7 +437,7 @@ impl<M: NetMessage> ReceiveSide<M> {
             for (index, range) in &staged.frags[g.frags.clone()] {
                 let data = staged.bytes.get(range.clone()).unwrap_or_default();
                 if !partial.store(*index, bc.fragment_size, data) {
-                    counters.duplicates += 1;
+                    counters.messages_dropped_duplicate += 1;
                 }
             }
         }

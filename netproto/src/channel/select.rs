@@ -33,6 +33,8 @@ pub(crate) struct EntrySel {
     /// A block's id and its fragment indexes, in the selection's fragments
     /// ([`Selection::fragment`]).
     pub(crate) block: Option<(u16, Range<usize>)>,
+    /// Of the entry's messages and fragments, those sent before (resends).
+    pub(crate) resends: u64,
 }
 
 /// The selection for the packet being written, in buffers reused from packet to packet.
@@ -117,6 +119,7 @@ fn select_reliable<M: NetMessage>(
     let max_messages = config.max_messages_per_packet;
     let mut used = header;
     let ids_start = sel.ids.len();
+    let resends_start = sel.resends;
     let mut count = 0usize;
     let mut previous: Option<u32> = None;
     let mut block = None;
@@ -210,6 +213,7 @@ fn select_reliable<M: NetMessage>(
             ids: ids_start..sel.ids.len(),
             count,
             block,
+            resends: sel.resends - resends_start,
         },
         used,
     ))
@@ -249,6 +253,7 @@ fn select_unreliable<M>(
             ids: 0..0,
             count,
             block: None,
+            resends: 0,
         },
         used,
     ))

@@ -10,12 +10,13 @@ use super::BlockProgress;
 use super::block::OutgoingBlock;
 use super::config::{ChannelConfig, LayerConfig};
 use super::encoded::{Encoded, Payload};
-use super::error::{ChannelSendError, LayerCounters};
+use super::error::ChannelSendError;
 use super::id::ChannelId;
 use super::payload::{entry_header_bits, message_id_bits};
 use super::reliable::{Outgoing, ReliableSender};
 use super::select::Packer;
 use super::sent::{SentItem, SentPackets};
+use super::stats::{ChannelStats, LayerStats};
 use super::unreliable::UnreliableSender;
 use super::writer;
 use crate::Time;
@@ -259,7 +260,7 @@ impl<M: NetMessage> SendSide<M> {
         config: &LayerConfig,
         channel: ChannelId,
         message: M,
-        counters: &mut LayerCounters,
+        counters: &mut LayerStats,
     ) -> Result<(), ChannelSendError> {
         let channel = channel.index();
         let bits = crate::codec::measure(&message);
@@ -298,7 +299,7 @@ impl<M: NetMessage> SendSide<M> {
         config: &LayerConfig,
         channel: ChannelId,
         encoded: &Encoded,
-        counters: &mut LayerCounters,
+        counters: &mut LayerStats,
     ) -> Result<(), ChannelSendError> {
         let bits = encoded.bits();
         if bits > M::MAX_BITS {
@@ -333,7 +334,7 @@ impl<M: NetMessage> SendSide<M> {
         channel: usize,
         bits: usize,
         slack: usize,
-        counters: &mut LayerCounters,
+        counters: &mut LayerStats,
     ) -> Result<bool, ChannelSendError> {
         let (Some(ch), Some(c)) = (self.channels.get(channel), config.channels.get(channel)) else {
             return Err(ChannelSendError::NoSuchChannel {
@@ -349,7 +350,7 @@ impl<M: NetMessage> SendSide<M> {
             }
         }
         if ch.is_full() {
-            counters.send_queue_full += 1;
+            counters.messages_dropped_send_queue_full += 1;
             return Err(ChannelSendError::QueueFull {
                 channel: ChannelId::new(channel),
                 size: c.send_queue_size,
@@ -366,7 +367,7 @@ impl<M: NetMessage> SendSide<M> {
         message: Payload<M>,
         bits: usize,
         block: Option<Box<[u8]>>,
-        counters: &mut LayerCounters,
+        counters: &mut LayerStats,
     ) {
         let (Some(ch), Some(c)) = (self.channels.get_mut(channel), config.channels.get(channel))
         else {
@@ -385,7 +386,8 @@ impl<M: NetMessage> SendSide<M> {
         now: Time,
         sequence: Sequence,
         out: &mut Vec<u8>,
-        counters: &mut LayerCounters,
+        counters: &mut LayerStats,
+        channel_counters: &mut [ChannelStats],
     ) -> usize {
         let selection = self
             .packer
@@ -411,15 +413,20 @@ impl<M: NetMessage> SendSide<M> {
             }
         };
         out.truncate(len);
-        counters.packets_written += 1;
-        counters.resends += selection.resends();
+        counters.payloads_written += 1;
+        counters.messages_resent += selection.resends();
+        for entry in selection.entries() {
+            if let Some(c) = channel_counters.get_mut(entry.channel) {
+                c.messages_resent += entry.resends;
+            }
+        }
         self.queued = false;
         len
     }
 
     /// Packet `sequence` was acked: releases the reliable messages and fragments it
     /// carried.
-    pub(crate) fn on_packet_acked(&mut self, sequence: Sequence, counters: &mut LayerCounters) {
+    pub(crate) fn on_packet_acked(&mut self, sequence: Sequence, counters: &mut LayerStats) {
         let channels = &mut self.channels;
         let known = self.sent.acked(sequence, |item| {
             if channels

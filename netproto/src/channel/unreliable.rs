@@ -16,7 +16,7 @@ pub(crate) struct UnreliableSender<M> {
 }
 
 /// Messages received and not taken yet. Full queue: a newly arrived message is dropped
-/// and counted (`receive_queue_overflow`): the packet is still acked, unreliable data
+/// and counted (`messages_dropped_receive_queue_full`): the packet is still acked, unreliable data
 /// is never resent anyway.
 #[derive(Debug)]
 pub(crate) struct UnreliableReceiver<M> {

@@ -3,12 +3,13 @@
 //! sequence for the acks ([`sent`](super::sent)).
 
 use super::config::LayerConfig;
-use super::error::{LayerCounters, PayloadError};
+use super::error::PayloadError;
 use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
 use super::reliable::Outgoing;
 use super::select::Selection;
 use super::send::{ChannelSender, SendQueue};
 use super::sent::SentItem;
+use super::stats::LayerStats;
 use crate::message::NetMessage;
 use crate::stream::WriteStream;
 
@@ -20,7 +21,7 @@ struct Writer<'a, M> {
     selection: &'a Selection,
     /// What the packet carries on reliable channels (none: the record slot is taken).
     record: Option<&'a mut Vec<SentItem>>,
-    counters: &'a mut LayerCounters,
+    counters: &'a mut LayerStats,
     /// The entry being written.
     entry: usize,
     /// Where its reliable ids start in the selection's ids (`None`: not reliable).
@@ -55,7 +56,7 @@ impl<'w, M: NetMessage> Contents<WriteStream<'w>> for Writer<'_, M> {
         let Some(e) = self.selection.entries().get(k) else {
             return EntryHeader::default();
         };
-        self.counters.transmissions += e.count as u64;
+        self.counters.messages_transmitted += e.count as u64;
         (self.ids_start, self.next_id) = match self.channels.get(e.channel).map(|ch| ch.queue()) {
             Some(SendQueue::Reliable(_)) => (Some(e.ids.start), 0),
             Some(SendQueue::Unreliable(send)) => (None, send.next_id()),
@@ -116,7 +117,7 @@ impl<'w, M: NetMessage> Contents<WriteStream<'w>> for Writer<'_, M> {
         let Some((channel, id, range)) = self.block() else {
             return FragmentGroup::default();
         };
-        self.counters.transmissions += range.len() as u64;
+        self.counters.messages_transmitted += range.len() as u64;
         match self.channels.get(channel).map(|ch| ch.queue()) {
             Some(SendQueue::Reliable(send)) => match send.get(id) {
                 Some(Outgoing::Block(b)) => FragmentGroup {
@@ -163,7 +164,7 @@ pub(crate) fn write_payload<M: NetMessage>(
     channels: &mut [ChannelSender<M>],
     selection: &Selection,
     record: Option<&mut Vec<SentItem>>,
-    counters: &mut LayerCounters,
+    counters: &mut LayerStats,
 ) -> Result<usize, PayloadError> {
     let mut writer = Writer {
         channels,

@@ -14,7 +14,7 @@ use super::stats::{LinkStats, Traffic};
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
 use super::{Opened, PayloadSendError, opened};
 use crate::netcode::{AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet, PacketType};
-use crate::packet::{Counters, Estimates, Incoming, ReceiveError, Sequence};
+use crate::packet::{Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, DropReason, Refusal};
 
 /// The upper half of the sequence space, where a client seals its connection
@@ -179,11 +179,6 @@ impl<A: Copy + Eq + Debug> Client<A> {
     /// The packet endpoint's estimates, once connected.
     pub(crate) fn endpoint_estimates(&self) -> Option<&Estimates> {
         self.link.as_ref().map(Link::estimates)
-    }
-
-    /// The packet endpoint counters, once connected.
-    pub fn endpoint_counters(&self) -> Option<&Counters> {
-        self.link.as_ref().map(|l| l.endpoint.counters())
     }
 
     /// The congestion state, once connected.

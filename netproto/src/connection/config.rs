@@ -142,7 +142,7 @@ impl ConnectionConfig {
         }
         let packets = self.packets_per_timeout();
         let limit = SEQUENCE_HALF - self.sequence_window();
-        if packets.is_nan() || packets >= limit as f64 {
+        if packets >= limit as u64 {
             return Err(ConnectionConfigError::TimeoutOutlastsSequences { packets, limit });
         }
         Ok(())
@@ -152,12 +152,19 @@ impl ConnectionConfig {
     /// the packets it sends when it keeps to its congestion mode's rate
     /// ([`ready_to_send`](super::Server::ready_to_send)) and sends keep-alives, and
     /// as many skipped sequences (the skipped-sequence trap skips at most one per
-    /// packet): `2 * max_timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)`.
-    pub fn packets_per_timeout(&self) -> f64 {
+    /// packet): `2 * max_timeout * (max(good_rate, bad_rate) + 1 / keepalive_interval)`,
+    /// rounded up; [`u64::MAX`] when that is not finite (a zero interval, an infinite
+    /// or NaN rate).
+    pub fn packets_per_timeout(&self) -> u64 {
         let rate = self.congestion.good_rate.max(self.congestion.bad_rate);
-        let packets =
-            self.max_timeout.as_secs_f64() * (rate + 1.0 / self.keepalive_interval.as_secs_f64());
-        2.0 * packets
+        let per_second = rate + 1.0 / self.keepalive_interval.as_secs_f64();
+        let packets = 2.0 * self.max_timeout.as_secs_f64() * per_second;
+        if packets.is_finite() {
+            // Not negative: the rates are validated positive; `as` saturates.
+            packets.ceil() as u64
+        } else {
+            u64::MAX
+        }
     }
 
     /// The connection timeout a token's `timeout_seconds` sets, if this side accepts
@@ -231,7 +238,7 @@ pub struct ServerConfig {
     /// keep new players out. The token history is never evicted (a token it forgot
     /// could open a second session under the same keys): when it is full of
     /// unexpired tokens, new tokens are refused until some expire
-    /// ([`ServerCounters::requests_history_full`](super::ServerCounters::requests_history_full)).
+    /// ([`ServerStats::requests_dropped_history_full`](super::ServerStats::requests_dropped_history_full)).
     pub pending_handshakes: usize,
     /// The longest a connect token from the backend lives (its `expire_seconds`,
     /// [`TokenParams::expire_seconds`](crate::netcode::TokenParams::expire_seconds)):
@@ -358,7 +365,7 @@ pub enum ConnectionConfigError {
     )]
     TimeoutOutlastsSequences {
         /// [`ConnectionConfig::packets_per_timeout`].
-        packets: f64,
+        packets: u64,
         /// Half the sequence space minus the endpoint's larger packet window.
         limit: usize,
     },
@@ -376,7 +383,7 @@ mod tests {
         let config = ConnectionConfig::new(1);
         assert_eq!(config.validate(), Ok(()));
         // 60 s at 120 packets and 10 keep-alives a second, and at most as many skips.
-        assert_eq!(config.packets_per_timeout(), 15600.0);
+        assert_eq!(config.packets_per_timeout(), 15600);
     }
 
     #[test]
@@ -396,7 +403,7 @@ mod tests {
         assert_eq!(
             at(406.5),
             Err(ConnectionConfigError::TimeoutOutlastsSequences {
-                packets: 32520.0,
+                packets: 32520,
                 limit: 32512,
             })
         );

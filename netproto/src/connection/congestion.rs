@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use super::config::{ConnectionConfigError, positive};
 use crate::Time;
-use crate::time::{as_millis_f64, saturating_duration};
+use crate::time::saturating_duration;
 
 /// The thresholds of [`Congestion`]; every field is configurable.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,32 +96,9 @@ impl CongestionConfig {
     }
 }
 
-/// The durations of a [`CongestionConfig`] in the `f64` seconds (and milliseconds for
-/// the RTT threshold) the state machine computes in.
-#[derive(Clone, Copy)]
-struct Seconds {
-    rtt_threshold_ms: f64,
-    min_penalty: f64,
-    max_penalty: f64,
-    relapse_window: f64,
-    reduce_every: f64,
-}
-
-impl Seconds {
-    fn of(c: &CongestionConfig) -> Self {
-        Self {
-            rtt_threshold_ms: as_millis_f64(c.rtt_threshold),
-            min_penalty: c.min_penalty.as_secs_f64(),
-            max_penalty: c.max_penalty.as_secs_f64(),
-            relapse_window: c.relapse_window.as_secs_f64(),
-            reduce_every: c.reduce_every.as_secs_f64(),
-        }
-    }
-}
-
 /// Slack on time comparisons, so that durations summed from many ticks (60 ticks of
 /// 1/60 s fall a hair short of 1 s) count as reached.
-const EPSILON: f64 = 1e-6;
+const EPSILON: Duration = Duration::from_micros(1);
 
 /// The congestion mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -171,13 +148,12 @@ impl Mode {
 pub struct Congestion {
     config: CongestionConfig,
     mode: Mode,
-    /// Seconds.
-    penalty: f64,
+    penalty: Duration,
     last_update: Time,
-    /// Bad mode: seconds of good conditions so far. Good mode: seconds since going good.
-    good_time: f64,
-    /// Good mode: seconds toward the next halving of the penalty.
-    reduction: f64,
+    /// Bad mode: good conditions so far. Good mode: the time since going good.
+    good_time: Duration,
+    /// Good mode: the time toward the next halving of the penalty.
+    reduction: Duration,
 }
 
 impl Congestion {
@@ -185,14 +161,14 @@ impl Congestion {
     pub fn new(config: CongestionConfig, now: Time) -> Self {
         Self {
             mode: config.initial_mode,
-            penalty: config.initial_penalty.as_secs_f64(),
+            penalty: config.initial_penalty,
             last_update: now,
             // Starting good is no relapse: a first drop does not double the penalty.
             good_time: match config.initial_mode {
-                Mode::Good => config.relapse_window.as_secs_f64(),
-                Mode::Bad => 0.0,
+                Mode::Good => config.relapse_window,
+                Mode::Bad => Duration::ZERO,
             },
-            reduction: 0.0,
+            reduction: Duration::ZERO,
             config,
         }
     }
@@ -204,7 +180,7 @@ impl Congestion {
 
     /// The penalty time `t`.
     pub fn penalty(&self) -> Duration {
-        saturating_duration(self.penalty)
+        self.penalty
     }
 
     /// Packets per second the mode allows.
@@ -235,57 +211,63 @@ impl Congestion {
     /// elapsed time (minutes of good conditions return to good and halve the penalty
     /// down to its minimum); a non-finite `now` is ignored.
     pub fn update(&mut self, now: Time, rtt: Duration) -> Mode {
-        self.update_ms(now, as_millis_f64(rtt))
-    }
-
-    /// [`update`](Self::update) with the RTT in `f64` milliseconds, as the packet
-    /// endpoint estimates it.
-    pub(crate) fn update_ms(&mut self, now: Time, rtt_ms: f64) -> Mode {
         if !now.as_secs_f64().is_finite() {
             return self.mode;
         }
-        let dt = now.secs_since(self.last_update).max(0.0);
+        let dt = now.saturating_duration_since(self.last_update);
         self.last_update = now;
-        let c = Seconds::of(&self.config);
-        let bad_conditions = rtt_ms > c.rtt_threshold_ms;
+        let c = &self.config;
+        let bad_conditions = rtt > c.rtt_threshold;
         match self.mode {
             Mode::Good => {
                 if bad_conditions {
                     if self.good_time < c.relapse_window {
-                        self.penalty = (self.penalty * 2.0).min(c.max_penalty);
+                        self.penalty = self.penalty.saturating_mul(2).min(c.max_penalty);
                     }
                     self.mode = Mode::Bad;
-                    self.good_time = 0.0;
-                    self.reduction = 0.0;
+                    self.good_time = Duration::ZERO;
+                    self.reduction = Duration::ZERO;
                 } else {
-                    self.good_time += dt;
-                    self.reduction += dt;
-                    while self.reduction + EPSILON >= c.reduce_every {
-                        if self.penalty <= c.min_penalty {
+                    self.good_time = self.good_time.saturating_add(dt);
+                    self.reduction = self.reduction.saturating_add(dt);
+                    while self.reduction.saturating_add(EPSILON) >= c.reduce_every {
+                        if self.penalty <= c.min_penalty || c.reduce_every.is_zero() {
                             // Nothing left to halve: drop whole periods at once, so
                             // that a jump of any size ends the loop.
-                            self.reduction %= c.reduce_every;
+                            self.reduction = remainder(self.reduction, c.reduce_every);
                             break;
                         }
                         self.reduction -= c.reduce_every;
-                        self.penalty = (self.penalty / 2.0).max(c.min_penalty);
+                        self.penalty = (self.penalty / 2).max(c.min_penalty);
                     }
                 }
             }
             Mode::Bad => {
                 if bad_conditions {
-                    self.good_time = 0.0;
+                    self.good_time = Duration::ZERO;
                 } else {
-                    self.good_time += dt;
-                    if self.good_time + EPSILON >= self.penalty {
+                    self.good_time = self.good_time.saturating_add(dt);
+                    if self.good_time.saturating_add(EPSILON) >= self.penalty {
                         self.mode = Mode::Good;
-                        self.good_time = 0.0;
-                        self.reduction = 0.0;
+                        self.good_time = Duration::ZERO;
+                        self.reduction = Duration::ZERO;
                     }
                 }
             }
         }
         self.mode
+    }
+}
+
+/// `time` less whole periods of `period` (zero for a zero period: an unvalidated
+/// configuration's).
+fn remainder(time: Duration, period: Duration) -> Duration {
+    match (
+        time.as_nanos().checked_rem(period.as_nanos()),
+        period.is_zero(),
+    ) {
+        (Some(rest), false) => Duration::from_nanos(u64::try_from(rest).unwrap_or(u64::MAX)),
+        _ => Duration::ZERO,
     }
 }
 
@@ -311,9 +293,12 @@ mod tests {
         );
     }
 
-    /// `update` at `now` seconds with an RTT of `rtt_ms`.
+    /// `update` at `now` seconds with an RTT of `rtt_ms` milliseconds.
     fn at(c: &mut Congestion, now: f64, rtt_ms: f64) -> Mode {
-        c.update_ms(Time::from_secs_f64(now), rtt_ms)
+        c.update(
+            Time::from_secs_f64(now),
+            Duration::from_secs_f64(rtt_ms / 1000.0),
+        )
     }
 
     #[test]
@@ -400,7 +385,7 @@ mod tests {
         assert_eq!(c.penalty(), Duration::from_secs(4));
         assert_eq!(c.update(t(4.2), threshold), Mode::Bad);
         assert_eq!(c.update(t(4.3), threshold), Mode::Good);
-        // The same through the milliseconds the endpoint estimates in.
+        // The same from the test helper's milliseconds.
         let mut c = Congestion::new(config, Time::ZERO);
         assert_eq!(at(&mut c, 0.1, 250.0), Mode::Good);
         assert_eq!(at(&mut c, 0.2, 250.000_001), Mode::Bad);

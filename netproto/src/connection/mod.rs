@@ -66,8 +66,8 @@ pub use config::{ConnectionConfig, ConnectionConfigError, ServerConfig};
 pub use congestion::{Congestion, CongestionConfig, Mode};
 pub use delivery::Delivery;
 pub use event::{ClientEvent, ClientId, DenyReason, DisconnectReason, ServerEvent};
-pub use server::{Server, ServerCounters};
-pub use stats::LinkStats;
+pub use server::Server;
+pub use stats::{LinkStats, ServerStats};
 pub use transmit::MAX_DATAGRAM_BYTES;
 
 use crate::netcode::Packet;

@@ -12,113 +12,43 @@ use super::delivery::Delivery;
 use super::event::{ClientId, DenyReason, DisconnectReason, ServerEvent};
 use super::handshake::{HandshakeStart, Handshakes, Pending, TokenRefusal, TokenTag};
 use super::session::{Crypto, Link};
-use super::stats::LinkStats;
+use super::stats::{LinkStats, ServerStats};
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
 use super::{Opened, PayloadSendError, opened};
 use crate::netcode::{
     self, AllowedPackets, ChallengeToken, ConnectTokenPrivate, Key, MAC_BYTES, Packet, PacketType,
     ReadError, USER_DATA_BYTES,
 };
-use crate::packet::{Counters, Estimates, Incoming, ReceiveError, Sequence};
+use crate::packet::{Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, DropReason, Refusal};
 
 impl DropReason {
-    /// The counter of the [`ServerCounters`] a drop lands in: the counter named after
+    /// The counter of the [`ServerStats`] a drop lands in: the counter named after
     /// its reason; `None` for the reasons of other layers, which the server never
     /// gives.
-    fn counter(self, counters: &mut ServerCounters) -> Option<&mut u64> {
+    fn counter(self, counters: &mut ServerStats) -> Option<&mut u64> {
         Some(match self {
-            Self::Malformed => &mut counters.dropped_malformed,
-            Self::Unexpected => &mut counters.dropped_unexpected,
-            Self::UnknownAddress => &mut counters.dropped_unknown_address,
-            Self::Unauthenticated => &mut counters.dropped_unauthenticated,
-            Self::Replayed => &mut counters.dropped_replayed,
-            Self::ByEndpoint => &mut counters.dropped_by_endpoint,
-            Self::RequestMalformed => &mut counters.requests_malformed,
-            Self::RequestExpired => &mut counters.requests_expired,
-            Self::RequestUnauthenticated => &mut counters.requests_unauthenticated,
-            Self::RequestWrongServer => &mut counters.requests_wrong_server,
-            Self::RequestTokenReused => &mut counters.requests_token_reused,
-            Self::RequestBeforeStart => &mut counters.requests_before_start,
-            Self::RequestHistoryFull => &mut counters.requests_history_full,
-            Self::RequestAlreadyConnected => &mut counters.requests_already_connected,
-            Self::RequestBadTimeout => &mut counters.requests_bad_timeout,
-            Self::RequestBusy => &mut counters.requests_busy,
-            Self::ResponseInvalid => &mut counters.responses_invalid,
+            Self::Malformed => &mut counters.datagrams_dropped_malformed,
+            Self::Unexpected => &mut counters.datagrams_dropped_unexpected,
+            Self::UnknownAddress => &mut counters.datagrams_dropped_unknown_address,
+            Self::Unauthenticated => &mut counters.datagrams_dropped_unauthenticated,
+            Self::Replayed => &mut counters.datagrams_dropped_replayed,
+            Self::ByEndpoint => &mut counters.datagrams_dropped_by_endpoint,
+            Self::RequestMalformed => &mut counters.requests_dropped_malformed,
+            Self::RequestExpired => &mut counters.requests_dropped_expired,
+            Self::RequestUnauthenticated => &mut counters.requests_dropped_unauthenticated,
+            Self::RequestWrongServer => &mut counters.requests_dropped_wrong_server,
+            Self::RequestTokenReused => &mut counters.requests_dropped_token_reused,
+            Self::RequestBeforeStart => &mut counters.requests_dropped_before_start,
+            Self::RequestHistoryFull => &mut counters.requests_dropped_history_full,
+            Self::RequestAlreadyConnected => &mut counters.requests_dropped_already_connected,
+            Self::RequestBadTimeout => &mut counters.requests_dropped_bad_timeout,
+            Self::RequestBusy => &mut counters.requests_dropped_busy,
+            Self::ResponseInvalid => &mut counters.responses_dropped_invalid,
             // Not a server's drops: the client's, the message layer's, the socket's.
             Self::WrongAddress | Self::PayloadRefused | Self::SendFailed => return None,
         })
     }
-}
-
-/// What a [`Server`] counted. Every datagram handed to
-/// [`handle_datagram`](Server::handle_datagram) lands in `datagrams_received`; one
-/// that changes nothing lands in exactly one of the `dropped_*` or `requests_*`
-/// counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct ServerCounters {
-    /// Datagrams handed to `handle_datagram`.
-    pub datagrams_received: u64,
-    /// DropReason: not a netcode packet (too short or long, unknown type, bad sequence
-    /// length, a body of the wrong size).
-    pub dropped_malformed: u64,
-    /// DropReason: a packet type the server does not take from that address now.
-    pub dropped_unexpected: u64,
-    /// DropReason: a sealed packet from an address with no session or handshake.
-    pub dropped_unknown_address: u64,
-    /// DropReason: the packet failed to authenticate (forged, corrupt, or sealed with
-    /// another key). It changed nothing.
-    pub dropped_unauthenticated: u64,
-    /// DropReason: a packet already received (a replay).
-    pub dropped_replayed: u64,
-    /// DropReason by the packet endpoint of a session (stale, duplicate, malformed
-    /// inside the seal).
-    pub dropped_by_endpoint: u64,
-    /// Requests ignored: the wrong size, version or protocol id.
-    pub requests_malformed: u64,
-    /// Requests ignored: the token expired.
-    pub requests_expired: u64,
-    /// Requests ignored: the token's private part did not open with our key.
-    pub requests_unauthenticated: u64,
-    /// Requests ignored: the token does not name this server.
-    pub requests_wrong_server: u64,
-    /// Requests ignored: the token already opened a session (whether or not it is
-    /// still on), or its handshake is under way from another address.
-    pub requests_token_reused: u64,
-    /// Requests ignored by the restart rule: the token expires less than
-    /// [`max_token_lifetime`](ServerConfig::max_token_lifetime) after this server
-    /// started, so it may have been made, and used, before: a server remembers no
-    /// token of its previous runs.
-    pub requests_before_start: u64,
-    /// Requests ignored: the history of connect tokens is full of unexpired tokens
-    /// (eight times [`pending_handshakes`](ServerConfig::pending_handshakes)); no
-    /// entry is evicted, or a used token could open a second session.
-    pub requests_history_full: u64,
-    /// Requests ignored: the address or the token's client id is connected.
-    pub requests_already_connected: u64,
-    /// Requests ignored: the token's timeout is not one this server accepts.
-    pub requests_bad_timeout: u64,
-    /// Requests ignored: the table of handshakes in progress is full of handshakes
-    /// younger than a second.
-    pub requests_busy: u64,
-    /// Handshakes in progress replaced, when the table was full, by a newer
-    /// authenticated request (the one that started first goes, once it has had a
-    /// second to complete). Not a drop: the request that replaced it got a challenge.
-    pub handshakes_replaced: u64,
-    /// Responses ignored: the challenge token did not open, or its client is
-    /// connected.
-    pub responses_invalid: u64,
-    /// Challenges sent.
-    pub challenges_sent: u64,
-    /// Denials sent (the server was full).
-    pub denials_sent: u64,
-    /// Clients accepted.
-    pub clients_accepted: u64,
-    /// Clients timed out.
-    pub clients_timed_out: u64,
-    /// Clients disconnected for breaking the protocol.
-    pub protocol_errors: u64,
 }
 
 #[derive(Debug)]
@@ -157,7 +87,7 @@ struct Slot<A> {
 /// it but the token's keys, in a bounded table) and, once answered from the same
 /// address, a slot. Every packet after the request is sealed; one that fails to
 /// open, or replays an earlier one, changes nothing. No reply is larger than the
-/// request that caused it. Counted in [`ServerCounters`].
+/// request that caused it. Counted in [`ServerStats`].
 ///
 /// One token opens one session, whatever else happens (netcode 1.4.5's connect
 /// token history): a token is pending from the address it first came from (it admits
@@ -222,7 +152,7 @@ pub struct Server<A> {
     handshakes: Handshakes<A>,
     transmits: TransmitQueue<A>,
     events: VecDeque<ServerEvent<A>>,
-    counters: ServerCounters,
+    counters: ServerStats,
     /// `now + unix_offset` is the Unix time in seconds.
     unix_offset: f64,
     /// The sequence of packets sealed outside a session (challenges, denials): the
@@ -259,7 +189,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             slots,
             transmits: TransmitQueue::new(),
             events: VecDeque::new(),
-            counters: ServerCounters::default(),
+            counters: ServerStats::default(),
             unix_offset: unix_time as f64 - now.as_secs_f64(),
             global_sequence: 1 << 63,
             challenge_sequence: 0,
@@ -278,7 +208,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     }
 
     /// The counters.
-    pub fn counters(&self) -> &ServerCounters {
+    pub fn server_stats(&self) -> &ServerStats {
         &self.counters
     }
 
@@ -396,12 +326,6 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// The packet endpoint's estimates of a connected client's link.
     pub(crate) fn endpoint_estimates(&self, client: ClientId) -> Option<&Estimates> {
         self.slot(client).map(|s| s.link.estimates())
-    }
-
-    /// The packet endpoint counters of a connected client's connection (packets and
-    /// fragments sent, received, dropped).
-    pub fn endpoint_counters(&self, client: ClientId) -> Option<&Counters> {
-        self.slot(client).map(|s| s.link.endpoint.counters())
     }
 
     /// The congestion state of a connected client.
@@ -819,7 +743,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             Ok(Incoming::Packet(packet)) => Some(Delivery::new(client, packet)),
             Ok(Incoming::Fragment { .. }) => None,
             Err(error) => {
-                counters.dropped_by_endpoint += 1;
+                counters.datagrams_dropped_by_endpoint += 1;
                 slot.broken = matches!(error, ReceiveError::OptimisticAck { .. });
                 let refusal = Refusal {
                     side: "server",
@@ -848,7 +772,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             }
         }
         if reason == DisconnectReason::ProtocolError {
-            self.counters.protocol_errors += 1;
+            self.counters.clients_dropped_protocol_error += 1;
         }
         trace::disconnected("server", Some(index as u16), &slot.address, reason);
         self.events.push_back(ServerEvent::Disconnected {
@@ -1027,11 +951,11 @@ mod tests {
     /// and the reason, or the reason with `request_`/`response_` made plural.
     fn counter_name(reason: &str) -> String {
         if let Some(rest) = reason.strip_prefix("request_") {
-            format!("requests_{rest}")
+            format!("requests_dropped_{rest}")
         } else if let Some(rest) = reason.strip_prefix("response_") {
-            format!("responses_{rest}")
+            format!("responses_dropped_{rest}")
         } else {
-            format!("dropped_{reason}")
+            format!("datagrams_dropped_{reason}")
         }
     }
 
@@ -1039,7 +963,7 @@ mod tests {
     fn each_server_drop_lands_in_the_counter_named_after_its_reason() {
         let mut server_reasons = 0;
         for reason in ALL {
-            let mut counters = ServerCounters::default();
+            let mut counters = ServerStats::default();
             let Some(counter) = reason.counter(&mut counters) else {
                 continue;
             };

@@ -203,8 +203,8 @@ impl Link {
         traffic: &Traffic,
     ) -> bool {
         self.endpoint.update(now);
-        let rtt_ms = self.endpoint.estimates().rtt_ms;
-        self.congestion.update_ms(now, rtt_ms);
+        let rtt = self.endpoint.estimates().rtt;
+        self.congestion.update(now, rtt);
         let overhead = self.endpoint.config().packet_header_size as u64;
         let wire =
             |datagrams: u64, bytes: u64| bytes.saturating_add(datagrams.saturating_mul(overhead));
@@ -226,7 +226,7 @@ impl Link {
         self.last_payload_sent > now || now.plus_secs(1e-6) >= self.next_payload_at
     }
 
-    /// The packet endpoint's estimates, in the `f64` milliseconds they are computed in.
+    /// The packet endpoint's estimates.
     pub(crate) fn estimates(&self) -> &Estimates {
         self.endpoint.estimates()
     }
@@ -235,8 +235,7 @@ impl Link {
     pub(crate) fn link_stats(&self, traffic: &Traffic) -> LinkStats {
         let [sent, received] = &self.meters;
         LinkStats::new(
-            self.endpoint.estimates(),
-            self.endpoint.counters(),
+            self.endpoint.stats(),
             &self.congestion,
             traffic,
             [sent, received],

@@ -1,45 +1,27 @@
 //! What a connection measures of its link: [`LinkStats`], and the traffic and
-//! bandwidth meters behind it.
+//! bandwidth meters behind it; what a server counts: [`ServerStats`].
 
 use std::time::Duration;
 
 use super::congestion::{Congestion, Mode};
 use crate::Time;
-use crate::packet::{Counters, Estimates};
-use crate::time::millis;
+use crate::packet::EndpointStats;
 
-/// One connection's link as it measured it: durations, percent, kilobits per second.
-/// The estimators compute in `f64` milliseconds; the durations are those values
-/// rounded to the nanosecond. Read it with
-/// [`Server::stats`](super::Server::stats) or [`Client::stats`](super::Client::stats)
-/// (with the message side, [`ConnectionStats`](crate::transport::ConnectionStats)).
+/// One connection's link as it measured it: its packet endpoint's estimates and
+/// counters, the congestion state, and the datagrams and bytes of the session. Read
+/// it with [`Server::stats`](super::Server::stats) or
+/// [`Client::stats`](super::Client::stats) (with the message side,
+/// [`ConnectionStats`](crate::transport::ConnectionStats)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct LinkStats {
-    /// Smoothed round-trip time on the network: the time the peer held our packets
-    /// before acking them is taken out (the ack-delay byte, see
-    /// [`EndpointConfig::report_ack_delay`](crate::packet::EndpointConfig::report_ack_delay)).
-    pub rtt: Duration,
-    /// Smallest round trip among the recent samples (the last `rtt_history_size`).
-    pub rtt_min: Duration,
-    /// Standard deviation of the recent round-trip samples: how much the round trip
-    /// varies.
-    pub jitter: Duration,
-    /// How long the peer holds our packets before its next packet acks them,
-    /// smoothed (about half its send interval): `rtt + ack_delay` is how long an ack
-    /// takes to come back.
-    pub ack_delay: Duration,
-    /// Share of our recent packets (the last `loss_window` whose fate is known) the
-    /// peer never acked, percent (see
-    /// [`Stats::packet_loss_percent`](crate::packet::Stats::packet_loss_percent)).
-    pub packet_loss_percent: f64,
-    /// Bandwidth we send, kbps: every datagram of the session as sent, plus
-    /// `packet_header_size` (28 bytes of IPv4 and UDP headers), over about the last
-    /// second.
-    pub sent_kbps: f64,
-    /// Bandwidth we receive from the peer, kbps, counted the same way (datagrams that
-    /// opened under the session key only).
-    pub received_kbps: f64,
+    /// The packet endpoint's estimates and counters. Its `rtt` is the round trip on
+    /// the network: the time the peer held our packets before acking them is taken
+    /// out (the ack-delay byte, see
+    /// [`EndpointConfig::report_ack_delay`](crate::packet::EndpointConfig::report_ack_delay));
+    /// `rtt + ack_delay` is how long an ack takes to come back; its
+    /// `jitter_stddev_vs_avg_rtt` is how much the round trip varies.
+    pub endpoint: EndpointStats,
     /// The congestion mode (good: 120 packets per second, bad: 30, by default).
     pub mode: Mode,
     /// The congestion penalty time: how long good conditions must last in bad mode
@@ -54,14 +36,85 @@ pub struct LinkStats {
     pub bytes_sent: u64,
     /// Bytes of those datagrams received.
     pub bytes_received: u64,
-    /// Packet-endpoint packets sent (a fragmented packet counts once).
-    pub packets_sent: u64,
-    /// Packet-endpoint packets received and accepted.
-    pub packets_received: u64,
-    /// Our packets the peer acked.
-    pub packets_acked: u64,
-    /// Our packets that left the sent window unacked.
-    pub packets_lost: u64,
+    /// Bandwidth we send, kbps: every datagram of the session as sent, plus
+    /// `packet_header_size` (28 bytes of IPv4 and UDP headers), over about the last
+    /// second (the endpoint's `sent_kbps` counts its packets only, over its sent
+    /// window).
+    pub sent_kbps: f64,
+    /// Bandwidth we receive from the peer, kbps, counted the same way (datagrams that
+    /// opened under the session key only).
+    pub received_kbps: f64,
+}
+
+/// What a [`Server`](super::Server) counted over all its connections and handshakes,
+/// from [`Server::server_stats`](super::Server::server_stats). Every datagram handed to
+/// [`handle_datagram`](super::Server::handle_datagram) lands in `datagrams_received`; one
+/// that changes nothing lands in exactly one of the `datagrams_dropped_*`,
+/// `requests_dropped_*` or `responses_dropped_*` counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ServerStats {
+    /// Datagrams handed to `handle_datagram`.
+    pub datagrams_received: u64,
+    /// DropReason: not a netcode packet (too short or long, unknown type, bad sequence
+    /// length, a body of the wrong size).
+    pub datagrams_dropped_malformed: u64,
+    /// DropReason: a packet type the server does not take from that address now.
+    pub datagrams_dropped_unexpected: u64,
+    /// DropReason: a sealed packet from an address with no session or handshake.
+    pub datagrams_dropped_unknown_address: u64,
+    /// DropReason: the packet failed to authenticate (forged, corrupt, or sealed with
+    /// another key). It changed nothing.
+    pub datagrams_dropped_unauthenticated: u64,
+    /// DropReason: a packet already received (a replay).
+    pub datagrams_dropped_replayed: u64,
+    /// DropReason by the packet endpoint of a session (stale, duplicate, malformed
+    /// inside the seal).
+    pub datagrams_dropped_by_endpoint: u64,
+    /// Requests ignored: the wrong size, version or protocol id.
+    pub requests_dropped_malformed: u64,
+    /// Requests ignored: the token expired.
+    pub requests_dropped_expired: u64,
+    /// Requests ignored: the token's private part did not open with our key.
+    pub requests_dropped_unauthenticated: u64,
+    /// Requests ignored: the token does not name this server.
+    pub requests_dropped_wrong_server: u64,
+    /// Requests ignored: the token already opened a session (whether or not it is
+    /// still on), or its handshake is under way from another address.
+    pub requests_dropped_token_reused: u64,
+    /// Requests ignored by the restart rule: the token expires less than
+    /// [`max_token_lifetime`](super::ServerConfig::max_token_lifetime) after this server
+    /// started, so it may have been made, and used, before: a server remembers no
+    /// token of its previous runs.
+    pub requests_dropped_before_start: u64,
+    /// Requests ignored: the history of connect tokens is full of unexpired tokens
+    /// (eight times [`pending_handshakes`](super::ServerConfig::pending_handshakes)); no
+    /// entry is evicted, or a used token could open a second session.
+    pub requests_dropped_history_full: u64,
+    /// Requests ignored: the address or the token's client id is connected.
+    pub requests_dropped_already_connected: u64,
+    /// Requests ignored: the token's timeout is not one this server accepts.
+    pub requests_dropped_bad_timeout: u64,
+    /// Requests ignored: the table of handshakes in progress is full of handshakes
+    /// younger than a second.
+    pub requests_dropped_busy: u64,
+    /// Handshakes in progress replaced, when the table was full, by a newer
+    /// authenticated request (the one that started first goes, once it has had a
+    /// second to complete). Not a drop: the request that replaced it got a challenge.
+    pub handshakes_replaced: u64,
+    /// Responses ignored: the challenge token did not open, or its client is
+    /// connected.
+    pub responses_dropped_invalid: u64,
+    /// Challenges sent.
+    pub challenges_sent: u64,
+    /// Denials sent (the server was full).
+    pub denials_sent: u64,
+    /// Clients accepted.
+    pub clients_accepted: u64,
+    /// Clients timed out.
+    pub clients_timed_out: u64,
+    /// Clients disconnected for breaking the protocol.
+    pub clients_dropped_protocol_error: u64,
 }
 
 /// Datagrams and bytes sealed and opened under one session's keys.
@@ -73,8 +126,8 @@ pub(crate) struct Traffic {
     pub(crate) bytes_received: u64,
 }
 
-/// Seconds over which the bandwidth meters average.
-const METER_TIME_CONSTANT: f64 = 1.0;
+/// The time over which the bandwidth meters average.
+const METER_TIME_CONSTANT: Duration = Duration::from_secs(1);
 
 /// A bandwidth meter: kilobits per second over about the last
 /// [`METER_TIME_CONSTANT`], as an exponential moving average in time (so that the
@@ -93,7 +146,7 @@ impl Meter {
             Some((time, bytes)) if now > time => {
                 let dt = now.secs_since(time);
                 let rate = total_bytes.saturating_sub(bytes) as f64 * 8.0 / 1000.0 / dt;
-                let weight = 1.0 - (-dt / METER_TIME_CONSTANT).exp();
+                let weight = 1.0 - (-dt / METER_TIME_CONSTANT.as_secs_f64()).exp();
                 self.kbps += (rate - self.kbps) * weight;
                 self.last = Some((now, total_bytes));
             }
@@ -111,30 +164,21 @@ impl Meter {
 impl LinkStats {
     /// Gathers the link's figures.
     pub(crate) fn new(
-        estimates: &Estimates,
-        counters: &Counters,
+        endpoint: EndpointStats,
         congestion: &Congestion,
         traffic: &Traffic,
         meters: [&Meter; 2],
     ) -> Self {
         Self {
-            rtt: millis(estimates.rtt_ms),
-            rtt_min: millis(estimates.rtt_min_ms),
-            jitter: millis(estimates.jitter_stddev_vs_avg_rtt_ms),
-            ack_delay: millis(estimates.ack_delay_ms),
-            packet_loss_percent: estimates.packet_loss_percent,
-            sent_kbps: meters[0].kbps(),
-            received_kbps: meters[1].kbps(),
+            endpoint,
             mode: congestion.mode(),
             penalty: congestion.penalty(),
             datagrams_sent: traffic.datagrams_sent,
             datagrams_received: traffic.datagrams_received,
             bytes_sent: traffic.bytes_sent,
             bytes_received: traffic.bytes_received,
-            packets_sent: counters.packets_sent,
-            packets_received: counters.packets_accepted,
-            packets_acked: counters.packets_acked,
-            packets_lost: counters.packets_lost,
+            sent_kbps: meters[0].kbps(),
+            received_kbps: meters[1].kbps(),
         }
     }
 }

@@ -28,6 +28,8 @@ use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
 use super::stats::SentPacket;
 use crate::Time;
+use crate::time::saturating_duration;
+use std::time::Duration;
 
 /// The byte that says "no delay to report": no packet was accepted since our previous
 /// send, or one of them left the ack window, or the mean hold exceeds 254 ms.
@@ -108,12 +110,12 @@ struct Reply {
 pub(crate) struct RttSample {
     /// The received packet that completed it (indexes the RTT history).
     pub(crate) reply: Sequence,
-    /// Mean network round trip of the packets it covers, milliseconds (never below 0).
-    pub(crate) rtt_ms: f64,
+    /// Mean network round trip of the packets it covers (never below 0).
+    pub(crate) rtt: Duration,
     /// How many of our packets it covers.
     pub(crate) packets: u32,
-    /// The hold the peer reported, milliseconds.
-    pub(crate) hold_ms: f64,
+    /// The hold the peer reported.
+    pub(crate) hold: Duration,
 }
 
 /// The sender's side: the last received headers, to pair each with its predecessor.
@@ -154,25 +156,25 @@ impl ReplyLog {
             let (Some(a), Some(b)) = (self.replies.get(earlier), self.replies.get(later)) else {
                 return None;
             };
-            sample(a, b, sent).map(|(rtt_ms, packets)| RttSample {
+            sample(a, b, sent).map(|(rtt, packets)| RttSample {
                 reply: later,
-                rtt_ms,
+                rtt,
                 packets,
-                hold_ms: f64::from(b.hold),
+                hold: Duration::from_millis(u64::from(b.hold)),
             })
         };
         [pair(sequence.prev()), pair(sequence)]
     }
 }
 
-/// The mean network round trip (ms) and count of our packets `reply` acks that
+/// The mean network round trip and count of our packets `reply` acks that
 /// `previous` (the peer's packet before it) did not: the packets the peer accepted
 /// between the two, held for `reply.hold` on average.
 fn sample(
     previous: &Reply,
     reply: &Reply,
     sent: &SequenceBuffer<SentPacket>,
-) -> Option<(f64, u32)> {
+) -> Option<(Duration, u32)> {
     if reply.hold == NO_ACK_DELAY {
         return None;
     }
@@ -203,14 +205,24 @@ fn sample(
         total += reply.time.secs_since(ours.time);
         packets += 1;
     }
-    let rtt_ms = (total / f64::from(packets) * 1000.0 - f64::from(reply.hold)).max(0.0);
-    Some((rtt_ms, packets))
+    // The mean in f64 seconds of the caller's clock (a clock that went back gives a
+    // negative one: zero), less the hold.
+    let mean = saturating_duration(total / f64::from(packets));
+    Some((
+        mean.saturating_sub(Duration::from_millis(u64::from(reply.hold))),
+        packets,
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::header::tests::header;
     use super::*;
+
+    /// `d` in milliseconds (exact for whole microseconds).
+    fn ms(d: Duration) -> f64 {
+        d.as_nanos() as f64 / 1e6
+    }
 
     fn sent_at(times: &[(u16, f64)]) -> SequenceBuffer<SentPacket> {
         let mut sent = SequenceBuffer::new(256);
@@ -296,8 +308,8 @@ mod tests {
         let own = own.expect("sample");
         // (0.47 - 0.2) and (0.47 - 0.3): mean 220 ms, minus 20 ms held.
         assert_eq!((own.reply, own.packets), (Sequence(8), 2));
-        assert!((own.rtt_ms - 200.0).abs() < 1e-9, "{own:?}");
-        assert_eq!(own.hold_ms, 20.0);
+        assert!((ms(own.rtt) - 200.0).abs() < 1e-6, "{own:?}");
+        assert_eq!(ms(own.hold), 20.0);
     }
 
     #[test]
@@ -315,10 +327,10 @@ mod tests {
         assert_eq!(early, [None, None]);
         let [five, six] = log.on_accept(&header(5, 0, 0b1), 0, Time::from_secs_f64(0.35), &sent);
         let five = five.expect("5 follows 4");
-        assert!((five.rtt_ms - 350.0).abs() < 1e-9);
+        assert!((ms(five.rtt) - 350.0).abs() < 1e-6);
         let six = six.expect("6 follows 5");
         assert_eq!((six.reply, six.packets), (Sequence(6), 1));
-        assert!((six.rtt_ms - 200.0).abs() < 1e-9, "{six:?}");
+        assert!((ms(six.rtt) - 200.0).abs() < 1e-6, "{six:?}");
     }
 
     #[test]
@@ -330,7 +342,7 @@ mod tests {
         let [own, _] = log.on_accept(&header(8, 3, 0b1111), 0, Time::from_secs_f64(0.5), &sent);
         let own = own.expect("packet 2 is newly acked");
         assert_eq!(own.packets, 1);
-        assert!((own.rtt_ms - 300.0).abs() < 1e-9, "{own:?}");
+        assert!((ms(own.rtt) - 300.0).abs() < 1e-6, "{own:?}");
     }
 
     #[test]
@@ -342,7 +354,7 @@ mod tests {
         let [own, _] = log.on_accept(&header(11, 32, 0b11), 0, Time::from_secs_f64(0.4), &sent);
         let own = own.expect("packets 32 and 31 are newly acked");
         assert_eq!(own.packets, 2);
-        assert!((own.rtt_ms - 250.0).abs() < 1e-9, "{own:?}");
+        assert!((ms(own.rtt) - 250.0).abs() < 1e-6, "{own:?}");
     }
 
     #[test]

@@ -30,7 +30,7 @@ use std::time::Duration;
 /// the design cites: with 10% a single jittery sample moves the estimate by a tenth
 /// of its error, which is visible noise at 60 packets per second; 0.0025 averages
 /// over a few hundred acks (a few seconds at game rates) and the min/max/average and
-/// jitter over the recent history ([`Stats`](super::Stats)) react faster. Set 0.1 for
+/// jitter over the recent history ([`EndpointStats`](super::EndpointStats)) react faster. Set 0.1 for
 /// the article's behaviour.
 ///
 /// ```
@@ -76,7 +76,7 @@ pub struct EndpointConfig {
     /// Our packets the loss estimate looks at: the last `loss_window` packets whose
     /// fate is known (acked, or passed over by the peer's acks), at most the sent
     /// window. 32 is about a second at 30 packets per second.
-    /// See [`Stats::packet_loss_percent`](super::Stats::packet_loss_percent).
+    /// See [`EndpointStats::packet_loss_percent`](super::EndpointStats::packet_loss_percent).
     pub loss_window: usize,
     /// Weight of each new bandwidth measurement, in (0, 1].
     pub bandwidth_smoothing_factor: f64,
@@ -136,7 +136,7 @@ pub struct EndpointConfig {
     pub skip_mean_gap: Duration,
     /// Network RTT (netproto's extension, off by default): every packet's payload
     /// starts with one byte, how long the peer held the packets it acks before
-    /// acking them, so that [`Stats::rtt`](super::Stats::rtt) is the round
+    /// acking them, so that [`EndpointStats::rtt`](super::EndpointStats::rtt) is the round
     /// trip on the network rather than send-to-ack (which adds up to a whole send
     /// interval of the peer). Both ends must agree; the payload a layer sends can be
     /// one byte smaller ([`max_payload_size`](Self::max_payload_size)). The
@@ -268,7 +268,7 @@ impl EndpointConfig {
                 self.received_packets_buffer_size,
                 size_of::<super::stats::ReceivedPacket>(),
             ))
-            .saturating_add(self.rtt_history_size.saturating_mul(size_of::<f64>()))
+            .saturating_add(self.rtt_history_size.saturating_mul(size_of::<u64>()))
             .saturating_add(transmit)
     }
 

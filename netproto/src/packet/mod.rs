@@ -19,7 +19,7 @@
 //!   [`accept`](PendingPacket::accept)s it (recorded, acked, its acks applied),
 //!   [`postpone`](PendingPacket::postpone)s it (no room now: not acked, its acks
 //!   applied) or [`refuse`](PendingPacket::refuse)s it (as if it never arrived).
-//! * [`Stats`], [`Counters`]: what it measured and what it dropped.
+//! * [`EndpointStats`]: what it measured and what it counted.
 //!
 //! Differences from the reference, none visible in a conforming exchange:
 //!
@@ -31,20 +31,20 @@
 //!   `max_packet_size` are refused on arrival, not after reassembly.
 //! * Packets that leave the sent window unacked are reported lost
 //!   ([`Sent::lost`]); the reference only counts them in its loss estimate.
-//! * Duplicate fragments are counted (`fragments_duplicate`).
+//! * Duplicate fragments are counted (`fragments_dropped_duplicate`).
 //! * A one-fragment packet is refused unless its payload is above `fragment_above`
 //!   (a sender fragments nothing smaller, so with `fragment_size <= fragment_above`
 //!   every one-fragment packet is refused); the reference accepts any. The reference
 //!   does send one-fragment packets when `fragment_size > fragment_above`, and those
 //!   are accepted.
-//! * The loss estimate ([`Stats::packet_loss_percent`]) counts the last
+//! * The loss estimate ([`EndpointStats::packet_loss_percent`]) counts the last
 //!   `loss_window` packets whose fate is known, as soon as the acks tell it; the
 //!   reference smooths the loss of packets sent 128 to 256 packets ago. The packet
 //!   counters are the reference's.
 //! * With [`EndpointConfig::report_ack_delay`] set (off by default; the
 //!   [connections](crate::connection) set it), every packet's payload starts with
 //!   one byte: how long the packets it acks for the first time were held before it
-//!   left, so that [`Stats::rtt`] is the round trip on the network. The header is
+//!   left, so that [`EndpointStats::rtt`] is the round trip on the network. The header is
 //!   the reference's; both ends must agree.
 //! * With [`EndpointConfig::skip_sequence_seed`] set (off by default), the
 //!   skipped-sequence trap: at random times (8 a second on average,
@@ -79,7 +79,7 @@ pub use header::HeaderError;
 pub use outcome::{Acks, MAX_ACKS_PER_PACKET, PacketSendError, ReceiveError, Received, Sent};
 pub use sequence::Sequence;
 pub use sequence_buffer::MAX_SEQUENCE_BUFFER_SIZE;
+pub use stats::EndpointStats;
 pub(crate) use stats::Estimates;
-pub use stats::{Counters, Stats};
 
 pub(crate) use sequence_buffer::SequenceBuffer;

@@ -166,7 +166,7 @@ pub enum PacketSendError {
 
 /// Why [`Endpoint::receive`](super::Endpoint::receive) dropped a datagram. Every
 /// dropped datagram is dropped whole (nothing of it is applied) and counted in
-/// [`Counters`](super::Counters).
+/// [`EndpointStats`](super::EndpointStats).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReceiveError {

@@ -6,7 +6,7 @@ use super::config::EndpointConfig;
 use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
 use crate::Time;
-use crate::time::millis;
+use crate::time::saturating_duration;
 
 /// What an endpoint remembers about a packet it sent.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,17 +31,22 @@ pub(crate) struct ReceivedPacket {
     pub(crate) bytes: u32,
 }
 
-/// Link estimates of an [`Endpoint`](super::Endpoint): round-trip times, loss in
-/// percent, bandwidth in kilobits per second.
+/// What an [`Endpoint`](super::Endpoint) measured of its link and counted: the link
+/// estimates (round-trip times, loss in percent, bandwidth in kilobits per second)
+/// and the event counters (the reference's `RELIABLE_ENDPOINT_COUNTER_*`, plus a few
+/// of ours).
 ///
 /// `rtt` and `ack_delay` are smoothed at every ack; `packet_loss_percent` is
 /// recomputed at every [`Endpoint::update`](super::Endpoint::update); the rest (from
 /// the RTT history, the last `rtt_history_size` samples, and the packet windows) four
-/// times a second of the `now` given to it. The estimators compute in `f64`
-/// milliseconds; the durations here are those values rounded to the nanosecond.
+/// times a second of the `now` given to it. The estimators compute on durations,
+/// to the nanosecond.
+///
+/// Every datagram `receive` drops, and every packet refused after it, is counted in
+/// exactly one of the `packets_dropped_*` or `fragments_dropped_*` counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
-pub struct Stats {
+pub struct EndpointStats {
     /// Exponentially smoothed round-trip time (`rtt_smoothing_factor` per packet).
     ///
     /// With [`report_ack_delay`](super::EndpointConfig::report_ack_delay) (as the
@@ -83,60 +88,7 @@ pub struct Stats {
     pub received_kbps: f64,
     /// Smoothed bandwidth of our packets the peer acked.
     pub acked_kbps: f64,
-}
 
-/// The estimates behind [`Stats`] as the estimators compute them: `f64`
-/// milliseconds, so that every layer that reads them (resend timers, congestion,
-/// loss by age) computes exactly as before they were reported as durations.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct Estimates {
-    pub(crate) rtt_ms: f64,
-    pub(crate) rtt_min_ms: f64,
-    pub(crate) rtt_max_ms: f64,
-    pub(crate) rtt_avg_ms: f64,
-    pub(crate) jitter_avg_vs_min_rtt_ms: f64,
-    pub(crate) jitter_max_vs_min_rtt_ms: f64,
-    pub(crate) jitter_stddev_vs_avg_rtt_ms: f64,
-    pub(crate) ack_delay_ms: f64,
-    pub(crate) packet_loss_percent: f64,
-    pub(crate) sent_kbps: f64,
-    pub(crate) received_kbps: f64,
-    pub(crate) acked_kbps: f64,
-}
-
-impl Estimates {
-    /// Seconds an ack takes to come back: the round trip plus the peer's hold.
-    pub(crate) fn ack_time(&self) -> f64 {
-        (self.rtt_ms + self.ack_delay_ms) / 1000.0
-    }
-
-    /// The estimates as reported.
-    pub(crate) fn stats(&self) -> Stats {
-        Stats {
-            rtt: millis(self.rtt_ms),
-            rtt_min: millis(self.rtt_min_ms),
-            rtt_max: millis(self.rtt_max_ms),
-            rtt_avg: millis(self.rtt_avg_ms),
-            jitter_avg_vs_min_rtt: millis(self.jitter_avg_vs_min_rtt_ms),
-            jitter_max_vs_min_rtt: millis(self.jitter_max_vs_min_rtt_ms),
-            jitter_stddev_vs_avg_rtt: millis(self.jitter_stddev_vs_avg_rtt_ms),
-            ack_delay: millis(self.ack_delay_ms),
-            packet_loss_percent: self.packet_loss_percent,
-            sent_kbps: self.sent_kbps,
-            received_kbps: self.received_kbps,
-            acked_kbps: self.acked_kbps,
-        }
-    }
-}
-
-/// Event counters of an [`Endpoint`](super::Endpoint) (the reference's
-/// `RELIABLE_ENDPOINT_COUNTER_*`, plus a few of ours). Every datagram `receive`
-/// drops, and every packet refused after it, is counted in exactly one of the
-/// `*_invalid`, `*_stale`, `*_duplicate`, `*_rejected`, `*_too_large*` or
-/// `optimistic_acks` counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct Counters {
     /// Packets sent (a fragmented packet counts once).
     pub packets_sent: u64,
     /// Packets received: regular datagrams plus reassembled packets, counted before
@@ -149,55 +101,107 @@ pub struct Counters {
     /// Our packets that left the sent window without an ack.
     pub packets_lost: u64,
     /// Received packets dropped as older than the received window.
-    pub packets_stale: u64,
+    pub packets_dropped_stale: u64,
     /// Received packets dropped because they were already received.
-    pub packets_duplicate: u64,
+    pub packets_dropped_duplicate: u64,
     /// Datagrams dropped because the packet header is malformed, or its ack names a
     /// sequence we have not sent yet.
-    pub packets_invalid: u64,
+    pub packets_dropped_invalid: u64,
     /// Packets the layer above refused (not acked).
-    pub packets_rejected: u64,
+    pub packets_dropped_by_layer: u64,
     /// Packets dropped because their acks name a sequence we skipped (never sent):
     /// the peer acks packets it did not receive (see
     /// [`EndpointConfig::skip_sequence_seed`](super::EndpointConfig::skip_sequence_seed)).
-    pub optimistic_acks: u64,
+    pub packets_dropped_optimistic_ack: u64,
     /// Sequences we skipped on purpose (never sent; not counted in `packets_sent`).
     pub sequences_skipped: u64,
     /// Payloads `send` refused as larger than `max_packet_size`.
-    pub packets_too_large_to_send: u64,
+    pub packets_dropped_too_large_to_send: u64,
     /// Datagrams or packets dropped as larger than the configuration allows.
-    pub packets_too_large_to_receive: u64,
+    pub packets_dropped_too_large_to_receive: u64,
     /// Fragment datagrams sent.
     pub fragments_sent: u64,
     /// Fragments received and stored.
     pub fragments_received: u64,
     /// Fragments dropped as malformed, stale or inconsistent with earlier fragments.
-    pub fragments_invalid: u64,
+    pub fragments_dropped_invalid: u64,
     /// Fragments dropped because they (or their whole packet) were already received.
-    pub fragments_duplicate: u64,
+    pub fragments_dropped_duplicate: u64,
+}
+
+/// The estimates behind [`EndpointStats`], as every layer that reads them (resend
+/// timers, congestion, loss by age) takes them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Estimates {
+    pub(crate) rtt: Duration,
+    pub(crate) rtt_min: Duration,
+    pub(crate) rtt_max: Duration,
+    pub(crate) rtt_avg: Duration,
+    pub(crate) jitter_avg_vs_min_rtt: Duration,
+    pub(crate) jitter_max_vs_min_rtt: Duration,
+    pub(crate) jitter_stddev_vs_avg_rtt: Duration,
+    pub(crate) ack_delay: Duration,
+    pub(crate) packet_loss_percent: f64,
+    pub(crate) sent_kbps: f64,
+    pub(crate) received_kbps: f64,
+    pub(crate) acked_kbps: f64,
+}
+
+impl Estimates {
+    /// How long an ack takes to come back: the round trip plus the peer's hold.
+    pub(crate) fn ack_time(&self) -> Duration {
+        self.rtt.saturating_add(self.ack_delay)
+    }
+
+    /// The estimates as reported, with `counters`' counters.
+    pub(crate) fn stats(&self, counters: &EndpointStats) -> EndpointStats {
+        EndpointStats {
+            rtt: self.rtt,
+            rtt_min: self.rtt_min,
+            rtt_max: self.rtt_max,
+            rtt_avg: self.rtt_avg,
+            jitter_avg_vs_min_rtt: self.jitter_avg_vs_min_rtt,
+            jitter_max_vs_min_rtt: self.jitter_max_vs_min_rtt,
+            jitter_stddev_vs_avg_rtt: self.jitter_stddev_vs_avg_rtt,
+            ack_delay: self.ack_delay,
+            packet_loss_percent: self.packet_loss_percent,
+            sent_kbps: self.sent_kbps,
+            received_kbps: self.received_kbps,
+            acked_kbps: self.acked_kbps,
+            ..*counters
+        }
+    }
 }
 
 /// Packets the peer's acks may pass before one of ours counts as lost: it may have
 /// been overtaken on the way (QUIC's packet threshold).
 const REORDER_ALLOWANCE: u16 = 3;
 
-/// Seconds added to twice the ack time before an unacked packet counts as lost by
-/// age.
-const LOSS_TIME_SLACK: f64 = 0.1;
+/// Added to twice the ack time before an unacked packet counts as lost by age.
+const LOSS_TIME_SLACK: Duration = Duration::from_millis(100);
 
-/// Seconds between two passes over the RTT history and the bandwidth windows: a
-/// server pays them per connection four times a second rather than at every tick.
-const WINDOWS_INTERVAL: f64 = 0.25;
+/// Between two passes over the RTT history and the bandwidth windows: a server pays
+/// them per connection four times a second rather than at every tick.
+const WINDOWS_INTERVAL: Duration = Duration::from_millis(250);
 
-/// Weight of each packet's reported hold in `ack_delay_ms`.
+/// An empty entry of the RTT history.
+const NO_SAMPLE: u64 = u64::MAX;
+
+/// Below this a smoothed time snaps to its target, as the reference does (its
+/// 0.00001 ms).
+const SNAP: Duration = Duration::from_nanos(10);
+
+/// Weight of each packet's reported hold in `ack_delay`.
 const ACK_DELAY_SMOOTHING: f64 = 1.0 / 16.0;
 
-/// The smoothed and windowed estimates behind [`Stats`].
+/// The smoothed and windowed estimates behind [`EndpointStats`].
 #[derive(Debug)]
 pub(crate) struct Estimator {
     stats: Estimates,
-    /// RTT samples in ms by `sequence % len`; negative = empty.
-    history: Box<[f64]>,
+    /// RTT samples by `sequence % len`, in nanoseconds ([`NO_SAMPLE`] = empty): 8
+    /// bytes an entry, as the memory bound counts them (an `Option<Duration>` takes
+    /// 16).
+    history: Box<[u64]>,
     rtt_smoothing: f64,
     bandwidth_smoothing: f64,
     loss_window: u16,
@@ -209,8 +213,8 @@ pub(crate) struct Estimator {
     windows_at: Time,
 }
 
-/// Moves `current` towards `target` by `factor`, or snaps to it when (almost) equal,
-/// as the reference does.
+/// Moves the rate `current` towards `target` by `factor`, or snaps to it when
+/// (almost) equal, as the reference does.
 fn smooth(current: &mut f64, target: f64, factor: f64) {
     if (*current - target).abs() > 0.00001 {
         *current += (target - *current) * factor;
@@ -228,7 +232,7 @@ impl Estimator {
     pub(crate) fn new(config: &EndpointConfig) -> Self {
         Self {
             stats: Estimates::default(),
-            history: vec![-1.0; config.rtt_history_size].into_boxed_slice(),
+            history: vec![NO_SAMPLE; config.rtt_history_size].into_boxed_slice(),
             rtt_smoothing: config.rtt_smoothing_factor,
             bandwidth_smoothing: config.bandwidth_smoothing_factor,
             // Within the sent window, at most 32768 entries.
@@ -244,27 +248,29 @@ impl Estimator {
         &self.stats
     }
 
-    /// Records an RTT sample of `rtt_ms` standing for `count` packets, filed in the
+    /// Records an RTT sample `sample` standing for `count` packets, filed in the
     /// history under `sequence`. The first sample is taken whole.
     #[inline]
-    pub(crate) fn rtt_sample(&mut self, sequence: Sequence, rtt_ms: f64, count: u32) {
+    pub(crate) fn rtt_sample(&mut self, sequence: Sequence, sample: Duration, count: u32) {
         let index = usize::from(sequence.0) % self.history.len();
-        self.history[index] = rtt_ms;
-        let rtt = &mut self.stats.rtt_ms;
-        if (*rtt == 0.0 && rtt_ms > 0.0) || (*rtt - rtt_ms).abs() < 0.00001 {
-            *rtt = rtt_ms;
+        // Below NO_SAMPLE: a round trip of 584 years is not measured.
+        self.history[index] =
+            u64::try_from(sample.as_nanos()).map_or(NO_SAMPLE - 1, |n| n.min(NO_SAMPLE - 1));
+        let rtt = &mut self.stats.rtt;
+        if (rtt.is_zero() && !sample.is_zero()) || rtt.abs_diff(sample) < SNAP {
+            *rtt = sample;
         } else {
-            *rtt += (rtt_ms - *rtt) * weight(self.rtt_smoothing, count);
+            *rtt = blend(*rtt, sample, weight(self.rtt_smoothing, count));
         }
     }
 
-    /// Records the peer's hold of `count` of our packets (the first is taken whole).
-    pub(crate) fn ack_delay_sample(&mut self, hold_ms: f64, count: u32) {
-        let delay = &mut self.stats.ack_delay_ms;
+    /// Records the peer's `hold` of `count` of our packets (the first is taken whole).
+    pub(crate) fn ack_delay_sample(&mut self, hold: Duration, count: u32) {
+        let delay = &mut self.stats.ack_delay;
         if self.ack_delay_known {
-            *delay += (hold_ms - *delay) * weight(ACK_DELAY_SMOOTHING, count);
+            *delay = blend(*delay, hold, weight(ACK_DELAY_SMOOTHING, count));
         } else {
-            *delay = hold_ms;
+            *delay = hold;
             self.ack_delay_known = true;
         }
     }
@@ -287,7 +293,9 @@ impl Estimator {
         received: &SequenceBuffer<ReceivedPacket>,
     ) {
         self.update_loss(now, sent);
-        if now.secs_since(self.windows_at) < WINDOWS_INTERVAL && now >= self.windows_at {
+        if now.secs_since(self.windows_at) < WINDOWS_INTERVAL.as_secs_f64()
+            && now >= self.windows_at
+        {
             return;
         }
         self.windows_at = now;
@@ -320,7 +328,7 @@ impl Estimator {
     }
 
     /// The share of the last `loss_window` settled packets never acked (see
-    /// [`Stats::packet_loss_percent`]).
+    /// [`EndpointStats::packet_loss_percent`]).
     fn update_loss(&mut self, now: Time, sent: &SequenceBuffer<SentPacket>) {
         let newest = sent.next_sequence().prev();
         // Settled by the acks: passed over by the reordering allowance.
@@ -328,9 +336,13 @@ impl Estimator {
             .ack_front
             .map(|front| front.wrapping_sub(REORDER_ALLOWANCE));
         // Settled by age: sent longer ago than an ack takes, with slack.
-        if self.stats.rtt_ms > 0.0 {
-            let ack_time = (self.stats.rtt_ms + self.stats.ack_delay_ms) / 1000.0;
-            let before = Time::from_secs_f64(now.as_secs_f64() - 2.0 * ack_time - LOSS_TIME_SLACK);
+        if !self.stats.rtt.is_zero() {
+            let age = self
+                .stats
+                .ack_time()
+                .saturating_mul(2)
+                .saturating_add(LOSS_TIME_SLACK);
+            let before = now - age;
             let capacity = u16::try_from(sent.capacity()).unwrap_or(u16::MAX);
             let by_age = (0..capacity)
                 .map(|back| newest.wrapping_sub(back))
@@ -360,41 +372,59 @@ impl Estimator {
     }
 
     fn update_rtt_history(&mut self) {
-        let samples = || self.history.iter().copied().filter(|&r| r >= 0.0);
-        let mut count = 0usize;
-        let mut min = f64::INFINITY;
-        let mut max = 0.0f64;
-        let mut sum = 0.0;
+        let samples = || {
+            self.history
+                .iter()
+                .filter(|&&n| n != NO_SAMPLE)
+                .map(|&n| Duration::from_nanos(n))
+        };
+        let mut count = 0u32;
+        let mut min = Duration::MAX;
+        let mut max = Duration::ZERO;
+        let mut sum = Duration::ZERO;
         for r in samples() {
             count += 1;
             min = min.min(r);
             max = max.max(r);
-            sum += r;
+            sum = sum.saturating_add(r);
         }
         let s = &mut self.stats;
         if count == 0 {
-            s.rtt_min_ms = 0.0;
-            s.rtt_max_ms = 0.0;
-            s.rtt_avg_ms = 0.0;
-            s.jitter_avg_vs_min_rtt_ms = 0.0;
-            s.jitter_max_vs_min_rtt_ms = 0.0;
-            s.jitter_stddev_vs_avg_rtt_ms = 0.0;
+            s.rtt_min = Duration::ZERO;
+            s.rtt_max = Duration::ZERO;
+            s.rtt_avg = Duration::ZERO;
+            s.jitter_avg_vs_min_rtt = Duration::ZERO;
+            s.jitter_max_vs_min_rtt = Duration::ZERO;
+            s.jitter_stddev_vs_avg_rtt = Duration::ZERO;
             return;
         }
-        let n = count as f64;
-        let avg = sum / n;
-        let mut jitter_sum = 0.0;
+        // At most 65536 samples (the history's size is validated).
+        let avg = sum / count;
+        let mut jitter_sum = Duration::ZERO;
+        // Seconds squared: a variance is not a time.
         let mut var_sum = 0.0;
         for r in samples() {
-            jitter_sum += r - min;
-            var_sum += (r - avg) * (r - avg);
+            jitter_sum = jitter_sum.saturating_add(r - min);
+            let d = r.as_secs_f64() - avg.as_secs_f64();
+            var_sum += d * d;
         }
-        s.rtt_min_ms = min;
-        s.rtt_max_ms = max;
-        s.rtt_avg_ms = avg;
-        s.jitter_avg_vs_min_rtt_ms = jitter_sum / n;
-        s.jitter_max_vs_min_rtt_ms = max - min;
-        s.jitter_stddev_vs_avg_rtt_ms = (var_sum / n).sqrt();
+        s.rtt_min = min;
+        s.rtt_max = max;
+        s.rtt_avg = avg;
+        s.jitter_avg_vs_min_rtt = jitter_sum / count;
+        s.jitter_max_vs_min_rtt = max - min;
+        s.jitter_stddev_vs_avg_rtt = saturating_duration((var_sum / f64::from(count)).sqrt());
+    }
+}
+
+/// `current` moved towards `target` by `factor` (a weight in 0..=1), to the
+/// nanosecond.
+fn blend(current: Duration, target: Duration, factor: f64) -> Duration {
+    let step = saturating_duration(current.abs_diff(target).as_secs_f64() * factor);
+    if target >= current {
+        current.saturating_add(step)
+    } else {
+        current.saturating_sub(step)
     }
 }
 
@@ -402,19 +432,29 @@ impl Estimator {
 /// when the span is empty.
 fn kbps(samples: impl Iterator<Item = (Time, u32)>) -> Option<f64> {
     let mut bytes = 0.0;
-    let mut start = f64::INFINITY;
-    let mut finish = f64::NEG_INFINITY;
+    let mut start = Time::from_secs_f64(f64::INFINITY);
+    let mut finish = Time::NEVER;
     for (time, b) in samples {
         bytes += f64::from(b);
-        start = start.min(time.as_secs_f64());
-        finish = finish.max(time.as_secs_f64());
+        start = start.min(time);
+        finish = finish.max(time);
     }
-    (finish > start).then(|| bytes / (finish - start) * 8.0 / 1000.0)
+    (finish > start).then(|| bytes / finish.secs_since(start) * 8.0 / 1000.0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `d` in milliseconds (exact for whole microseconds).
+    fn ms(d: Duration) -> f64 {
+        d.as_nanos() as f64 / 1e6
+    }
+
+    /// `ms` milliseconds.
+    fn millis(ms: f64) -> Duration {
+        Duration::from_secs_f64(ms / 1000.0)
+    }
 
     #[test]
     fn rtt_first_sample_is_taken_whole_then_smoothed_per_packet() {
@@ -423,13 +463,13 @@ mod tests {
             ..EndpointConfig::default()
         };
         let mut e = Estimator::new(&config);
-        e.rtt_sample(Sequence(0), 100.0, 1);
-        assert_eq!(e.estimates().rtt_ms, 100.0);
-        e.rtt_sample(Sequence(1), 200.0, 1);
-        assert!((e.estimates().rtt_ms - 110.0).abs() < 1e-9);
+        e.rtt_sample(Sequence(0), millis(100.0), 1);
+        assert_eq!(ms(e.estimates().rtt), 100.0);
+        e.rtt_sample(Sequence(1), millis(200.0), 1);
+        assert!((ms(e.estimates().rtt) - 110.0).abs() < 1e-6);
         // A sample standing for two packets weighs as two: 1 - 0.9^2.
-        e.rtt_sample(Sequence(2), 210.0, 2);
-        assert!((e.estimates().rtt_ms - (110.0 + 100.0 * 0.19)).abs() < 1e-9);
+        e.rtt_sample(Sequence(2), millis(210.0), 2);
+        assert!((ms(e.estimates().rtt) - (110.0 + 100.0 * 0.19)).abs() < 1e-6);
     }
 
     /// An estimator over windows of 8 packets.
@@ -459,15 +499,15 @@ mod tests {
     fn history_min_max_jitter_and_bandwidth() {
         let mut e = small_estimator();
         for (s, r) in [(0u16, 50.0), (1, 70.0), (2, 60.0)] {
-            e.rtt_sample(Sequence(s), r, 1);
+            e.rtt_sample(Sequence(s), millis(r), 1);
         }
         let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
         e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
         let st = e.estimates();
-        assert_eq!((st.rtt_min_ms, st.rtt_max_ms), (50.0, 70.0));
-        assert!((st.rtt_avg_ms - 60.0).abs() < 1e-9);
-        assert!((st.jitter_avg_vs_min_rtt_ms - 10.0).abs() < 1e-9);
-        assert_eq!(st.jitter_max_vs_min_rtt_ms, 20.0);
+        assert_eq!((ms(st.rtt_min), ms(st.rtt_max)), (50.0, 70.0));
+        assert!((ms(st.rtt_avg) - 60.0).abs() < 1e-6);
+        assert!((ms(st.jitter_avg_vs_min_rtt) - 10.0).abs() < 1e-6);
+        assert_eq!(ms(st.jitter_max_vs_min_rtt), 20.0);
         // 400 bytes over 0.3 s, smoothed from 0 by 10%.
         assert!((st.sent_kbps - 0.1 * 400.0 / 0.3 * 8.0 / 1000.0).abs() < 1e-9);
         assert_eq!(st.received_kbps, 0.0);
@@ -488,7 +528,7 @@ mod tests {
         e.update(Time::from_secs_f64(0.7), &sent, &received);
         assert!((e.estimates().packet_loss_percent - 40.0).abs() < 1e-9);
         // With an RTT of 50 ms, packets sent over 0.2 s ago are known too: 0..=5.
-        e.rtt_sample(Sequence(0), 50.0, 1);
+        e.rtt_sample(Sequence(0), millis(50.0), 1);
         e.update(Time::from_secs_f64(0.75), &sent, &received);
         assert!((e.estimates().packet_loss_percent - 50.0).abs() < 1e-9);
         // A late ack corrects it.
@@ -502,11 +542,15 @@ mod tests {
     #[test]
     fn the_peer_hold_is_smoothed_per_packet() {
         let mut e = Estimator::new(&EndpointConfig::default());
-        e.ack_delay_sample(32.0, 1);
-        assert_eq!(e.estimates().ack_delay_ms, 32.0, "the first is taken whole");
-        e.ack_delay_sample(16.0, 1);
-        assert!((e.estimates().ack_delay_ms - 31.0).abs() < 1e-9);
-        e.ack_delay_sample(2.0, 1_000_000);
-        assert!((e.estimates().ack_delay_ms - 2.0).abs() < 1e-9);
+        e.ack_delay_sample(millis(32.0), 1);
+        assert_eq!(
+            ms(e.estimates().ack_delay),
+            32.0,
+            "the first is taken whole"
+        );
+        e.ack_delay_sample(millis(16.0), 1);
+        assert!((ms(e.estimates().ack_delay) - 31.0).abs() < 1e-6);
+        e.ack_delay_sample(millis(2.0), 1_000_000);
+        assert!((ms(e.estimates().ack_delay) - 2.0).abs() < 1e-6);
     }
 }

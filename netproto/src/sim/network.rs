@@ -55,20 +55,21 @@ pub struct OracleRecord {
     pub len: usize,
 }
 
-/// Totals over the life of a [`Network`].
+/// Totals over the life of a [`Network`], and what it holds now (named by the
+/// crate's stats rule: see `channel::LayerStats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct NetworkStats {
     /// Datagrams handed to `send`.
-    pub sent: u64,
+    pub datagrams_sent: u64,
     /// Datagrams the links lost.
-    pub dropped: u64,
+    pub datagrams_dropped: u64,
     /// Extra copies the links made.
-    pub duplicated: u64,
+    pub datagrams_duplicated: u64,
     /// Copies handed out by `poll` (originals and duplicates).
-    pub delivered: u64,
+    pub datagrams_delivered: u64,
     /// Copies scheduled and not yet delivered.
-    pub in_flight: u64,
+    pub in_flight_len: usize,
 }
 
 struct Scheduled {
@@ -194,14 +195,14 @@ impl Network {
     pub fn send(&mut self, now: Time, from: NodeId, to: NodeId, payload: &[u8]) -> DatagramId {
         let id = DatagramId(self.next_id);
         self.next_id += 1;
-        self.stats.sent += 1;
+        self.stats.datagrams_sent += 1;
         let default = self.default_link;
         let link = self
             .links
             .entry((from, to))
             .or_insert_with(|| Link::new(default));
         match link.fate(&mut self.rng) {
-            Fate::Dropped => self.stats.dropped += 1,
+            Fate::Dropped => self.stats.datagrams_dropped += 1,
             Fate::Delivered { first, second } => {
                 let delivery = Delivery {
                     id,
@@ -213,7 +214,7 @@ impl Network {
                     payload: payload.to_vec(),
                 };
                 if let Some(second) = second {
-                    self.stats.duplicated += 1;
+                    self.stats.datagrams_duplicated += 1;
                     let copy = Delivery {
                         delivered_at: now.plus_secs(second),
                         duplicate: true,
@@ -228,7 +229,7 @@ impl Network {
     }
 
     fn schedule(&mut self, delivery: Delivery) {
-        self.stats.in_flight += 1;
+        self.stats.in_flight_len += 1;
         let order = self.next_order;
         self.next_order += 1;
         self.queue.push(Scheduled {
@@ -250,8 +251,8 @@ impl Network {
             return None;
         }
         let delivery = self.queue.pop()?.delivery;
-        self.stats.in_flight -= 1;
-        self.stats.delivered += 1;
+        self.stats.in_flight_len -= 1;
+        self.stats.datagrams_delivered += 1;
         if self.oracle_enabled {
             self.oracle.push(OracleRecord {
                 id: delivery.id,
@@ -348,7 +349,7 @@ mod tests {
         assert_eq!(count, 500);
         assert!(reordered, "jitter reorders");
         assert_eq!(net.oracle().len(), 500);
-        assert_eq!(net.stats().in_flight, 0);
+        assert_eq!(net.stats().in_flight_len, 0);
         assert_eq!(net.take_oracle().len(), 500);
         assert!(net.oracle().is_empty());
     }
@@ -362,6 +363,6 @@ mod tests {
         let d = net.poll(Time::ZERO).expect("reverse direction is perfect");
         assert_eq!(d.payload, b"kept");
         assert!(net.poll(Time::from_secs_f64(1.0)).is_none());
-        assert_eq!(net.stats().dropped, 1);
+        assert_eq!(net.stats().datagrams_dropped, 1);
     }
 }

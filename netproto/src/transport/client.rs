@@ -4,8 +4,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket}
 
 use super::clock::Clock;
 use super::{
-    ClientStack, ConnectionStats, RECV_BUFFER_SIZE, Recv, SendError, TransportCounters,
-    TransportError, recv, resolve,
+    ClientStack, ConnectionStats, RECV_BUFFER_SIZE, Recv, SendError, TransportError,
+    TransportStats, recv, resolve,
 };
 use crate::MessageSet;
 use crate::Time;
@@ -74,7 +74,7 @@ pub struct UdpClient<M: MessageSet> {
     clock: Clock,
     recv_buf: Vec<u8>,
     send_buf: Vec<u8>,
-    counters: TransportCounters,
+    counters: TransportStats,
     drop_log: DropLog,
 }
 
@@ -138,7 +138,7 @@ impl<M: MessageSet> UdpClient<M> {
             clock: Clock::start(),
             recv_buf: vec![0; RECV_BUFFER_SIZE],
             send_buf: vec![0; MAX_DATAGRAM_BYTES],
-            counters: TransportCounters::default(),
+            counters: TransportStats::default(),
             drop_log: DropLog::new(Time::ZERO),
         })
     }
@@ -164,7 +164,7 @@ impl<M: MessageSet> UdpClient<M> {
     }
 
     /// The socket counters.
-    pub fn counters(&self) -> &TransportCounters {
+    pub fn transport_stats(&self) -> &TransportStats {
         &self.counters
     }
 
@@ -195,7 +195,7 @@ impl<M: MessageSet> UdpClient<M> {
                 Recv::Datagram(len, from) => (len, from),
                 Recv::Empty => break,
                 Recv::Skip => {
-                    self.counters.receive_errors += 1;
+                    self.counters.receive_errors_skipped += 1;
                     continue;
                 }
             };
@@ -211,7 +211,8 @@ impl<M: MessageSet> UdpClient<M> {
 
     /// Hands every queued datagram to the socket; a refused one counts as lost.
     fn flush(&mut self) {
-        self.counters.payloads_refused = self.stack.counters().payloads_refused;
+        self.counters.payloads_dropped_by_layer =
+            self.stack.stack_stats().payloads_dropped_by_layer;
         while let Some((to, len)) = self.stack.poll_transmit(&mut self.send_buf) {
             match self.socket.send_to(&self.send_buf[..len], to) {
                 Ok(_) => {
@@ -219,7 +220,7 @@ impl<M: MessageSet> UdpClient<M> {
                     self.counters.bytes_sent += len as u64;
                 }
                 Err(error) => {
-                    self.counters.send_errors += 1;
+                    self.counters.datagrams_dropped_send_error += 1;
                     let now = self.clock.now();
                     trace::log_drop!(
                         self.drop_log,

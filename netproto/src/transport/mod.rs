@@ -35,10 +35,10 @@ mod stats;
 use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
-pub use peer::{IDLE_PACKET_RATE, MAX_PACKETS_PER_UPDATE, StackCounters};
+pub use peer::{IDLE_PACKET_RATE, MAX_PACKETS_PER_UPDATE};
 pub use server::{SOCKET_BUFFER_BYTES, UdpServer, UdpServerEvent};
 pub use stack::{ClientStack, ServerStack};
-pub use stats::ConnectionStats;
+pub use stats::{ConnectionStats, StackStats, TransportStats};
 
 use crate::channel;
 use crate::connection;
@@ -103,26 +103,6 @@ pub enum SendError {
     /// out of range).
     #[error(transparent)]
     Channel(#[from] channel::ChannelSendError),
-}
-
-/// What a transport counted at the socket.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TransportCounters {
-    /// Datagrams read from the socket.
-    pub datagrams_received: u64,
-    /// Bytes of the datagrams read from the socket (UDP payloads).
-    pub bytes_received: u64,
-    /// Datagrams handed to the socket.
-    pub datagrams_sent: u64,
-    /// Bytes of the datagrams handed to the socket (UDP payloads).
-    pub bytes_sent: u64,
-    /// Datagrams the socket refused to send (counted as lost).
-    pub send_errors: u64,
-    /// Transient receive errors skipped (reset or refused by an ICMP message).
-    pub receive_errors: u64,
-    /// Payloads of connected peers that the message layer refused (not acked).
-    pub payloads_refused: u64,
 }
 
 /// The first socket address `addr` resolves to.

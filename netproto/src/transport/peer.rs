@@ -10,7 +10,7 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
-use super::{ConnectionStats, SendError};
+use super::{ConnectionStats, SendError, StackStats};
 use crate::MessageSet;
 use crate::Time;
 use crate::channel::{ChannelId, Link, MessageLayer, PayloadError};
@@ -32,22 +32,6 @@ pub const MAX_PACKETS_PER_UPDATE: usize = 4;
 /// say, and 30 a second otherwise.
 pub const IDLE_PACKET_RATE: f64 = 30.0;
 
-/// What a stack counted of the payloads it wrote and read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct StackCounters {
-    /// Payload packets written by a layer and handed to the connection.
-    pub payloads_sent: u64,
-    /// The largest payload written, bytes.
-    pub largest_payload: usize,
-    /// Payloads of connected peers that the layer refused (dropped whole, not acked).
-    pub payloads_refused: u64,
-    /// Disconnects after flush that ended flushed (everything acked).
-    pub flushed_disconnects: u64,
-    /// Disconnects after flush that ended at their timeout, with messages unacked.
-    pub flush_timeouts: u64,
-}
-
 /// A connection as the send step sees it: the layer's [`Link`] (round trip, send a
 /// payload) and whether the congestion mode allows a packet now. Implemented by a
 /// [`Client`] and by a [`Server`]'s slot ([`ServerSlot`]).
@@ -61,8 +45,7 @@ impl<A: Copy + Eq + Debug> Link for Client<A> {
     type Error = PayloadSendError;
 
     fn ack_time(&self) -> Option<Duration> {
-        self.endpoint_estimates()
-            .and_then(|e| Duration::try_from_secs_f64(e.ack_time()).ok())
+        self.endpoint_estimates().map(|e| e.ack_time())
     }
 
     fn send_with(
@@ -93,7 +76,7 @@ impl<A: Copy + Eq + std::hash::Hash + Debug> Link for ServerSlot<'_, A> {
     fn ack_time(&self) -> Option<Duration> {
         self.server
             .endpoint_estimates(self.client)
-            .and_then(|e| Duration::try_from_secs_f64(e.ack_time()).ok())
+            .map(|e| e.ack_time())
     }
 
     fn send_with(
@@ -151,9 +134,12 @@ impl<M: MessageSet> Peer<M> {
         self.closing.is_some()
     }
 
-    /// What the connection measured, `link` and the layer's messages.
+    /// What the connection measured: `link`, the layer's messages and each channel's.
     pub(crate) fn stats(&self, link: LinkStats) -> ConnectionStats {
-        ConnectionStats::new(link, self.layer.stats())
+        let channels = (0..self.layer.config().channels.len())
+            .filter_map(|c| self.layer.channel_stats(ChannelId::new(c)))
+            .collect();
+        ConnectionStats::new(link, self.layer.stats(), channels)
     }
 
     /// Queues `message` on `channel`, unless a disconnect after flush waits.
@@ -178,13 +164,13 @@ impl<M: MessageSet> Peer<M> {
         now: Time,
         delivery: Delivery<'_>,
         from: &Refused<'_>,
-        counters: &mut StackCounters,
+        counters: &mut StackStats,
         drop_log: &mut DropLog,
     ) -> bool {
         let Err(error) = crate::channel::deliver(&mut self.layer, delivery.into_packet()).0 else {
             return false;
         };
-        counters.payloads_refused += 1;
+        counters.payloads_dropped_by_layer += 1;
         drop_log.refused(now, from.refusal(&error));
         error.is_malformed()
     }
@@ -197,7 +183,7 @@ impl<M: MessageSet> Peer<M> {
         &mut self,
         now: Time,
         link: &mut impl Connection,
-        counters: &mut StackCounters,
+        counters: &mut StackStats,
     ) {
         for k in 0..MAX_PACKETS_PER_UPDATE {
             let due = match k {
@@ -212,7 +198,7 @@ impl<M: MessageSet> Peer<M> {
             // (checked at construction); a refusal is a lost packet.
             if let Ok((_, size)) = self.layer.send_over(now, link) {
                 counters.payloads_sent += 1;
-                counters.largest_payload = counters.largest_payload.max(size);
+                counters.largest_payload_bytes = counters.largest_payload_bytes.max(size);
             }
         }
     }
@@ -238,7 +224,7 @@ impl<M: MessageSet> Peer<M> {
 
     /// `true` when a disconnect after flush is due at `now` (the queues flushed or
     /// the deadline passed): it is counted and forgotten, and the caller disconnects.
-    pub(crate) fn close_due(&mut self, now: Time, counters: &mut StackCounters) -> bool {
+    pub(crate) fn close_due(&mut self, now: Time, counters: &mut StackStats) -> bool {
         let Some(deadline) = self.closing else {
             return false;
         };
@@ -248,9 +234,9 @@ impl<M: MessageSet> Peer<M> {
         }
         self.closing = None;
         if flushed {
-            counters.flushed_disconnects += 1;
+            counters.flushes_completed += 1;
         } else {
-            counters.flush_timeouts += 1;
+            counters.flushes_timed_out += 1;
         }
         true
     }

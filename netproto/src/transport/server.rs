@@ -7,7 +7,7 @@ use quinn_udp::{BATCH_SIZE, RecvMeta, Transmit, UdpSocketState};
 
 use super::clock::Clock;
 use super::{
-    ConnectionStats, RECV_BUFFER_SIZE, SendError, ServerStack, TransportCounters, TransportError,
+    ConnectionStats, RECV_BUFFER_SIZE, SendError, ServerStack, TransportError, TransportStats,
     is_transient, resolve,
 };
 use crate::MessageSet;
@@ -95,7 +95,7 @@ pub struct UdpServer<M: MessageSet> {
     meta: [RecvMeta; BATCH_SIZE],
     /// Datagrams to one destination, back to back, for one segmented send.
     send_buf: Box<[u8]>,
-    counters: TransportCounters,
+    counters: TransportStats,
     drop_log: DropLog,
 }
 
@@ -184,7 +184,7 @@ impl<M: MessageSet> UdpServer<M> {
             recv_buf: vec![0; BATCH_SIZE * RECV_BUFFER_SIZE].into_boxed_slice(),
             meta: [RecvMeta::default(); BATCH_SIZE],
             send_buf: vec![0; SEND_BUFFER_DATAGRAMS * MAX_DATAGRAM_BYTES].into_boxed_slice(),
-            counters: TransportCounters::default(),
+            counters: TransportStats::default(),
             drop_log: DropLog::new(Time::ZERO),
         })
     }
@@ -212,7 +212,7 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// The socket counters.
-    pub fn counters(&self) -> &TransportCounters {
+    pub fn transport_stats(&self) -> &TransportStats {
         &self.counters
     }
 
@@ -249,7 +249,7 @@ impl<M: MessageSet> UdpServer<M> {
                 Ok(count) => count,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if is_transient(&e) => {
-                    self.counters.receive_errors += 1;
+                    self.counters.receive_errors_skipped += 1;
                     budget -= 1;
                     continue;
                 }
@@ -281,7 +281,8 @@ impl<M: MessageSet> UdpServer<M> {
     /// in one segmented send where the system allows it; a refused send counts its
     /// datagrams as lost.
     fn flush(&mut self) {
-        self.counters.payloads_refused = self.stack.counters().payloads_refused;
+        self.counters.payloads_dropped_by_layer =
+            self.stack.stack_stats().payloads_dropped_by_layer;
         let max_segments = self.state.max_gso_segments().clamp(1, MAX_SEGMENTS);
         // The batch: `count` datagrams to `to` in `send_buf[start..start + len]`, each
         // `segment` bytes but the last, which may be shorter (and then closes the
@@ -343,7 +344,7 @@ impl<M: MessageSet> UdpServer<M> {
                 self.counters.bytes_sent += len as u64;
             }
             Err(error) => {
-                self.counters.send_errors += count as u64;
+                self.counters.datagrams_dropped_send_error += count as u64;
                 let now = self.now();
                 trace::log_drop!(
                     self.drop_log,

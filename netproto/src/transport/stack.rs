@@ -8,7 +8,7 @@ use std::hash::Hash;
 use std::time::Duration;
 
 use super::peer::{Peer, Refused, ServerSlot};
-use super::{ConnectionStats, SendError, StackCounters, TransportError};
+use super::{ConnectionStats, SendError, StackStats, TransportError};
 use crate::MessageSet;
 use crate::channel::{ChannelId, LayerConfig, MessageLayer};
 use crate::connection::{
@@ -52,7 +52,7 @@ pub struct ServerStack<A, M> {
     connected: Vec<u16>,
     layer_config: LayerConfig,
     events: VecDeque<ServerEvent<A>>,
-    counters: StackCounters,
+    counters: StackStats,
     drop_log: DropLog,
 }
 
@@ -80,7 +80,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
             peers,
             layer_config: layer,
             events: VecDeque::new(),
-            counters: StackCounters::default(),
+            counters: StackStats::default(),
             drop_log: DropLog::new(now),
         })
     }
@@ -92,7 +92,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     }
 
     /// What the stack counted.
-    pub fn counters(&self) -> &StackCounters {
+    pub fn stack_stats(&self) -> &StackStats {
         &self.counters
     }
 
@@ -164,7 +164,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
                 }
                 None => {
                     delivery.refuse();
-                    self.counters.payloads_refused += 1;
+                    self.counters.payloads_dropped_by_layer += 1;
                 }
             }
         }
@@ -334,7 +334,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// disconnected as by [`disconnect`](Self::disconnect) (checked at each
     /// [`update`](Self::update)). Meanwhile `send` refuses new messages for it
     /// ([`SendError::Closing`]) and its messages are still received. The
-    /// [`StackCounters`] count how such disconnects ended. `false` if it was not
+    /// [`StackStats`] count how such disconnects ended. `false` if it was not
     /// connected.
     pub fn disconnect_after_flush(
         &mut self,
@@ -382,7 +382,7 @@ pub struct ClientStack<A, M> {
     client: Client<A>,
     peer: Peer<M>,
     events: VecDeque<ClientEvent>,
-    counters: StackCounters,
+    counters: StackStats,
     drop_log: DropLog,
 }
 
@@ -407,7 +407,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
             client,
             peer: Peer::new(layer),
             events: VecDeque::new(),
-            counters: StackCounters::default(),
+            counters: StackStats::default(),
             drop_log: DropLog::new(now),
         })
     }
@@ -429,7 +429,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     }
 
     /// What the stack counted.
-    pub fn counters(&self) -> &StackCounters {
+    pub fn stack_stats(&self) -> &StackStats {
         &self.counters
     }
 

@@ -1,11 +1,13 @@
-//! [`ConnectionStats`]: one connection's figures, link and messages.
+//! What the transport glue and the UDP transport report: [`ConnectionStats`] (one
+//! connection: its link, its message layer, each channel), [`StackStats`] (a stack's
+//! payloads) and [`TransportStats`] (a socket's datagrams).
 
-use crate::channel::MessageStats;
+use crate::channel::{ChannelStats, LayerStats};
 use crate::connection::LinkStats;
 
-/// Everything one connection measured, on either side: the link (round trip,
-/// jitter, loss, bandwidth, congestion, datagrams and bytes) and the messages (sent,
-/// received, resent, queue depths). From [`ServerStack::stats`](super::ServerStack::stats),
+/// Everything one connection measured, on either side: the link (its packet
+/// endpoint's estimates and counters, congestion, datagrams and bytes), the message
+/// layer (sent, received, resent, queue lengths) and each of its channels. From [`ServerStack::stats`](super::ServerStack::stats),
 /// [`ClientStack::stats`](super::ClientStack::stats), [`UdpServer::stats`](super::UdpServer::stats)
 /// and [`UdpClient::stats`](super::UdpClient::stats).
 ///
@@ -13,27 +15,76 @@ use crate::connection::LinkStats;
 /// # fn show(stats: &netproto::transport::ConnectionStats) {
 /// println!(
 ///     "{:?} ± {:?}, {:.1}% loss, {:.1}/{:.1} kbps, {} resent, {} queued",
-///     stats.link.rtt,
-///     stats.link.jitter,
-///     stats.link.packet_loss_percent,
+///     stats.link.endpoint.rtt,
+///     stats.link.endpoint.jitter_stddev_vs_avg_rtt,
+///     stats.link.endpoint.packet_loss_percent,
 ///     stats.link.sent_kbps,
 ///     stats.link.received_kbps,
-///     stats.messages.resent,
-///     stats.messages.send_queue,
+///     stats.messages.messages_resent,
+///     stats.messages.send_queue_len,
 /// );
+/// for (channel, c) in stats.channels.iter().enumerate() {
+///     println!("channel {channel}: {} sent, {} queued", c.messages_sent, c.send_queue_len);
+/// }
 /// # }
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ConnectionStats {
     /// The connection's link.
     pub link: LinkStats,
-    /// The connection's message layer.
-    pub messages: MessageStats,
+    /// The connection's message layer: every channel's totals.
+    pub messages: LayerStats,
+    /// Each channel's figures, by channel index.
+    pub channels: Vec<ChannelStats>,
 }
 
 impl ConnectionStats {
-    pub(crate) fn new(link: LinkStats, messages: MessageStats) -> Self {
-        Self { link, messages }
+    pub(crate) fn new(link: LinkStats, messages: LayerStats, channels: Vec<ChannelStats>) -> Self {
+        Self {
+            link,
+            messages,
+            channels,
+        }
     }
+}
+
+/// What a [`ServerStack`](super::ServerStack) or [`ClientStack`](super::ClientStack)
+/// counted of the payloads it wrote and read, over all its connections: from their
+/// `stack_stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StackStats {
+    /// Payload packets written by a layer and handed to the connection.
+    pub payloads_sent: u64,
+    /// The largest payload written, bytes.
+    pub largest_payload_bytes: usize,
+    /// Payloads of connected peers that the layer refused (dropped whole, not acked).
+    pub payloads_dropped_by_layer: u64,
+    /// Disconnects after flush that ended flushed (everything acked).
+    pub flushes_completed: u64,
+    /// Disconnects after flush that ended at their timeout, with messages unacked.
+    pub flushes_timed_out: u64,
+}
+
+/// What a [`UdpServer`](super::UdpServer) or [`UdpClient`](super::UdpClient) counted at
+/// its socket: from their `transport_stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TransportStats {
+    /// Datagrams read from the socket.
+    pub datagrams_received: u64,
+    /// Bytes of the datagrams read from the socket (UDP payloads).
+    pub bytes_received: u64,
+    /// Datagrams handed to the socket.
+    pub datagrams_sent: u64,
+    /// Bytes of the datagrams handed to the socket (UDP payloads).
+    pub bytes_sent: u64,
+    /// Datagrams the socket refused to send (counted as lost).
+    pub datagrams_dropped_send_error: u64,
+    /// Transient receive errors skipped (reset or refused by an ICMP message).
+    pub receive_errors_skipped: u64,
+    /// Payloads of connected peers that the message layer refused (not acked): the
+    /// stack's [`StackStats::payloads_dropped_by_layer`].
+    pub payloads_dropped_by_layer: u64,
 }

@@ -14,7 +14,7 @@ fn protocol_id() -> u64 {
     netproto::protocol_id::<LoadMessage>(&layer_config())
 }
 
-fn io_of(c: &netproto::transport::TransportCounters) -> Io {
+fn io_of(c: &netproto::transport::TransportStats) -> Io {
     Io {
         datagrams_in: c.datagrams_received,
         bytes_in: c.bytes_received,
@@ -57,7 +57,7 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
     let mut meter = ServerMeter::new(params);
     let mut ticker = Ticker::new();
     loop {
-        let io = io_of(server.counters());
+        let io = io_of(server.transport_stats());
         if !meter.begin_tick(connected.len(), io, app) {
             break;
         }
@@ -121,7 +121,7 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
         meter.end_tick();
         ticker.wait();
     }
-    let io = io_of(server.counters());
+    let io = io_of(server.transport_stats());
     let report = meter.finish(io, app, ticker.late);
     println!("REPORT {report}");
     Ok(())
@@ -223,7 +223,7 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
                     delivery.received(p.user, &event);
                 }
             }
-            p.io = io_of(client.counters());
+            p.io = io_of(client.transport_stats());
             io.add(p.io);
             connected += usize::from(p.connected);
         }

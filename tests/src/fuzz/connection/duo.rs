@@ -214,7 +214,7 @@ impl Duo {
             match event {
                 ServerEvent::Connected { .. } => {
                     assert!(
-                        self.server.connection().counters().clients_accepted == 1,
+                        self.server.connection().server_stats().clients_accepted == 1,
                         "a second session: {event:?}"
                     );
                 }
@@ -256,25 +256,25 @@ impl Duo {
         if to_server {
             let server = self.server.connection();
             let mut state = server_state(server);
-            state.push(self.server.counters().payloads_refused);
-            state.push(self.server.counters().payloads_sent);
+            state.push(self.server.stack_stats().payloads_dropped_by_layer);
+            state.push(self.server.stack_stats().payloads_sent);
             let layer = self.server.layer(ClientId(0)).map(|l| {
                 format!(
                     "{:?} {} {}",
-                    l.counters(),
+                    l.stats(),
                     l.receive_queue_len(ChannelId::new(0)),
                     l.receive_queue_len(ChannelId::new(1))
                 )
             });
             (
                 state,
-                format!("{:?} {layer:?}", without_drops(*server.counters())),
+                format!("{:?} {layer:?}", without_drops(*server.server_stats())),
             )
         } else {
             let client = self.client.connection();
             let state = vec![
-                self.client.counters().payloads_refused,
-                self.client.counters().payloads_sent,
+                self.client.stack_stats().payloads_dropped_by_layer,
+                self.client.stack_stats().payloads_sent,
                 u64::from(client.max_clients()),
             ];
             let l = self.client.layer();
@@ -284,8 +284,8 @@ impl Duo {
                     "{:?} {:?} {:?} {:?} {} {}",
                     client.state(),
                     client.client_id(),
-                    client.endpoint_counters(),
-                    l.counters(),
+                    client.stats().map(|l| l.endpoint),
+                    l.stats(),
                     l.receive_queue_len(ChannelId::new(0)),
                     l.receive_queue_len(ChannelId::new(1))
                 ),
@@ -298,7 +298,7 @@ impl Duo {
     /// them apart, as the endpoint counts those).
     fn drop_count(&self, to_server: bool) -> u64 {
         if to_server {
-            drops(self.server.connection().counters())
+            drops(self.server.connection().server_stats())
         } else {
             self.client.connection().dropped()
         }
@@ -522,7 +522,7 @@ impl Duo {
     pub(super) fn finish(mut self) -> DuoOutcome {
         let c = format!(
             "{:?} {} {:?} {:?}",
-            self.server.connection().counters(),
+            self.server.connection().server_stats(),
             self.client.connection().dropped(),
             self.got_reliable,
             self.got_unreliable

@@ -13,8 +13,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{Ipv4Addr, SocketAddr};
 
 use netproto::connection::{
-    ClientEvent, ClientId, DisconnectReason, MAX_DATAGRAM_BYTES, Server, ServerConfig,
-    ServerCounters, ServerEvent,
+    ClientEvent, ClientId, DisconnectReason, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
+    ServerStats,
 };
 use netproto::internals::netcode::{
     AllowedPackets, ChallengeToken, ConnectTokenPrivate, Packet, PacketType, read_packet,
@@ -117,40 +117,40 @@ impl Backend {
 }
 
 /// The sum of the counters of datagrams that changed nothing (every one lands in
-/// exactly one of them). Not included: `dropped_by_endpoint` (authenticated: the link
-/// heard the peer) and `requests_busy` (the token may have been remembered).
-fn drops(c: &ServerCounters) -> u64 {
-    c.dropped_malformed
-        + c.dropped_unexpected
-        + c.dropped_unknown_address
-        + c.dropped_unauthenticated
-        + c.dropped_replayed
-        + c.requests_malformed
-        + c.requests_expired
-        + c.requests_unauthenticated
-        + c.requests_wrong_server
-        + c.requests_token_reused
-        + c.requests_already_connected
-        + c.requests_bad_timeout
-        + c.responses_invalid
+/// exactly one of them). Not included: `datagrams_dropped_by_endpoint` (authenticated: the link
+/// heard the peer) and `requests_dropped_busy` (the token may have been remembered).
+fn drops(c: &ServerStats) -> u64 {
+    c.datagrams_dropped_malformed
+        + c.datagrams_dropped_unexpected
+        + c.datagrams_dropped_unknown_address
+        + c.datagrams_dropped_unauthenticated
+        + c.datagrams_dropped_replayed
+        + c.requests_dropped_malformed
+        + c.requests_dropped_expired
+        + c.requests_dropped_unauthenticated
+        + c.requests_dropped_wrong_server
+        + c.requests_dropped_token_reused
+        + c.requests_dropped_already_connected
+        + c.requests_dropped_bad_timeout
+        + c.responses_dropped_invalid
 }
 
 /// The counters with the drop counters and `datagrams_received` zeroed.
-fn without_drops(mut c: ServerCounters) -> ServerCounters {
+fn without_drops(mut c: ServerStats) -> ServerStats {
     c.datagrams_received = 0;
-    c.dropped_malformed = 0;
-    c.dropped_unexpected = 0;
-    c.dropped_unknown_address = 0;
-    c.dropped_unauthenticated = 0;
-    c.dropped_replayed = 0;
-    c.requests_malformed = 0;
-    c.requests_expired = 0;
-    c.requests_unauthenticated = 0;
-    c.requests_wrong_server = 0;
-    c.requests_token_reused = 0;
-    c.requests_already_connected = 0;
-    c.requests_bad_timeout = 0;
-    c.responses_invalid = 0;
+    c.datagrams_dropped_malformed = 0;
+    c.datagrams_dropped_unexpected = 0;
+    c.datagrams_dropped_unknown_address = 0;
+    c.datagrams_dropped_unauthenticated = 0;
+    c.datagrams_dropped_replayed = 0;
+    c.requests_dropped_malformed = 0;
+    c.requests_dropped_expired = 0;
+    c.requests_dropped_unauthenticated = 0;
+    c.requests_dropped_wrong_server = 0;
+    c.requests_dropped_token_reused = 0;
+    c.requests_dropped_already_connected = 0;
+    c.requests_dropped_bad_timeout = 0;
+    c.responses_dropped_invalid = 0;
     c
 }
 
@@ -163,7 +163,7 @@ fn server_state<A: Copy + Eq + std::hash::Hash + std::fmt::Debug>(s: &Server<A>)
         s.pending_transmits() as u64,
     ];
     for (id, _) in s.clients() {
-        if let Some(c) = s.endpoint_counters(id) {
+        if let Some(c) = s.stats(id).map(|l| l.endpoint) {
             state.extend([
                 u64::from(id.0),
                 c.packets_received,

@@ -286,7 +286,7 @@ impl Stage {
                 },
                 self.generation,
                 self.token_sessions,
-                self.server.connection().counters()
+                self.server.connection().server_stats()
             );
         }
     }
@@ -531,7 +531,11 @@ impl Stage {
             self.out.unreliable_delivered += i.got_unreliable[0].len() + i.got_unreliable[1].len();
         }
         self.out.sealed = self.nonces.datagrams();
-        let c = format!("{:?} {:?}", self.server.connection().counters(), self.out);
+        let c = format!(
+            "{:?} {:?}",
+            self.server.connection().server_stats(),
+            self.out
+        );
         digest(&mut self.out.trace, c.as_bytes());
         self.out
     }

@@ -74,7 +74,7 @@ fn run_unknown(data: &[u8]) -> UnknownOutcome {
         }
         let from = u32::from(op & 3);
         let datagram = script.blob();
-        let before = *server.counters();
+        let before = *server.server_stats();
         let state = server_state(&server);
         let was_connected = server.client_id(&from).is_some();
         if let Some(delivery) = server.handle_datagram(Time::from_secs_f64(now), from, datagram) {
@@ -84,7 +84,7 @@ fn run_unknown(data: &[u8]) -> UnknownOutcome {
             out.payloads += 1;
         }
         handled += 1;
-        let after = *server.counters();
+        let after = *server.server_stats();
         let mut replies = Vec::new();
         while let Some((to, len)) = server.poll_transmit(&mut buf) {
             assert_eq!(to, from, "a reply went to someone else");
@@ -183,13 +183,13 @@ fn run_unknown(data: &[u8]) -> UnknownOutcome {
             );
             out.sessions += 1;
         }
-        let c = server.counters();
+        let c = server.server_stats();
         assert!(server.connected_clients() <= server.max_clients());
         assert!(server.pending_handshakes() <= PENDING);
         assert!(server.remembered_tokens() <= 8 * PENDING);
         assert!(server.pending_handshakes() as u64 <= c.challenges_sent);
         assert!(server.connected_clients() as u64 <= c.clients_accepted);
-        if c.challenges_sent + c.denials_sent + c.requests_busy == 0 {
+        if c.challenges_sent + c.denials_sent + c.requests_dropped_busy == 0 {
             assert_eq!(
                 (server.remembered_tokens(), server.pending_handshakes()),
                 (0, 0),
@@ -197,7 +197,7 @@ fn run_unknown(data: &[u8]) -> UnknownOutcome {
             );
         }
     }
-    let c = server.counters();
+    let c = server.server_stats();
     assert_eq!(c.datagrams_received, handled);
     digest(&mut out.trace, format!("{c:?}").as_bytes());
     out

@@ -345,8 +345,8 @@ impl Endpoint {
                     buf[pos..pos + header_bytes.len()].copy_from_slice(&header_bytes);
                     pos += header_bytes.len();
                 }
-                let chunk = fs.min(len - id * fs);
-                pos += copy_packet(extension, payload, id * fs, &mut buf[pos..pos + chunk]);
+                // The last fragment is shorter: copy_packet stops at the packet's end.
+                pos += copy_packet(extension, payload, id * fs, &mut buf[pos..pos + fs]);
                 transmit(&buf[..pos]);
             }
             self.counters.fragments_sent += count as u64;
@@ -988,6 +988,41 @@ mod tests {
         }
         assert_eq!(b.pending_reassemblies(), 1);
         assert_eq!(b.time(), Time::from_secs_f64(2.1));
+    }
+
+    #[test]
+    fn a_datagram_may_hold_a_whole_packet_with_both_headers_and_no_more() {
+        let config = EndpointConfig {
+            max_packet_size: 100,
+            fragment_above: 100,
+            fragment_size: 50,
+            max_fragments: 2,
+            ..EndpointConfig::default()
+        };
+        let mut a = Endpoint::new(config.clone(), Time::ZERO).expect("valid");
+        let mut b = Endpoint::new(config, Time::ZERO).expect("valid");
+        let whole = send(&mut a, Time::ZERO, &[7; 100]);
+        assert_eq!(whole.len(), 1, "not fragmented");
+        assert!(matches!(
+            b.receive(Time::ZERO, &whole[0]),
+            Ok(Incoming::Packet(_))
+        ));
+        // The datagram size check allows the packet, a fragment header and the
+        // largest packet header: 114 bytes.
+        let limit = 100 + MAX_HEADER_BYTES + FRAGMENT_HEADER_BYTES;
+        let at_limit = vec![0u8; limit];
+        assert!(!matches!(
+            b.receive(Time::ZERO, &at_limit).map(|_| ()),
+            Err(ReceiveError::TooLarge { size, .. }) if size == limit
+        ));
+        let over = vec![0u8; limit + 1];
+        assert_eq!(
+            b.receive(Time::ZERO, &over).map(|_| ()),
+            Err(ReceiveError::TooLarge {
+                size: limit + 1,
+                max: limit
+            })
+        );
     }
 
     #[test]

@@ -189,6 +189,13 @@ mod tests {
     }
 
     #[test]
+    fn get_and_new_round_trip() {
+        for v in [0, 1, 300, 65535] {
+            assert_eq!(Sequence::new(v).get(), v);
+        }
+    }
+
+    #[test]
     fn next_prev_and_arithmetic_wrap() {
         assert_eq!(Sequence(65535).next(), Sequence(0));
         assert_eq!(Sequence(0).prev(), Sequence(65535));

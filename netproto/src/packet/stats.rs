@@ -457,6 +457,30 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_takes_the_round_trip_plus_the_peer_s_hold() {
+        let e = Estimates {
+            rtt: Duration::from_millis(80),
+            ack_delay: Duration::from_millis(15),
+            ..Estimates::default()
+        };
+        assert_eq!(e.ack_time(), Duration::from_millis(95));
+    }
+
+    #[test]
+    fn smoothing_moves_by_the_factor_and_snaps_within_a_hundred_thousandth() {
+        let mut x = 0.0;
+        smooth(&mut x, 10.0, 0.25);
+        assert_eq!(x, 2.5);
+        // Within 1e-5 of the target (on either side of it): the target itself.
+        let mut x = 5.0;
+        smooth(&mut x, 5.000001, 0.25);
+        assert_eq!(x, 5.000001);
+        let mut x = 0.0;
+        smooth(&mut x, 0.00001, 0.25);
+        assert_eq!(x, 0.00001, "exactly 1e-5 away snaps too");
+    }
+
+    #[test]
     fn rtt_first_sample_is_taken_whole_then_smoothed_per_packet() {
         let config = EndpointConfig {
             rtt_smoothing_factor: 0.1,

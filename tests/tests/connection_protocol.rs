@@ -1385,3 +1385,21 @@ fn the_server_counts_endpoint_refusals_and_protocol_errors() {
     assert!(!p.server.disconnect_for_protocol_error(id), "already gone");
     assert_eq!(p.counters().clients_dropped_protocol_error, 1);
 }
+
+#[test]
+fn disconnect_all_ends_every_session_and_tells_each_client() {
+    let mut p = Pair::new(4);
+    let a = p.add(7);
+    let b = p.add(8);
+    p.step(TICK);
+    assert_eq!(p.server.connected_clients(), 2);
+    p.server.disconnect_all(Time::from_secs_f64(p.now));
+    assert_eq!(p.server.connected_clients(), 0);
+    p.deliver();
+    for node in [a, b] {
+        assert_eq!(
+            p.client(node).state(),
+            ClientState::Disconnected(DisconnectReason::PeerDisconnected)
+        );
+    }
+}

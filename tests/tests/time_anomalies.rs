@@ -611,3 +611,24 @@ fn a_clock_that_stands_still_breaks_nothing() {
         "payloads delivered after the freeze"
     );
 }
+
+#[test]
+fn a_handshake_started_after_now_ends_when_the_clock_goes_back() {
+    // Handshakes are expired at most once a second, and at once when the clock went
+    // back: a handshake that started "in the future" is dropped, not kept until the
+    // clock catches up.
+    let mut backend = SimBackend::new(0xc10c, 4);
+    let config = backend.server_config(NodeId(0));
+    let mut server: Server<NodeId> = Server::new(config, Time::ZERO, SIM_UNIX_TIME).expect("valid");
+    let token = backend.token(1, NodeId(0));
+    let request = netproto_tests::sealer::request(&token);
+    let t10 = Time::from_secs_f64(10.0);
+    server.update(t10);
+    assert!(server.handle_datagram(t10, NodeId(1), &request).is_none());
+    server.update(t10);
+    assert_eq!(server.pending_handshakes(), 1);
+    server.update(Time::from_secs_f64(10.5));
+    assert_eq!(server.pending_handshakes(), 1, "young, and no expiry due");
+    server.update(Time::from_secs_f64(5.0));
+    assert_eq!(server.pending_handshakes(), 0, "started after now: gone");
+}

@@ -988,6 +988,20 @@ mod tests {
         }
         assert_eq!(b.pending_reassemblies(), 1);
         assert_eq!(b.time(), Time::from_secs_f64(2.1));
+        assert_eq!(b.stats().fragments_received, 2);
+        // The last fragment completes it: recorded with the bytes of the packet it
+        // rebuilt (its header and payload) for the bandwidth estimate.
+        let header_size = b.config.packet_header_size;
+        let Ok(Incoming::Packet(packet)) = b.receive(Time::from_secs_f64(2.2), &fragments[2])
+        else {
+            panic!("the packet, whole");
+        };
+        let bytes = header_size + packet.header.encoded_len() + 2500;
+        drop(packet.accept());
+        assert_eq!(b.stats().fragments_received, 3);
+        assert_eq!(b.pending_reassemblies(), 0);
+        let record = b.received.get(Sequence(0)).expect("recorded");
+        assert_eq!(record.bytes as usize, bytes);
     }
 
     #[test]

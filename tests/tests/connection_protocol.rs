@@ -1257,6 +1257,38 @@ fn a_packet_replayed_after_the_endpoint_sequence_wraps_is_refused() {
     assert_eq!(server.client_id(&C), Some(id), "still connected");
 }
 
+/// Hands `server` the connection request of `token` from `from` at `now`, and opens
+/// its reply (of a type in `allowed`) with the token's key: (sequence, the challenge
+/// token's sequence if a challenge). `None` when the server did not answer.
+fn reply_to_request(
+    server: &mut Server<NodeId>,
+    now: f64,
+    from: NodeId,
+    token: &ConnectToken,
+    allowed: AllowedPackets,
+) -> Option<(u64, Option<u64>)> {
+    let request = netproto_tests::sealer::request(token);
+    let now = Time::from_secs_f64(now);
+    assert!(server.handle_datagram(now, from, &request).is_none());
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    let (to, len) = server.poll_transmit(&mut buf)?;
+    assert_eq!(to, from);
+    let (sequence, packet) = read_packet(
+        &mut buf[..len],
+        token.protocol_id,
+        SIM_UNIX_TIME,
+        Some(&token.server_to_client_key),
+        allowed,
+        None,
+    )
+    .expect("a reply sealed with the token's key");
+    let challenge = match packet {
+        Packet::Challenge { token_sequence, .. } => Some(token_sequence),
+        _ => None,
+    };
+    Some((sequence, challenge))
+}
+
 #[test]
 fn packets_outside_a_session_take_increasing_sequences_in_the_upper_half() {
     // A full server: the first client's challenge, then a denial for each of two
@@ -1264,26 +1296,13 @@ fn packets_outside_a_session_take_increasing_sequences_in_the_upper_half() {
     let mut p = Pair::new(1);
     p.add(7);
     p.step(TICK);
-    let now = Time::from_secs_f64(p.now);
     let mut sequences = Vec::new();
     for node in [8, 9] {
         let token = p.token(node);
-        let from = NodeId(node as u32);
-        let request = netproto_tests::sealer::request(&token);
-        assert!(p.server.handle_datagram(now, from, &request).is_none());
-        let mut buf = [0u8; MAX_DATAGRAM_BYTES];
-        let (to, len) = p.server.poll_transmit(&mut buf).expect("a denial");
-        assert_eq!(to, from);
-        let (sequence, packet) = read_packet(
-            &mut buf[..len],
-            p.backend.protocol_id,
-            SIM_UNIX_TIME,
-            Some(&token.server_to_client_key),
-            AllowedPackets::NONE.with(PacketType::Denied),
-            None,
-        )
-        .expect("a denial sealed with the token's key");
-        assert_eq!(packet.packet_type(), PacketType::Denied);
+        let denied = AllowedPackets::NONE.with(PacketType::Denied);
+        let (sequence, _) =
+            reply_to_request(&mut p.server, p.now, NodeId(node as u32), &token, denied)
+                .expect("a denial");
         sequences.push(sequence);
     }
     assert_eq!(sequences, [(1 << 63) + 1, (1 << 63) + 2]);
@@ -1299,29 +1318,10 @@ fn a_full_handshake_table_replaces_the_first_after_its_grace_and_challenges_take
     // Each request's challenge: the token sequence it carries.
     let mut challenge = |server: &mut Server<NodeId>, now: f64, user: u64| {
         let token = backend.token(user, SERVER);
-        let from = NodeId(user as u32);
-        let request = netproto_tests::sealer::request(&token);
-        assert!(
-            server
-                .handle_datagram(Time::from_secs_f64(now), from, &request)
-                .is_none()
-        );
-        let mut buf = [0u8; MAX_DATAGRAM_BYTES];
-        let (to, len) = server.poll_transmit(&mut buf)?;
-        assert_eq!(to, from);
-        let (_, packet) = read_packet(
-            &mut buf[..len],
-            token.protocol_id,
-            SIM_UNIX_TIME,
-            Some(&token.server_to_client_key),
-            AllowedPackets::NONE.with(PacketType::Challenge),
-            None,
-        )
-        .expect("a challenge sealed with the token's key");
-        match packet {
-            Packet::Challenge { token_sequence, .. } => Some(token_sequence),
-            other => panic!("{other:?}"),
-        }
+        let allowed = AllowedPackets::NONE.with(PacketType::Challenge);
+        let (_, token_sequence) =
+            reply_to_request(server, now, NodeId(user as u32), &token, allowed)?;
+        Some(token_sequence.expect("a challenge"))
     };
     assert_eq!(challenge(&mut server, 0.0, 1), Some(0));
     // The table is full and its handshake younger than a second: busy, no reply.

@@ -13,7 +13,7 @@ use netproto::channel::LayerConfig;
 use netproto::connection::{
     Client, CongestionConfig, ConnectionConfig, MAX_DATAGRAM_BYTES, ServerConfig,
 };
-use netproto::netcode::{Key, TokenParams, generate_connect_token};
+use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token};
 use netproto::transport::ServerStack;
 use tracing::Level;
 
@@ -60,10 +60,15 @@ impl World {
         }
     }
 
-    fn join(&mut self, name: &'static str, user_id: u64, now: f64) {
+    /// A connect token of `user_id`'s for the server.
+    fn token(&self, user_id: u64) -> ConnectToken {
         let address = "127.0.0.1:40000".parse().expect("address");
         let params = TokenParams::new(self.config.protocol_id, user_id, vec![address]);
-        let token = generate_connect_token(&params, &KEY, UNIX_TIME).expect("token");
+        generate_connect_token(&params, &KEY, UNIX_TIME).expect("token")
+    }
+
+    fn join(&mut self, name: &'static str, user_id: u64, now: f64) {
+        let token = self.token(user_id);
         let client = Client::new(
             self.config.clone(),
             &token,
@@ -312,10 +317,7 @@ fn denials_are_logged_within_the_drop_budget() {
         capture.take();
         // The one slot is taken: a hundred requests of another player's, at one
         // instant, are each denied, and ten denials are logged.
-        let address = "127.0.0.1:40000".parse().expect("address");
-        let params = TokenParams::new(world.config.protocol_id, 43, vec![address]);
-        let token = generate_connect_token(&params, &KEY, UNIX_TIME).expect("token");
-        let request = netproto_tests::sealer::request(&token);
+        let request = netproto_tests::sealer::request(&world.token(43));
         for _ in 0..100 {
             world
                 .server

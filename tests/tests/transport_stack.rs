@@ -192,6 +192,35 @@ fn raw_client_against_stack(payload: &[u8]) -> (Vec<ServerEvent<u32>>, Vec<Clien
     )
 }
 
+/// Each side saw one session: connected, then disconnected for the given reason.
+fn assert_one_session_ended(
+    server_events: &[ServerEvent<u32>],
+    server_reason: DisconnectReason,
+    client_events: &[ClientEvent],
+    client_reason: DisconnectReason,
+) {
+    assert!(
+        matches!(
+            server_events,
+            [
+                ServerEvent::Connected { .. },
+                ServerEvent::Disconnected { reason, .. }
+            ] if *reason == server_reason
+        ),
+        "{server_events:?}"
+    );
+    assert!(
+        matches!(
+            client_events,
+            [
+                ClientEvent::Connected { .. },
+                ClientEvent::Disconnected { reason }
+            ] if *reason == client_reason
+        ),
+        "{client_events:?}"
+    );
+}
+
 /// A payload the message layer finds malformed (a peer of another build, or a hostile
 /// one) ends the connection with a reason on both sides: the server sees a protocol
 /// error, the client a disconnect.
@@ -200,30 +229,11 @@ fn a_malformed_payload_ends_the_connection_on_both_sides() {
     // One channel index beyond the two configured: malformed for the layer.
     let (server_events, client_events, refused) = raw_client_against_stack(&[0xff; 8]);
     assert_eq!(refused, 1);
-    assert!(
-        matches!(
-            server_events.as_slice(),
-            [
-                ServerEvent::Connected { .. },
-                ServerEvent::Disconnected {
-                    reason: DisconnectReason::ProtocolError,
-                    ..
-                }
-            ]
-        ),
-        "{server_events:?}"
-    );
-    assert!(
-        matches!(
-            client_events.as_slice(),
-            [
-                ClientEvent::Connected { .. },
-                ClientEvent::Disconnected {
-                    reason: DisconnectReason::PeerDisconnected
-                }
-            ]
-        ),
-        "{client_events:?}"
+    assert_one_session_ended(
+        &server_events,
+        DisconnectReason::ProtocolError,
+        &client_events,
+        DisconnectReason::PeerDisconnected,
     );
 
     // The same exchange with a well-formed (empty) layer payload keeps the connection.
@@ -291,30 +301,11 @@ fn a_malformed_payload_from_the_server_ends_the_client_s_connection() {
     }
     assert!(sent);
     assert_eq!(client.stack_stats().payloads_dropped_by_layer, 1);
-    assert!(
-        matches!(
-            client_events.as_slice(),
-            [
-                ClientEvent::Connected { .. },
-                ClientEvent::Disconnected {
-                    reason: DisconnectReason::ProtocolError
-                }
-            ]
-        ),
-        "{client_events:?}"
-    );
-    assert!(
-        matches!(
-            server_events.as_slice(),
-            [
-                ServerEvent::Connected { .. },
-                ServerEvent::Disconnected {
-                    reason: DisconnectReason::PeerDisconnected,
-                    ..
-                }
-            ]
-        ),
-        "{server_events:?}"
+    assert_one_session_ended(
+        &server_events,
+        DisconnectReason::PeerDisconnected,
+        &client_events,
+        DisconnectReason::ProtocolError,
     );
 }
 

@@ -564,6 +564,153 @@ mod tests {
     }
 
     #[test]
+    fn the_report_takes_every_estimate_and_keeps_the_counters() {
+        let e = Estimates {
+            rtt: Duration::from_millis(1),
+            rtt_min: Duration::from_millis(2),
+            rtt_max: Duration::from_millis(3),
+            rtt_avg: Duration::from_millis(4),
+            jitter_avg_vs_min_rtt: Duration::from_millis(5),
+            jitter_max_vs_min_rtt: Duration::from_millis(6),
+            jitter_stddev_vs_avg_rtt: Duration::from_millis(7),
+            ack_delay: Duration::from_millis(8),
+            packet_loss_percent: 9.0,
+            sent_kbps: 10.0,
+            received_kbps: 11.0,
+            acked_kbps: 12.0,
+        };
+        let counters = EndpointStats {
+            packets_sent: 13,
+            packets_dropped_invalid: 14,
+            ..EndpointStats::default()
+        };
+        let st = e.stats(&counters);
+        let times = [
+            st.rtt,
+            st.rtt_min,
+            st.rtt_max,
+            st.rtt_avg,
+            st.jitter_avg_vs_min_rtt,
+            st.jitter_max_vs_min_rtt,
+            st.jitter_stddev_vs_avg_rtt,
+            st.ack_delay,
+        ];
+        assert_eq!(
+            times,
+            core::array::from_fn(|i| Duration::from_millis(i as u64 + 1))
+        );
+        let rates = [
+            st.packet_loss_percent,
+            st.sent_kbps,
+            st.received_kbps,
+            st.acked_kbps,
+        ];
+        assert_eq!(rates, [9.0, 10.0, 11.0, 12.0]);
+        assert_eq!((st.packets_sent, st.packets_dropped_invalid), (13, 14));
+    }
+
+    #[test]
+    fn smoothing_moves_from_where_it_is() {
+        let mut x = 2.0;
+        smooth(&mut x, 10.0, 0.25);
+        assert_eq!(x, 4.0);
+        let mut x = 10.0;
+        smooth(&mut x, 2.0, 0.25);
+        assert_eq!(x, 8.0);
+    }
+
+    #[test]
+    fn a_round_trip_too_long_for_the_history_is_kept_as_its_longest_entry() {
+        // A sample past u64 nanoseconds, and one of exactly u64::MAX nanoseconds (the
+        // empty mark): both are stored one below it, not as an empty entry.
+        for sample in [Duration::MAX, Duration::from_nanos(u64::MAX)] {
+            let mut e = small_estimator();
+            e.rtt_sample(Sequence(0), sample, 1);
+            let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
+            e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
+            assert_eq!(
+                e.estimates().rtt_max,
+                Duration::from_nanos(NO_SAMPLE - 1),
+                "{sample:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn rtt_snaps_to_a_sample_within_ten_nanoseconds_only() {
+        let base = Duration::from_millis(100);
+        let mut e = Estimator::new(&EndpointConfig {
+            rtt_smoothing_factor: 0.1,
+            ..EndpointConfig::default()
+        });
+        e.rtt_sample(Sequence(0), base, 1);
+        let near = base + Duration::from_nanos(9);
+        e.rtt_sample(Sequence(1), near, 1);
+        assert_eq!(e.estimates().rtt, near, "9 ns away: snapped");
+        let far = near + SNAP;
+        e.rtt_sample(Sequence(2), far, 1);
+        let rtt = e.estimates().rtt;
+        assert!(rtt >= near && rtt < far, "10 ns away: smoothed, {rtt:?}");
+    }
+
+    #[test]
+    fn only_an_ack_with_bits_moves_the_ack_front() {
+        let mut e = small_estimator();
+        e.on_acks(Sequence(5), 0);
+        assert_eq!(e.ack_front, None, "an ack field with no bits acks nothing");
+        e.on_acks(Sequence(3), 0b1);
+        assert_eq!(e.ack_front, Some(Sequence(3)));
+        e.on_acks(Sequence(9), 0);
+        e.on_acks(Sequence(2), 0b1);
+        assert_eq!(e.ack_front, Some(Sequence(3)), "neither moves it");
+        e.on_acks(Sequence(4), 0b10);
+        assert_eq!(e.ack_front, Some(Sequence(4)));
+    }
+
+    #[test]
+    fn the_history_is_passed_over_every_quarter_second_or_when_the_clock_goes_back() {
+        let mut e = small_estimator();
+        let sent = sent_window();
+        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
+        let min_at = |e: &mut Estimator, rtt: f64, secs: f64| {
+            e.rtt_sample(Sequence(0), millis(rtt), 1);
+            e.update(Time::from_secs_f64(secs), &sent, &received);
+            ms(e.estimates().rtt_min)
+        };
+        assert_eq!(min_at(&mut e, 50.0, 1.0), 50.0, "the first update passes");
+        assert_eq!(min_at(&mut e, 40.0, 1.1), 50.0, "0.1 s later: not yet");
+        assert_eq!(min_at(&mut e, 30.0, 1.249), 50.0, "0.249 s later: not yet");
+        assert_eq!(min_at(&mut e, 20.0, 1.25), 20.0, "0.25 s later: passed");
+        assert_eq!(
+            min_at(&mut e, 10.0, 1.2),
+            10.0,
+            "the clock went back: passed"
+        );
+    }
+
+    #[test]
+    fn jitter_deviation_is_the_standard_deviation_of_the_history() {
+        let mut e = small_estimator();
+        for (s, r) in [(0u16, 50.0), (1, 70.0), (2, 60.0), (3, 60.0)] {
+            e.rtt_sample(Sequence(s), millis(r), 1);
+        }
+        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
+        e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
+        // Deviations -10, 10, 0, 0 ms: variance 50 ms^2.
+        let stddev = ms(e.estimates().jitter_stddev_vs_avg_rtt);
+        assert!((stddev - 50f64.sqrt()).abs() < 1e-6, "{stddev}");
+    }
+
+    #[test]
+    fn bandwidth_needs_a_time_span() {
+        let at = Time::from_secs_f64(1.0);
+        assert_eq!(kbps([(at, 100), (at, 100)].into_iter()), None);
+        assert_eq!(kbps(core::iter::empty()), None);
+        let later = Time::from_secs_f64(1.5);
+        assert_eq!(kbps([(at, 100), (later, 100)].into_iter()), Some(3.2));
+    }
+
+    #[test]
     fn the_peer_hold_is_smoothed_per_packet() {
         let mut e = Estimator::new(&EndpointConfig::default());
         e.ack_delay_sample(millis(32.0), 1);

@@ -20,8 +20,9 @@
 //! per message for each encoding against the information minimum implied by the declared
 //! ranges (`log2` of the number of values each field may take).
 //!
-//! netproto encodes from shared references (`NetMessage::write`) and decodes each
-//! message into a blank one (`NetMessage::serialize` with a `ReadStream`).
+//! netproto encodes from shared references and decodes each message into a blank one,
+//! through the entry points `encode`/`decode` and the channel layer use
+//! (`netproto::write_message`, `netproto::read_message`).
 
 use std::hint::black_box;
 
@@ -143,7 +144,7 @@ struct Workload<M> {
 fn netproto_encode<M: NetMessage>(messages: &[M], buf: &mut [u8]) -> usize {
     let mut stream = WriteStream::new(buf);
     for message in messages {
-        if let Err(err) = message.write(&mut stream) {
+        if let Err(err) = netproto::write_message(message, &mut stream) {
             panic!("workload message rejected: {err}");
         }
     }
@@ -157,7 +158,7 @@ fn netproto_decode<M: NetMessage>(bytes: &[u8], count: usize) -> Vec<M> {
     let mut out = Vec::with_capacity(count);
     out.resize_with(count, M::blank);
     for message in out.iter_mut() {
-        if let Err(err) = message.serialize(&mut stream) {
+        if let Err(err) = netproto::read_message(message, &mut stream) {
             panic!("decode failed: {err}");
         }
     }

@@ -134,7 +134,7 @@ proptest! {
 
         let mut buf = [0u8; 256];
         let mut written = netproto::WriteStream::new(&mut buf);
-        message.write(&mut written).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        netproto::write_message(&message, &mut written).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let written_bits = written.bits_processed();
         let measured = netproto::measure(&message);
         prop_assert!(measured <= GameMessage::MAX_BITS);
@@ -151,9 +151,10 @@ proptest! {
 proptest! {
     #![proptest_config(common::proptest_config(1000, SEED ^ 1))]
 
-    /// Writing from `&T` (`NetMessage::write`) and through `serialize(&mut self)` give
-    /// the same bytes, measures and errors, in every buffer from empty to roomy, and
-    /// neither changes the message.
+    /// Writing from `&T` (`NetMessage::write`), through `serialize(&mut self)` and through
+    /// the packed fast path (`write_message`, which packs when the buffer has room for
+    /// `MAX_BITS`) give the same bytes, measures and errors, in every buffer from empty
+    /// to roomy, and none changes the message.
     #[test]
     fn the_shared_and_mutable_write_paths_agree(message in message()) {
         let shared = netproto::encode(&message).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -171,6 +172,17 @@ proptest! {
             let rb = copy.serialize(&mut wb).map(|()| wb.finish());
             prop_assert_eq!(&copy, &message);
             prop_assert_eq!(ra, rb, "buffer of {} bytes", len);
+            // At offset 3, so that the packed words do not start on the writer's words.
+            let mut c = vec![0xA5u8; len + 1];
+            let mut d = vec![0xA5u8; len + 1];
+            let mut wc = netproto::WriteStream::new(&mut c);
+            let mut wd = netproto::WriteStream::new(&mut d);
+            wc.serialize_bits(&mut 5, 3).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            wd.serialize_bits(&mut 5, 3).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let rc = netproto::write_message(&message, &mut wc).map(|()| wc.finish());
+            let rd = message.write(&mut wd).map(|()| wd.finish());
+            prop_assert_eq!(rc, rd, "buffer of {} bytes + 1", len);
+            prop_assert_eq!(&c, &d);
             prop_assert_eq!(ra.is_ok(), len >= shared.len());
             if let Ok(n) = ra {
                 prop_assert_eq!(&a[..n], &shared[..]);

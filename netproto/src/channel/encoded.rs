@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::error::StreamError;
 use crate::message::NetMessage;
 use crate::schema::{Kind, Schema};
-use crate::stream::{Stream, WriteStream};
+use crate::stream::{Stream, WriteStream, write_message};
 
 /// A message encoded once, to be queued on many layers
 /// ([`MessageLayer::send_encoded`](super::MessageLayer::send_encoded)) without being
@@ -77,7 +77,7 @@ impl Encoded {
         }
         let mut bytes = vec![0u8; M::MAX_BITS.div_ceil(8) + 8];
         let mut w = WriteStream::new(&mut bytes);
-        message.write(&mut w)?;
+        write_message(message, &mut w)?;
         let bits = w.bits_processed();
         let len = w.finish();
         bytes.truncate(len);
@@ -160,7 +160,7 @@ impl<M: NetMessage> Payload<M> {
     /// Writes the message into a packet.
     pub(crate) fn write(&self, w: &mut WriteStream<'_>) -> Result<(), StreamError> {
         match self {
-            Self::Value(message) => message.write(w),
+            Self::Value(message) => write_message(message, w),
             Self::Encoded(encoded) => encoded.write_to(w),
         }
     }
@@ -181,11 +181,14 @@ mod tests {
         fn blank() -> Self {
             Odd(0)
         }
-        fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-            stream.serialize_bits(&mut self.0, 45)
-        }
-        fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-            stream.serialize_bits(&mut { self.0 }, 45)
+        fn serialize_in<S: Stream, P: crate::Place<Self>>(
+            mut this: P,
+            stream: &mut S,
+        ) -> Result<(), S::Error> {
+            let mut bits = this.get().0;
+            stream.serialize_bits(&mut bits, 45)?;
+            this.set(Odd(bits));
+            Ok(())
         }
     }
 

@@ -133,7 +133,9 @@ use syn::{DeriveInput, parse_macro_input};
 /// generated: `netproto::write_message` (what `encode` and the channel layer call) runs
 /// the same function on a `netproto::Packed` writer when the buffer has room for
 /// `MAX_BITS`, which gathers consecutive fields, across nested types and enum variant
-/// indexes, into 64-bit words. The bytes are the same as the plain writer's. Tracing
+/// indexes, into 64-bit words; `netproto::read_message` (what `decode` and the channel
+/// layer call) runs it on a `netproto::PackedRead` reader, which takes the input a 64-bit
+/// word at a time. The bytes, values and errors are the plain streams'. Tracing
 /// streams (`Stream::TRACING`) get `begin_field(name)` / `end_field()` around each field
 /// (`name` is the field's own name, or its index in a tuple; an enum's variant index
 /// belongs to the enclosing field and gets no call of its own).

@@ -2,13 +2,13 @@
 
 use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
-use crate::stream::{MeasureStream, ReadStream, Stream, WriteStream, read_message, write_message};
+use crate::stream::{MeasureStream, ReadStream, Stream, WriteStream};
 
 /// Encodes `message` into a new byte vector sized by its [`NetMessage::MAX_BITS`].
 ///
 /// Fails when a field is outside its declared range (the error names the field).
 /// A shared reference is enough: the message's serialize function runs through `&T`
-/// (see [`write_message`], the packed fast path it takes).
+/// ([`NetMessage::write`], which takes the writer's packed fast path).
 ///
 /// ```
 /// # use netproto::NetMessage;
@@ -29,7 +29,7 @@ pub fn encode<T: NetMessage>(message: &T) -> Result<Vec<u8>, StreamError> {
 /// `T::MAX_BITS.div_ceil(8)` bytes is always enough).
 pub fn encode_into<T: NetMessage>(message: &T, buf: &mut [u8]) -> Result<usize, StreamError> {
     let mut stream = WriteStream::new(buf);
-    write_message(message, &mut stream)?;
+    message.write(&mut stream)?;
     Ok(stream.finish())
 }
 
@@ -41,7 +41,7 @@ pub fn encode_into<T: NetMessage>(message: &T, buf: &mut [u8]) -> Result<usize, 
 pub fn decode<T: NetMessage>(bytes: &[u8]) -> Result<T, StreamError> {
     let mut stream = ReadStream::new(bytes);
     let mut message = T::blank();
-    read_message(&mut message, &mut stream)?;
+    message.serialize(&mut stream)?;
     if stream.bytes_read() != bytes.len() {
         return Err(StreamError::new(ErrorKind::TrailingBytes));
     }
@@ -52,7 +52,7 @@ pub fn decode<T: NetMessage>(bytes: &[u8]) -> Result<T, StreamError> {
 pub fn decode_prefix<T: NetMessage>(bytes: &[u8]) -> Result<(T, usize), StreamError> {
     let mut stream = ReadStream::new(bytes);
     let mut message = T::blank();
-    read_message(&mut message, &mut stream)?;
+    message.serialize(&mut stream)?;
     Ok((message, stream.bytes_read()))
 }
 

@@ -244,10 +244,7 @@ pub use message_set::MessageSet;
 pub use netproto_derive::NetMessage;
 pub use protocol_id::{layer_fingerprint, protocol_id};
 pub use quantize::Quantization;
-pub use stream::{
-    MeasureStream, Packed, PackedRead, Place, RangedInt, ReadStream, Stream, WriteStream,
-    read_message, write_message,
-};
+pub use stream::{MeasureStream, Place, RangedInt, ReadStream, Stream, WriteStream};
 pub use time::Time;
 pub use wire_view::{WireField, WireView};
 

@@ -66,10 +66,12 @@ pub trait NetMessage: Sized {
     fn serialize_in<S: Stream, P: Place<Self>>(this: P, stream: &mut S) -> Result<(), S::Error>;
 
     /// Writes, reads or measures `self`, depending on the stream:
-    /// [`NetMessage::serialize_in`] through `&mut self`.
+    /// [`NetMessage::serialize_in`] through `&mut self`, by way of
+    /// [`Stream::serialize_message`] (so a [`WriteStream`](crate::WriteStream) or
+    /// [`ReadStream`](crate::ReadStream) takes its word-at-a-time fast path).
     #[inline(always)]
     fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        Self::serialize_in(self, stream)
+        stream.serialize_message(self)
     }
 
     /// Writes or measures `self` from a shared reference: [`NetMessage::serialize_in`]
@@ -77,13 +79,13 @@ pub trait NetMessage: Sized {
     /// (a message broadcast to many peers need not be cloned to be sent). A reader given
     /// `&self` reads and validates a value and drops it.
     ///
-    /// On a [`WriteStream`](crate::WriteStream) this is the plain path, with a capacity
-    /// check per field; [`write_message`](crate::write_message) (what
-    /// [`encode`](crate::encode) and the channel layer call) takes the packed fast path
-    /// when the writer has room.
+    /// It goes by way of [`Stream::serialize_message`]: on a
+    /// [`WriteStream`](crate::WriteStream) with room for [`NetMessage::MAX_BITS`] the
+    /// function runs on a word packer (one capacity check per 64-bit word), otherwise
+    /// on the writer itself, with the same bytes and errors either way.
     #[inline(always)]
     fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-        Self::serialize_in(self, stream)
+        stream.serialize_message(self)
     }
 }
 

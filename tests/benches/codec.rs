@@ -21,8 +21,8 @@
 //! ranges (`log2` of the number of values each field may take).
 //!
 //! netproto encodes from shared references and decodes each message into a blank one,
-//! through the entry points `encode`/`decode` and the channel layer use
-//! (`netproto::write_message`, `netproto::read_message`).
+//! through the trait's methods that `encode`/`decode` and the channel layer use
+//! (`NetMessage::write`, `NetMessage::serialize`: their fast paths are behind them).
 
 use std::hint::black_box;
 
@@ -144,7 +144,7 @@ struct Workload<M> {
 fn netproto_encode<M: NetMessage>(messages: &[M], buf: &mut [u8]) -> usize {
     let mut stream = WriteStream::new(buf);
     for message in messages {
-        if let Err(err) = netproto::write_message(message, &mut stream) {
+        if let Err(err) = message.write(&mut stream) {
             panic!("workload message rejected: {err}");
         }
     }
@@ -158,7 +158,7 @@ fn netproto_decode<M: NetMessage>(bytes: &[u8], count: usize) -> Vec<M> {
     let mut out = Vec::with_capacity(count);
     out.resize_with(count, M::blank);
     for message in out.iter_mut() {
-        if let Err(err) = netproto::read_message(message, &mut stream) {
+        if let Err(err) = message.serialize(&mut stream) {
             panic!("decode failed: {err}");
         }
     }

@@ -1,6 +1,7 @@
 //! `#[derive(NetMessage)]`: round trips of every shape, exact bit counts, errors that name
-//! the field, and the packed write path (`encode`, `write_message`) producing the same
-//! bytes and errors as the plain writer under a tracing stream.
+//! the field, and the packed write path (`encode`, `NetMessage::write` on a roomy
+//! `WriteStream`) producing the same bytes and errors as the plain writer under a tracing
+//! stream.
 
 // 3.1416 is a declared wire bound (the reference examples use it), not an approximate PI.
 #![allow(clippy::approx_constant)]
@@ -118,7 +119,7 @@ fn roundtrip<T: NetMessage + PartialEq + core::fmt::Debug>(mut message: T) -> Ve
         fast, traced,
         "packed and per-field bytes differ for {message:?}"
     );
-    // With room for less than MAX_BITS, `write_message` takes the plain writer: the same
+    // With room for less than MAX_BITS, `write` takes the plain writer: the same
     // bytes again.
     let mut tight = vec![0u8; fast.len()];
     let len = netproto::encode_into(&message, &mut tight).expect("plain path encodes");

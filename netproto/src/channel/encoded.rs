@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::error::StreamError;
 use crate::message::NetMessage;
 use crate::schema::{Kind, Schema};
-use crate::stream::{Stream, WriteStream, write_message};
+use crate::stream::{Stream, WriteStream};
 
 /// A message encoded once, to be queued on many layers
 /// ([`MessageLayer::send_encoded`](super::MessageLayer::send_encoded)) without being
@@ -77,7 +77,7 @@ impl Encoded {
         }
         let mut bytes = vec![0u8; M::MAX_BITS.div_ceil(8) + 8];
         let mut w = WriteStream::new(&mut bytes);
-        write_message(message, &mut w)?;
+        message.write(&mut w)?;
         let bits = w.bits_processed();
         let len = w.finish();
         bytes.truncate(len);
@@ -160,7 +160,7 @@ impl<M: NetMessage> Payload<M> {
     /// Writes the message into a packet.
     pub(crate) fn write(&self, w: &mut WriteStream<'_>) -> Result<(), StreamError> {
         match self {
-            Self::Value(message) => write_message(message, w),
+            Self::Value(message) => message.write(w),
             Self::Encoded(encoded) => encoded.write_to(w),
         }
     }

@@ -198,7 +198,7 @@ impl<'r, M: NetMessage> Contents<ReadStream<'r>> for Reader<'_, M> {
         id: Option<u16>,
     ) -> Result<(), StreamError> {
         let mut message = M::blank();
-        crate::stream::read_message(&mut message, s)?;
+        message.serialize(s)?;
         self.staged.messages.push((channel, id, message));
         Ok(())
     }

@@ -270,7 +270,7 @@ impl<M: NetMessage> SendSide<M> {
         self.scratch.clear();
         self.scratch.resize(bits.div_ceil(8) + 8, 0);
         let mut w = WriteStream::new(&mut self.scratch);
-        crate::stream::write_message(&message, &mut w).map_err(ChannelSendError::Invalid)?;
+        message.write(&mut w).map_err(ChannelSendError::Invalid)?;
         let written = w.finish();
         let c = &config.channels[channel];
         let bytes = match c.blocks {

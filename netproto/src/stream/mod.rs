@@ -10,7 +10,6 @@ mod write;
 
 pub use int::RangedInt;
 pub use measure::MeasureStream;
-pub use packed::{Packed, PackedRead, read_message, write_message};
 pub use place::Place;
 pub use read::ReadStream;
 pub use write::WriteStream;
@@ -50,8 +49,9 @@ const RELATIVE_TIERS: [(u32, u32); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377)
 /// - At most one of [`Stream::IS_WRITING`] and [`Stream::IS_READING`] is true.
 /// - A stream with **neither** set is a *measurer*: it counts the bits it is given and
 ///   never fails on the values.
-/// - A writer may be given, instead of itself, a [`Packed`] around it (see
-///   [`write_message`]): the bits are the same, gathered into words.
+/// - [`Stream::serialize_message`] runs a whole message's serialize function; a stream
+///   may override it with a faster stream of its own around itself ([`WriteStream`] and
+///   [`ReadStream`] do), which must write or read the same bits with the same errors.
 /// - With [`Stream::TRACING`] set, the derive calls [`Stream::begin_field`] and
 ///   [`Stream::end_field`] around every sent field (see them for the exact contract).
 ///
@@ -125,6 +125,25 @@ pub trait Stream: Sized {
     /// set: closes the innermost [`Stream::begin_field`]. The default does nothing.
     #[inline(always)]
     fn end_field(&mut self) {}
+
+    /// Runs `M`'s serialize function, [`NetMessage::serialize_in`], on this stream for
+    /// the message in `message` (`&M` to write or measure, `&mut M` to read): what
+    /// [`NetMessage::serialize`] and [`NetMessage::write`] call.
+    ///
+    /// The default runs it on `self`. [`WriteStream`] overrides it with its fast path:
+    /// with room for `M::MAX_BITS` the function runs on a word packer around the writer
+    /// (one capacity check per 64-bit word instead of per field); [`ReadStream`] with
+    /// its own: the function runs on a word reader around the reader (one end check and
+    /// load per word). The bits, values, errors (field paths included) and final
+    /// positions are those of the plain stream. Serialize functions call `serialize_in`
+    /// for their nested values, never this, so the dispatch happens once per message.
+    #[inline(always)]
+    fn serialize_message<M: NetMessage, P: Place<M>>(
+        &mut self,
+        message: P,
+    ) -> Result<(), Self::Error> {
+        M::serialize_in(message, self)
+    }
 
     /// A bool, as one bit.
     #[inline(always)]
@@ -391,7 +410,7 @@ pub trait Stream: Sized {
         }
         for _ in 0..len {
             let mut item = T::blank();
-            item.serialize(self)?;
+            T::serialize_in(&mut item, self)?;
             value.push(item);
         }
         Ok(())

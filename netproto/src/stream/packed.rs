@@ -9,7 +9,7 @@ use crate::message::NetMessage;
 /// A writer that gathers bits into a 64-bit word and hands the [`WriteStream`] under it
 /// whole words, for a message known to fit.
 ///
-/// [`write_message`] runs a message's serialize function on one when the writer has room
+/// [`WriteStream`]'s [`Stream::serialize_message`] runs a message's serialize function on one when the writer has room
 /// for the type's [`NetMessage::MAX_BITS`]: the capacity check is then made once per word
 /// instead of once per field, and since the word starts empty at the message's first bit,
 /// the offsets of its fixed-width fields are constants the compiler folds (nested types
@@ -18,7 +18,7 @@ use crate::message::NetMessage;
 /// are the same (bits go least-significant first, so how they are grouped into words does
 /// not show on the wire).
 #[derive(Debug)]
-pub struct Packed<'s, 'a> {
+pub(crate) struct Packed<'s, 'a> {
     inner: &'s mut WriteStream<'a>,
     /// Bits gathered, in the low `bits` bits (`bits <= 64`).
     word: u64,
@@ -30,7 +30,7 @@ impl<'s, 'a> Packed<'s, 'a> {
     /// it (writing past its room fails with [`ErrorKind::BufferFull`] when a word is
     /// handed over, not at the field that overflowed).
     #[inline(always)]
-    pub fn new(inner: &'s mut WriteStream<'a>) -> Self {
+    pub(crate) fn new(inner: &'s mut WriteStream<'a>) -> Self {
         Self {
             inner,
             word: 0,
@@ -40,7 +40,7 @@ impl<'s, 'a> Packed<'s, 'a> {
 
     /// Hands the bits gathered so far to the writer.
     #[inline(always)]
-    pub fn flush(&mut self) -> Result<(), StreamError> {
+    pub(crate) fn flush(&mut self) -> Result<(), StreamError> {
         if self.bits > 0 {
             let mut word = self.word;
             let bits = self.bits;
@@ -122,35 +122,37 @@ impl Stream for Packed<'_, '_> {
     }
 }
 
-/// Writes `message` into `stream`: the entry point of the write fast path, which the
-/// codec ([`encode`](crate::encode), [`encode_into`](crate::encode_into)), the channel
-/// layer's packet writer and [`Encoded`](crate::channel::Encoded) call.
+/// Writes `message` into `stream`: the write fast path, behind
+/// [`WriteStream`]'s [`Stream::serialize_message`] (so behind [`NetMessage::write`] and
+/// [`NetMessage::serialize`] on a writer, which the codec, the channel layer and
+/// [`Encoded`](crate::channel::Encoded) call).
 ///
 /// With room for `M::MAX_BITS` the message's serialize function runs on a [`Packed`]
 /// writer, otherwise on `stream` itself (whose per-field capacity checks then name the
-/// field that does not fit). Both write the same bits and fail with the same errors;
-/// [`NetMessage::write`] on a [`WriteStream`] is the plain path alone.
+/// field that does not fit). Both write the same bits and fail with the same errors.
+/// The function is run with `serialize_in`, never through `serialize_message` again:
+/// the dispatch happens once per message, not per nested value.
 #[inline(always)]
-pub fn write_message<M: NetMessage>(
-    message: &M,
+pub(crate) fn write_message<M: NetMessage, P: Place<M>>(
+    message: P,
     stream: &mut WriteStream<'_>,
 ) -> Result<(), StreamError> {
     if stream.bits_remaining() >= M::MAX_BITS {
         let mut packed = Packed::new(stream);
-        let result = message.write(&mut packed);
+        let result = M::serialize_in(message, &mut packed);
         // What was gathered before a failure goes out too: the writer is left exactly as
         // the plain path leaves it.
         let flushed = packed.flush();
         return result.and(flushed);
     }
-    message.write(stream)
+    M::serialize_in(message, stream)
 }
 
 /// A reader that takes bits from the [`ReadStream`] under it a 64-bit word at a time and
 /// hands them out field by field, for a message whose [`NetMessage::MAX_BITS`] plus a
 /// word are known to be there.
 ///
-/// [`read_message`] runs a message's serialize function on one when the reader has that
+/// [`ReadStream`]'s [`Stream::serialize_message`] runs a message's serialize function on one when the reader has that
 /// much left: the end-of-input check and the unaligned load are then made once per word
 /// instead of once per field, and since the word starts empty at the message's first bit,
 /// the offsets of its fixed-width fields are constants the compiler folds. What the
@@ -164,7 +166,7 @@ pub fn write_message<M: NetMessage>(
 /// last word is what is left (and a field that runs out fails with
 /// [`ErrorKind::PastEnd`], nothing consumed, as with the reader).
 #[derive(Debug)]
-pub struct PackedRead<'s, 'a, const ROOMY: bool> {
+pub(crate) struct PackedRead<'s, 'a, const ROOMY: bool> {
     inner: &'s mut ReadStream<'a>,
     /// Bits read ahead and not yet handed out, in the low `bits` bits (`bits <= 64`).
     word: u64,
@@ -176,7 +178,7 @@ impl<'s, 'a, const ROOMY: bool> PackedRead<'s, 'a, ROOMY> {
     /// message reads plus 64 (short of that, a read fails with [`ErrorKind::PastEnd`] when
     /// a word is taken, which may be before the field that runs out).
     #[inline(always)]
-    pub fn new(inner: &'s mut ReadStream<'a>) -> Self {
+    pub(crate) fn new(inner: &'s mut ReadStream<'a>) -> Self {
         Self {
             inner,
             word: 0,
@@ -187,7 +189,7 @@ impl<'s, 'a, const ROOMY: bool> PackedRead<'s, 'a, ROOMY> {
     /// Gives the bits read ahead back to the reader: it is then exactly past the bits
     /// handed out.
     #[inline(always)]
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.inner.unread(self.bits as usize);
         self.word = 0;
         self.bits = 0;
@@ -269,28 +271,28 @@ impl<const ROOMY: bool> Stream for PackedRead<'_, '_, ROOMY> {
     }
 }
 
-/// Reads a message into `message` from `stream`: the entry point of the read fast path,
-/// which the codec ([`decode`](crate::decode), [`decode_prefix`](crate::decode_prefix))
-/// and the channel layer's payload reader call.
+/// Reads a message into `message` from `stream`: the read fast path, behind
+/// [`ReadStream`]'s [`Stream::serialize_message`] (so behind [`NetMessage::serialize`]
+/// on a reader, which [`decode`](crate::decode), [`decode_prefix`](crate::decode_prefix)
+/// and the channel layer's payload reader call).
 ///
 /// The message's serialize function runs on a [`PackedRead`] reader: a `ROOMY` one with
 /// `M::MAX_BITS` plus 64 bits left (whose word bookkeeping folds away), otherwise one
 /// that takes what is left. Both read the same values as the plain reader, fail with the
-/// same errors and leave `stream` at the same position; [`NetMessage::serialize`] on a
-/// [`ReadStream`] is the plain path alone.
+/// same errors and leave `stream` at the same position.
 #[inline(always)]
-pub fn read_message<M: NetMessage>(
-    message: &mut M,
+pub(crate) fn read_message<M: NetMessage, P: Place<M>>(
+    message: P,
     stream: &mut ReadStream<'_>,
 ) -> Result<(), StreamError> {
     if stream.bits_remaining() >= M::MAX_BITS.saturating_add(64) {
         let mut packed = PackedRead::<true>::new(stream);
-        let result = message.serialize(&mut packed);
+        let result = M::serialize_in(message, &mut packed);
         packed.finish();
         return result;
     }
     let mut packed = PackedRead::<false>::new(stream);
-    let result = message.serialize(&mut packed);
+    let result = M::serialize_in(message, &mut packed);
     packed.finish();
     result
 }

@@ -2,6 +2,7 @@
 
 use super::{Place, Stream};
 use crate::error::{ErrorKind, StreamError};
+use crate::message::NetMessage;
 
 /// Writes bits into a caller-provided byte buffer.
 ///
@@ -134,6 +135,18 @@ impl Stream for WriteStream<'_> {
     type Error = StreamError;
     const IS_WRITING: bool = true;
     const IS_READING: bool = false;
+
+    /// The fast path: with room for `M::MAX_BITS`, the message's serialize function runs
+    /// on a word packer around this writer (one capacity check per 64-bit word instead
+    /// of per field); otherwise on the writer itself, whose per-field checks then name
+    /// the field that does not fit. Same bytes, errors and position either way.
+    #[inline(always)]
+    fn serialize_message<M: NetMessage, P: Place<M>>(
+        &mut self,
+        message: P,
+    ) -> Result<(), StreamError> {
+        super::packed::write_message(message, self)
+    }
 
     /// Writes the low `bits` bits of `value`. A value with bits set above them fails
     /// with [`ErrorKind::OutOfRange`] (it is never truncated into some other value), as

@@ -7,9 +7,10 @@
 //! fields) copies the value out of its place, runs the stream on the copy and stores it
 //! back (a no-op through `&Self`); strings, sequences, primitives and nested types get
 //! the field's place itself. Tracing streams get `begin_field` / `end_field` around each
-//! statement (behind `if __S::TRACING`, compiled away for the others). The write fast
-//! path is not generated here: `netproto::write_message` runs this same function on a
-//! `Packed` writer.
+//! statement (behind `if __S::TRACING`, compiled away for the others). The fast paths
+//! are not generated here: `WriteStream` and `ReadStream` run this same function on a
+//! word packer / word reader in their `Stream::serialize_message`. Nested values are
+//! always run with `serialize_in`, never through `serialize_message`.
 //!
 //! The output is wrapped in `const _: () = { ... };` and uses absolute paths only
 //! (`::core::...`, and trait functions as `<T as ::core::convert::From<U>>::from`): it

@@ -129,13 +129,13 @@ use syn::{DeriveInput, parse_macro_input};
 /// # Performance
 ///
 /// Every field is one statement, the same for every stream; `#[inline(always)]` lets the
-/// place's projections compile to field accesses. The write fast path is derived, not
-/// generated: `netproto::write_message` (what `encode` and the channel layer call) runs
-/// the same function on a `netproto::Packed` writer when the buffer has room for
-/// `MAX_BITS`, which gathers consecutive fields, across nested types and enum variant
-/// indexes, into 64-bit words; `netproto::read_message` (what `decode` and the channel
-/// layer call) runs it on a `netproto::PackedRead` reader, which takes the input a 64-bit
-/// word at a time. The bytes, values and errors are the plain streams'. Tracing
+/// place's projections compile to field accesses. The fast paths are derived, not
+/// generated: `NetMessage::write` / `serialize` on a `netproto::WriteStream` (what
+/// `encode` and the channel layer call) run the same function on a word packer when the
+/// buffer has room for `MAX_BITS`, which gathers consecutive fields, across nested types
+/// and enum variant indexes, into 64-bit words; `serialize` on a `netproto::ReadStream`
+/// (what `decode` and the channel layer call) runs it on a word reader, which takes the
+/// input a 64-bit word at a time (both through `Stream::serialize_message`). The bytes, values and errors are the plain streams'. Tracing
 /// streams (`Stream::TRACING`) get `begin_field(name)` / `end_field()` around each field
 /// (`name` is the field's own name, or its index in a tuple; an enum's variant index
 /// belongs to the enclosing field and gets no call of its own).

@@ -77,7 +77,7 @@ pub(crate) enum Kind<'a> {
     Vec { elem: &'a Type, max_len: Bound },
     /// An unannotated `bool`, integer (full width), `f32` or `f64`.
     Prim(Prim),
-    /// Anything else: `<T as NetMessage>::serialize`.
+    /// Anything else: `<T as NetMessage>::serialize_in` on the field's place.
     Nested,
 }
 
@@ -139,30 +139,6 @@ impl Spans {
             other => other.span(),
         });
         Spans { lo, hi }
-    }
-}
-
-impl Kind<'_> {
-    /// The exact bit width of a field whose width does not depend on its value and is
-    /// known to the macro: these fields can be fused into one `serialize_bits` call.
-    pub(crate) fn fixed_width(&self) -> Option<u32> {
-        match self {
-            Kind::Ranged {
-                min: Bound::Known(min),
-                max: Bound::Known(max),
-                ..
-            } => Some(bits_required(*min, *max)),
-            Kind::Bits {
-                bits: Bound::Known(bits),
-                ..
-            } => u32::try_from(*bits).ok(),
-            Kind::Quantized(Quant::Known { bits, .. }) => Some(*bits),
-            Kind::Prim(Prim::Bool) => Some(1),
-            Kind::Prim(Prim::Int(int)) => Some(int.bits()),
-            Kind::Prim(Prim::F32) => Some(32),
-            Kind::Prim(Prim::F64) => Some(64),
-            _ => None,
-        }
     }
 }
 

@@ -1,16 +1,24 @@
 //! Generates the `NetMessage` impl from the model, in one traversal of the fields.
 //!
+//! The impl has one function, `serialize_in`, generic over the stream and over the
+//! [`Place`](../../netproto/stream/trait.Place.html) that holds the value (`&Self` to
+//! write or measure, `&mut Self` to read): every sent field is ONE statement, the same
+//! for reading, writing, measuring and tracing. A leaf (ranged, `bits` and quantized
+//! fields) copies the value out of its place, runs the stream on the copy and stores it
+//! back (a no-op through `&Self`); strings, sequences, primitives and nested types get
+//! the field's place itself. Tracing streams get `begin_field` / `end_field` around each
+//! statement (behind `if __S::TRACING`, compiled away for the others). The fast paths
+//! are not generated here: `WriteStream` and `ReadStream` run this same function on a
+//! word packer / word reader in their `Stream::serialize_message`. Nested values are
+//! always run with `serialize_in`, never through `serialize_message`.
+//!
 //! The output is wrapped in `const _: () = { ... };` and uses absolute paths only
 //! (`::core::...`, and trait functions as `<T as ::core::convert::From<U>>::from`): it
 //! compiles where the prelude is not in scope (`tests/tests/derive_hygiene.rs`). It
 //! carries no `#[allow(...)]`: it is written to be lint-clean, which
-//! `tests/tests/derive_lints.rs` checks with rustc's and clippy's pedantic lints denied
-//! (a single-variant enum, for one, is filled through an irrefutable `let`, not an
-//! `if let`). Per
-//! field it produces: block-level `const` items (typed bounds, quantizations, and the
-//! assertions that check bounds the macro could not evaluate), a blank value, the
-//! per-field serialize statement (the tracing path), and, for fixed-width fields, a
-//! [`Part`] of the fused fast path.
+//! `tests/tests/derive_lints.rs` checks with rustc's and clippy's pedantic lints denied.
+//! Per field it also produces block-level `const` items (typed bounds, quantizations,
+//! and the assertions that check bounds the macro could not evaluate) and a blank value.
 //!
 //! `MAX_BITS` / `MIN_BITS` are not summed here: they are the bounds of `SCHEMA` (see
 //! `schema`), whose `const fn` constructors sum the fields' bounds, so the two cannot
@@ -20,10 +28,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Ident, Type};
 
-use crate::ast::{
-    Body, Bound, ConstExpr, Field, Fields, Input, Kind, Prim, Quant, Spans, Style, bits_required,
-};
-use crate::fused::{self, Part, Step};
+use crate::ast::{Body, Bound, ConstExpr, Field, Fields, Input, Kind, Prim, Quant, Spans};
 use crate::value::{self, IntTy};
 
 /// The impl for a well-formed input.
@@ -35,128 +40,74 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
         krate: krate.clone(),
     };
     let type_name = input.ident.to_string();
-    let (blank, serialize, write, pack) = match &input.body {
+    let place = quote!(<__P as #krate::Place<Self>>);
+    let (blank, this, body) = match &input.body {
         Body::Struct(fields) => {
-            let fg = cx.fields(fields);
-            let pattern = fg.pattern(quote!(Self));
-            let bind = if fg.bound {
-                quote!(let #pattern = self;)
+            let fg = cx.fields(fields, None);
+            let statements = &fg.statements;
+            let this = if fg.statements.is_empty() {
+                quote!(_: __P)
             } else {
-                TokenStream::new()
+                quote!(mut __this: __P)
             };
-            let body = fg.body(None, false);
-            let serialize = quote! {
-                #bind
-                #body
-                ::core::result::Result::Ok(())
-            };
-            let body = fg.body(None, true);
-            let write = quote! {
-                #bind
-                #body
-                ::core::result::Result::Ok(())
-            };
-            let packs = &fg.packs;
-            let pack = quote! {
-                #bind
-                #(#packs)*
-                ::core::result::Result::Ok(())
-            };
-            (fg.blank(quote!(Self)), serialize, write, pack)
+            (fg.blank(quote!(Self)), this, quote!(#(#statements)*))
         }
         Body::Enum(variants) => {
             let count = variants.len();
             let count_lit = Literal::u32_unsuffixed(count as u32);
-            let index_bits = bits_required(0, count as i128 - 1);
-            let fgs: Vec<_> = variants
-                .iter()
-                .map(|v| (v.ident, cx.fields(&v.fields)))
-                .collect();
-            let blanks: Vec<_> = fgs
-                .iter()
-                .map(|(ident, fg)| fg.blank(quote!(Self::#ident)))
-                .collect();
-            // Reading dispatches once: build the blank variant, then fill it in place
-            // (the pattern is then known to match, so no second dispatch is made). Filling
-            // a local and storing it once measured slower.
-            let read_arms = fgs
-                .iter()
-                .zip(&blanks)
-                .enumerate()
-                .map(|(i, ((ident, fg), blank))| {
-                    let index = if i + 1 == count {
-                        quote!(_)
-                    } else {
-                        let i = Literal::u32_unsuffixed(i as u32);
-                        quote!(#i)
-                    };
-                    let fill = if fg.bound {
-                        let pattern = fg.pattern(quote!(Self::#ident));
-                        let body = fg.body(None, false);
-                        if count == 1 {
-                            // The only variant: its pattern is irrefutable.
-                            quote!(let #pattern = self; #body)
-                        } else {
-                            quote!(if let #pattern = self { #body })
-                        }
-                    } else {
-                        TokenStream::new()
-                    };
-                    quote!(#index => { *self = #blank; #fill })
-                });
-            // Writing and measuring dispatch once too: each arm sends its own index, fused
-            // with the variant's first fields when they are fixed-width.
-            let attribute = quote!(.map_err(|e| __S::in_field(e, #type_name))?);
-            let arms = fgs.iter().enumerate().map(|(i, (ident, fg))| {
-                let pattern = fg.pattern(quote!(Self::#ident));
-                let tag_bits = Literal::u64_suffixed(i as u64);
-                let i = Literal::u32_unsuffixed(i as u32);
-                let single = quote! {{
-                    let mut __index: u32 = #i;
-                    stream.serialize_index(&mut __index, #count_lit) #attribute;
-                }};
-                let tag = Part {
-                    width: index_bits,
-                    path: type_name.clone(),
-                    write: quote!(#tag_bits),
-                    // Never run: the write path does not read.
-                    read: TokenStream::new(),
-                };
-                let body = fg.body(Some((tag, single)), true);
-                quote!(#pattern => { #body })
-            });
-            let serialize = quote! {
-                // The index belongs to the enclosing field: no begin_field of its own.
-                let mut __index: u32 = 0;
-                stream.serialize_index(&mut __index, #count_lit) #attribute;
-                match __index { #(#read_arms)* }
-                ::core::result::Result::Ok(())
-            };
-            let write = quote! {
-                match self { #(#arms)* }
-                ::core::result::Result::Ok(())
-            };
-            let pack_arms = fgs.iter().enumerate().map(|(i, (ident, fg))| {
-                let pattern = fg.pattern(quote!(Self::#ident));
-                let packs = &fg.packs;
-                let tag = if index_bits == 0 {
-                    TokenStream::new()
+            let mut arms = Vec::new();
+            let mut blanks = Vec::new();
+            for (i, v) in variants.iter().enumerate() {
+                let ident = v.ident;
+                let fg = cx.fields(&v.fields, Some((ident, count)));
+                let blank = fg.blank(quote!(Self::#ident));
+                let statements = &fg.statements;
+                let index = if i + 1 == count {
+                    quote!(_)
                 } else {
-                    let i = Literal::u64_unsuffixed(i as u64);
-                    let w = Literal::u32_unsuffixed(index_bits);
-                    quote!(__p.push(stream, #i, #w)?;)
+                    let i = Literal::u32_unsuffixed(i as u32);
+                    quote!(#i)
                 };
-                quote!(#pattern => { #tag #(#packs)* })
-            });
-            let pack = quote! {
-                match self { #(#pack_arms)* }
-                ::core::result::Result::Ok(())
-            };
+                arms.push(quote! {
+                    #index => {
+                        if __S::IS_READING {
+                            #place::set(&mut __this, #blank);
+                        }
+                        #(#statements)*
+                    }
+                });
+                blanks.push(blank);
+            }
             let first_blank = blanks
-                .first()
-                .cloned()
+                .into_iter()
+                .next()
                 .unwrap_or_else(|| quote!(::core::unreachable!()));
-            (first_blank, serialize, write, pack)
+            // The index of the value's variant when writing; the reader reads it over 0.
+            let index = if count == 1 {
+                quote!(0)
+            } else {
+                let index_arms = variants.iter().enumerate().map(|(i, v)| {
+                    let ident = v.ident;
+                    let i = Literal::u32_unsuffixed(i as u32);
+                    quote!(Self::#ident { .. } => #i,)
+                });
+                quote! {
+                    if __S::IS_READING {
+                        0
+                    } else {
+                        match #place::get(&__this) { #(#index_arms)* }
+                    }
+                }
+            };
+            let body = quote! {
+                // The index belongs to the enclosing field: no begin_field of its own.
+                let mut __index: u32 = #index;
+                stream
+                    .serialize_index(&mut __index, #count_lit)
+                    .map_err(|e| __S::in_field(e, #type_name))?;
+                match __index { #(#arms)* }
+            };
+            (first_blank, quote!(mut __this: __P), body)
         }
     };
 
@@ -192,46 +143,15 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 }
 
                 // Always: the stream's state then stays in registers across a whole
-                // message (and the caller's loop) instead of going through memory per field.
+                // message (and the caller's loop) instead of going through memory per
+                // field, and the place's projections compile to field accesses.
                 #[inline(always)]
-                fn serialize<__S: #krate::Stream>(
-                    &mut self,
+                fn serialize_in<__S: #krate::Stream, __P: #krate::Place<Self>>(
+                    #this,
                     stream: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
-                    // Writing and measuring never change the message: one path for them,
-                    // from a shared reference.
-                    if !__S::IS_READING {
-                        return <Self as #krate::NetMessage>::write(self, stream);
-                    }
-                    #serialize
-                }
-
-                #[inline(always)]
-                fn write<__S: #krate::Stream>(
-                    &self,
-                    stream: &mut __S,
-                ) -> ::core::result::Result<(), __S::Error> {
-                    // Writing with room for the largest value: fixed-width fields, across
-                    // nested types, go out in words of up to 64 bits. Short of room, the
-                    // per-run path below names the field that does not fit.
-                    if __S::IS_WRITING
-                        && !__S::TRACING
-                        && stream.bits_remaining() >= <Self as #krate::NetMessage>::MAX_BITS
-                    {
-                        let mut __p = #krate::__private::Packer::new();
-                        <Self as #krate::NetMessage>::pack(self, stream, &mut __p)?;
-                        return __p.flush(stream);
-                    }
-                    #write
-                }
-
-                #[inline(always)]
-                fn pack<__S: #krate::Stream>(
-                    &self,
-                    stream: &mut __S,
-                    __p: &mut #krate::__private::Packer,
-                ) -> ::core::result::Result<(), __S::Error> {
-                    #pack
+                    #body
+                    ::core::result::Result::Ok(())
                 }
             }
 
@@ -256,14 +176,8 @@ pub(crate) fn stub(input: &syn::DeriveInput, krate: &syn::Path) -> TokenStream {
                 fn blank() -> Self {
                     ::core::unimplemented!()
                 }
-                fn serialize<__S: #krate::Stream>(
-                    &mut self,
-                    _: &mut __S,
-                ) -> ::core::result::Result<(), __S::Error> {
-                    ::core::unimplemented!()
-                }
-                fn write<__S: #krate::Stream>(
-                    &self,
+                fn serialize_in<__S: #krate::Stream, __P: #krate::Place<Self>>(
+                    _: __P,
                     _: &mut __S,
                 ) -> ::core::result::Result<(), __S::Error> {
                     ::core::unimplemented!()
@@ -283,157 +197,151 @@ struct Cx {
 
 /// The generated pieces of a struct's or variant's fields.
 struct FieldsGen {
-    style: Style,
-    /// `member: binding` for each sent field.
-    bindings: Vec<TokenStream>,
     /// `member: blank` for every field.
     blanks: Vec<TokenStream>,
-    /// Per-field statements with `begin_field` / `end_field` (the tracing path).
-    traced: Vec<TokenStream>,
-    /// Per-field statements and fused parts, in wire order (the fast path).
-    items: Vec<(Option<Part>, TokenStream)>,
-    /// `traced` and `items` from a shared reference (the write path).
-    write_traced: Vec<TokenStream>,
-    write_items: Vec<(Option<Part>, TokenStream)>,
-    /// Per-field statements of the write fast path through a `Packer` (`__p`).
-    packs: Vec<TokenStream>,
-    /// Whether any field is bound (a pattern is needed).
-    bound: bool,
+    /// One statement per sent field, in wire order.
+    statements: Vec<TokenStream>,
 }
 
 impl FieldsGen {
-    /// Statements serializing the fields, after `prefix` (an enum's variant index, which
-    /// the fast path fuses with the first fields when they are fixed-width).
-    ///
-    /// `write` selects the statements from a shared reference (the `write` method, which
-    /// never reads); otherwise they go through `&mut` (the `serialize` method).
-    fn body(&self, prefix: Option<(Part, TokenStream)>, write: bool) -> TokenStream {
-        let mut traced = Vec::new();
-        let mut items = Vec::new();
-        if let Some((part, single)) = prefix {
-            traced.push(single.clone());
-            items.push((Some(part), single));
-        }
-        let (own_traced, own_items) = if write {
-            (&self.write_traced, &self.write_items)
-        } else {
-            (&self.traced, &self.items)
-        };
-        traced.extend(own_traced.iter().cloned());
-        if write {
-            items.extend(own_items.iter().cloned());
-        } else {
-            // Reading (the only use of this path: `serialize` writes through `write`),
-            // a fixed-width field on its own is read by its part's code.
-            items.extend(own_items.iter().map(|(part, single)| {
-                let single = part
-                    .as_ref()
-                    .map_or_else(|| single.clone(), fused::read_single);
-                (part.clone(), single)
-            }));
-        }
-        if items.is_empty() {
-            return TokenStream::new();
-        }
-        let fast = fused::plan(items).into_iter().map(|step| match step {
-            Step::Single(single) => single,
-            Step::Run(run) => {
-                let parts: Vec<&Part> = run.iter().map(|(p, _)| p).collect();
-                let singles: Vec<&TokenStream> = run.iter().map(|(_, s)| s).collect();
-                fused::run_code(&parts, &singles, !write)
-            }
-        });
-        quote! {
-            if __S::TRACING {
-                #(#traced)*
-            } else {
-                #(#fast)*
-            }
-        }
-    }
-
-    fn pattern(&self, path: TokenStream) -> TokenStream {
-        let bindings = &self.bindings;
-        match self.style {
-            Style::Unit => quote!(#path { .. }),
-            _ => quote!(#path { #(#bindings,)* .. }),
-        }
-    }
-
     fn blank(&self, path: TokenStream) -> TokenStream {
         let blanks = &self.blanks;
         quote!(#path { #(#blanks,)* })
     }
 }
 
-/// The generated pieces of one sent field.
-struct FieldGen {
-    /// The field's statement through `&mut` (reads, writes and measures).
-    single: TokenStream,
-    /// The same from a shared reference (writes and measures only): a plain value is
-    /// copied into a temporary and goes through `single`; strings, sequences and nested
-    /// types go through their `&`-taking counterparts.
-    write_single: TokenStream,
-    part: Option<Part>,
-}
-
 impl Cx {
-    fn fields(&mut self, fields: &Fields<'_>) -> FieldsGen {
+    /// The fields' statements; `variant` is the enum variant that holds them and the
+    /// enum's number of variants.
+    fn fields(&mut self, fields: &Fields<'_>, variant: Option<(&Ident, usize)>) -> FieldsGen {
         let mut fg = FieldsGen {
-            style: fields.style,
-            bindings: Vec::new(),
             blanks: Vec::new(),
-            traced: Vec::new(),
-            items: Vec::new(),
-            write_traced: Vec::new(),
-            write_items: Vec::new(),
-            packs: Vec::new(),
-            bound: false,
+            statements: Vec::new(),
         };
-        let mut traced = Vec::new();
-        let mut items = Vec::new();
         for field in &fields.list {
             let id = self.next_id;
             self.next_id += 1;
             let member = &field.member;
-            let binding = format_ident!("__f{}", id);
             let blank = self.field_consts(field, id);
             fg.blanks.push(quote!(#member: #blank));
             if matches!(field.kind, Kind::Skip) {
                 continue;
             }
-            fg.bindings.push(quote!(#member: #binding));
-            fg.bound = true;
-            let FieldGen {
-                single,
-                write_single,
-                part,
-            } = self.field_code(field, id, &binding);
-            debug_assert_eq!(part.as_ref().map(|p| p.width), field.kind.fixed_width());
-            fg.packs.push(pack_code(
-                &self.krate,
-                field,
-                &binding,
-                part.as_ref(),
-                &write_single,
-            ));
-            let name = &field.name;
-            for (traced, single) in [
-                (&mut traced, &single),
-                (&mut fg.write_traced, &write_single),
-            ] {
-                traced.push(quote! {
-                    stream.begin_field(#name);
-                    #single
-                    stream.end_field();
-                });
-            }
-            fg.write_items.push((part.clone(), write_single));
-            items.push((part, single));
+            fg.statements.push(self.statement(field, id, variant));
         }
-        fg.traced = traced;
-        fg.items = items;
         fg
+    }
+
+    /// A sent field's one statement: its place projected out of `__this`, then the field's
+    /// code on it, between `begin_field` and `end_field` for tracing streams.
+    fn statement(
+        &mut self,
+        field: &Field<'_>,
+        id: usize,
+        variant: Option<(&Ident, usize)>,
+    ) -> TokenStream {
+        let krate = self.krate.clone();
+        let place = quote!(<__P as #krate::Place<Self>>);
+        let member = &field.member;
+        let name = &field.name;
+        let path = &field.path;
+        let ty = field.ty;
+        let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
+        let some = quote!(::core::option::Option::Some);
+        // A leaf copies the value out and stores it back: its place is `mut`.
+        let (leaf, code) = match &field.kind {
+            Kind::Skip => return TokenStream::new(),
+            Kind::Ranged { .. } | Kind::Bits { .. } | Kind::Quantized(_) => {
+                let call = self.leaf_call(field, id);
+                let code = quote! {
+                    let mut __v: #ty = *<_ as #krate::Place<#ty>>::get(&__f);
+                    #call #attribute;
+                    <_ as #krate::Place<#ty>>::set(&mut __f, __v);
+                };
+                (true, code)
+            }
+            Kind::String { max_len } => {
+                let len = self.len_ref(max_len, id);
+                (
+                    false,
+                    quote!(stream.serialize_string(__f, #len) #attribute;),
+                )
+            }
+            Kind::Vec { max_len, elem } => {
+                let len = self.len_ref(max_len, id);
+                // The path spanned on the element type: a missing `NetMessage` impl points
+                // there. Only the path: locals (`stream`, the place) must keep the
+                // derive's own hygiene, or a derive inside a `macro_rules!` cannot see them.
+                let f = quote_spanned!(span_of(elem)=> <__S as #krate::Stream>::serialize_vec::<#elem, _>);
+                (false, quote!(#f(stream, __f, #len) #attribute;))
+            }
+            Kind::Prim(prim) => {
+                let ty = prim_type(*prim);
+                let f = quote!(<#ty as #krate::NetMessage>::serialize_in);
+                (false, quote!(#f(__f, stream) #attribute;))
+            }
+            Kind::Nested => {
+                let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::serialize_in);
+                (false, quote!(#f(__f, stream) #attribute;))
+            }
+        };
+        let binding = if leaf { quote!(mut __f) } else { quote!(__f) };
+        let projected = match variant {
+            None => quote! {{
+                let #binding = #place::field(&mut __this, |__m| &__m.#member, |__m| &mut __m.#member);
+                #code
+            }},
+            Some((ident, count)) => {
+                // The variant was just read (its blank stored) or is the value's: the
+                // projection finds the field. Only a reader given `&Self` may find
+                // another variant there, and then the field stores nothing.
+                let project = if count == 1 {
+                    quote!(|__m| {
+                        let Self::#ident { #member: __x, .. } = __m;
+                        #some(__x)
+                    })
+                } else {
+                    quote!(|__m| match __m {
+                        Self::#ident { #member: __x, .. } => #some(__x),
+                        _ => ::core::option::Option::None,
+                    })
+                };
+                quote! {
+                    if let #some(#binding) = #place::variant(&mut __this, #project, #project) {
+                        #code
+                    }
+                }
+            }
+        };
+        quote! {
+            if __S::TRACING {
+                stream.begin_field(#name);
+            }
+            #projected
+            if __S::TRACING {
+                stream.end_field();
+            }
+        }
+    }
+
+    /// The stream call of a leaf on `__v`: a ranged or `bits` integer, a quantized float.
+    fn leaf_call(&mut self, field: &Field<'_>, id: usize) -> TokenStream {
+        match &field.kind {
+            Kind::Ranged { int, min, max, .. } => int_call(*int, min, max, id),
+            Kind::Bits { int, bits } => {
+                let (min, max) = match bits {
+                    Bound::Known(n) => (Bound::Known(0), Bound::Known((1i128 << n) - 1)),
+                    // Only the const names matter below.
+                    Bound::Const(_) => (Bound::Known(0), Bound::Const(dummy_const())),
+                };
+                int_call(*int, &min, &max, id)
+            }
+            Kind::Quantized(_) => {
+                let q = format_ident!("__NET_{}_Q", id);
+                quote!(stream.serialize_quantized(&mut __v, &#q))
+            }
+            _ => TokenStream::new(),
+        }
     }
 
     /// Emits the field's block-level items (typed bounds, quantizations, assertions);
@@ -624,188 +532,6 @@ impl Cx {
         }
     }
 
-    /// The per-field statements and, for fixed-width fields, the fused part.
-    fn field_code(&mut self, field: &Field<'_>, id: usize, b: &Ident) -> FieldGen {
-        let krate = self.krate.clone();
-        let (single, part) = self.field_code_mut(field, id, b);
-        let path = &field.path;
-        let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
-        let write_single = match &field.kind {
-            Kind::Skip => TokenStream::new(),
-            // Plain values: the same statement on a copy (the binding is shadowed by a
-            // `&mut` to it), which the writer only reads.
-            Kind::Ranged { .. } | Kind::Bits { .. } | Kind::Quantized(_) | Kind::Prim(_) => {
-                quote!({ let #b = &mut { *#b }; #single })
-            }
-            Kind::String { max_len } => {
-                let len = self.len_ref(max_len, id);
-                quote!(stream.write_string(#b, #len) #attribute;)
-            }
-            Kind::Vec { max_len, elem } => {
-                let len = self.len_ref(max_len, id);
-                let f = quote_spanned!(span_of(elem)=> <__S as #krate::Stream>::write_vec::<#elem>);
-                quote!(#f(stream, #b, #len) #attribute;)
-            }
-            Kind::Nested => {
-                let ty = field.ty;
-                let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::write);
-                quote!(#f(#b, stream) #attribute;)
-            }
-        };
-        FieldGen {
-            single,
-            write_single,
-            part,
-        }
-    }
-
-    /// The per-field statement through `&mut` and, for fixed-width fields, the fused part.
-    fn field_code_mut(
-        &mut self,
-        field: &Field<'_>,
-        id: usize,
-        b: &Ident,
-    ) -> (TokenStream, Option<Part>) {
-        let krate = self.krate.clone();
-        let path = &field.path;
-        let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
-        match &field.kind {
-            Kind::Skip => (TokenStream::new(), None),
-            Kind::Ranged { int, min, max, .. } => self.int_code(field, *int, min, max, id, b),
-            Kind::Bits { int, bits } => {
-                let (min, max) = match bits {
-                    Bound::Known(n) => (Bound::Known(0), Bound::Known((1i128 << n) - 1)),
-                    // Only the const names matter below.
-                    Bound::Const(_) => (Bound::Known(0), Bound::Const(dummy_const())),
-                };
-                self.int_code(field, *int, &min, &max, id, b)
-            }
-            Kind::Quantized(quant) => {
-                let q = format_ident!("__NET_{}_Q", id);
-                let single = quote!(stream.serialize_quantized(#b, &#q) #attribute;);
-                let part = match quant {
-                    Quant::Known { bits, .. } => Some(Part {
-                        width: *bits,
-                        path: path.clone(),
-                        write: quote!({
-                            stream.check(#q.contains(*#b), #krate::ErrorKind::OutOfRange) #attribute;
-                            <u64 as ::core::convert::From<u32>>::from(#q.quantize(*#b))
-                        }),
-                        read: quote! {
-                            stream.check(__raw <= <u64 as ::core::convert::From<u32>>::from(#q.max_int()), #krate::ErrorKind::OutOfRange) #attribute;
-                            *#b = #q.dequantize(__raw as u32);
-                        },
-                    }),
-                    Quant::Const { .. } => None,
-                };
-                (single, part)
-            }
-            Kind::String { max_len } => {
-                let len = self.len_ref(max_len, id);
-                (quote!(stream.serialize_string(#b, #len) #attribute;), None)
-            }
-            Kind::Vec { max_len, elem } => {
-                let len = self.len_ref(max_len, id);
-                // The path spanned on the element type: a missing `NetMessage` impl points
-                // there. Only the path: locals (`stream`, the binding) must keep the
-                // derive's own hygiene, or a derive inside a `macro_rules!` cannot see them.
-                let f =
-                    quote_spanned!(span_of(elem)=> <__S as #krate::Stream>::serialize_vec::<#elem>);
-                (quote!(#f(stream, #b, #len) #attribute;), None)
-            }
-            Kind::Prim(prim) => {
-                let ty = prim_type(*prim);
-                let single = quote!(<#ty as #krate::NetMessage>::serialize(#b, stream) #attribute;);
-                let (write, read) = match prim {
-                    Prim::Bool => (
-                        quote!(<u64 as ::core::convert::From<bool>>::from(*#b)),
-                        quote!(*#b = __raw != 0;),
-                    ),
-                    Prim::F32 => (
-                        quote!(<u64 as ::core::convert::From<u32>>::from(#b.to_bits())),
-                        quote!(*#b = f32::from_bits(__raw as u32);),
-                    ),
-                    Prim::F64 => (quote!(#b.to_bits()), quote!(*#b = f64::from_bits(__raw);)),
-                    Prim::Int(int) => {
-                        let t = int.ident();
-                        (
-                            quote!(<#t as #krate::RangedInt>::offset_from(*#b, #t::MIN)),
-                            quote!(*#b = <#t as #krate::RangedInt>::from_offset(#t::MIN, __raw);),
-                        )
-                    }
-                };
-                let part = Part {
-                    width: prim_width(*prim),
-                    path: path.clone(),
-                    write,
-                    read,
-                };
-                (single, Some(part))
-            }
-            Kind::Nested => {
-                let ty = field.ty;
-                let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::serialize);
-                (quote!(#f(#b, stream) #attribute;), None)
-            }
-        }
-    }
-
-    fn int_code(
-        &mut self,
-        field: &Field<'_>,
-        int: IntTy,
-        min: &Bound,
-        max: &Bound,
-        id: usize,
-        b: &Ident,
-    ) -> (TokenStream, Option<Part>) {
-        let krate = self.krate.clone();
-        let path = &field.path;
-        let attribute = quote!(.map_err(|e| __S::in_field(e, #path))?);
-        let t = int.ident();
-        let (Bound::Known(lo), Bound::Known(hi)) = (min, max) else {
-            let cmin = format_ident!("__NET_{}_MIN", id);
-            let cmax = format_ident!("__NET_{}_MAX", id);
-            return (
-                quote!(stream.serialize_int(#b, #cmin, #cmax) #attribute;),
-                None,
-            );
-        };
-        let (lo, hi) = (*lo, *hi);
-        let (min, max) = (int_lit(int, lo), int_lit(int, hi));
-        let single = quote!(stream.serialize_int(#b, #min, #max) #attribute;);
-        let width = bits_required(lo, hi);
-        let span = (hi - lo) as u64;
-        let span_lit = Literal::u64_unsuffixed(span);
-        // Offsets of a full-range field cannot exceed the span: no check is needed.
-        let full = hi - lo == int.max() - int.min();
-        let write_check = if full {
-            TokenStream::new()
-        } else {
-            quote!(stream.check(__o <= #span_lit, #krate::ErrorKind::OutOfRange) #attribute;)
-        };
-        let fits_mask = width == 64 || span == (1u64 << width) - 1;
-        let read_check = if fits_mask {
-            TokenStream::new()
-        } else {
-            quote!(stream.check(__raw <= #span_lit, #krate::ErrorKind::OutOfRange) #attribute;)
-        };
-        let part = Part {
-            width,
-            path: path.clone(),
-            write: quote!({
-                let __o: u64 = <#t as #krate::RangedInt>::offset_from(*#b, #min);
-                #write_check
-                __o
-            }),
-            read: quote! {
-                #read_check
-                *#b = <#t as #krate::RangedInt>::from_offset(#min, __raw);
-            },
-        };
-        (single, Some(part))
-    }
-
     fn len_ref(&self, max_len: &Bound, id: usize) -> TokenStream {
         match max_len {
             Bound::Known(n) => {
@@ -820,37 +546,16 @@ impl Cx {
     }
 }
 
-/// A field's statement on the write fast path: a fixed-width field is checked, then pushed
-/// into the packer `__p`; a nested type packs itself into it; anything else (strings,
-/// sequences, options, ...) flushes the packer and writes as usual.
-fn pack_code(
-    krate: &syn::Path,
-    field: &Field<'_>,
-    b: &Ident,
-    part: Option<&Part>,
-    single: &TokenStream,
-) -> TokenStream {
-    if let Some(part) = part {
-        let write = &part.write;
-        if part.width == 0 {
-            return quote!({ let _: u64 = #write; });
-        }
-        let width = Literal::u32_unsuffixed(part.width);
-        return quote!({
-            let __v: u64 = #write;
-            __p.push(stream, __v, #width)?;
-        });
-    }
-    if let Kind::Nested = field.kind {
-        let ty = field.ty;
-        let path = &field.path;
-        let f = quote_spanned!(span_of(ty)=> <#ty as #krate::NetMessage>::pack);
-        return quote!(#f(#b, stream, __p).map_err(|e| __S::in_field(e, #path))?;);
-    }
-    quote! {
-        __p.flush(stream)?;
-        #single
-    }
+/// `stream.serialize_int(&mut __v, MIN, MAX)`: literal bounds when known, else the
+/// field's typed `const`s.
+fn int_call(int: IntTy, min: &Bound, max: &Bound, id: usize) -> TokenStream {
+    let (Bound::Known(lo), Bound::Known(hi)) = (min, max) else {
+        let cmin = format_ident!("__NET_{}_MIN", id);
+        let cmax = format_ident!("__NET_{}_MAX", id);
+        return quote!(stream.serialize_int(&mut __v, #cmin, #cmax));
+    };
+    let (min, max) = (int_lit(int, *lo), int_lit(int, *hi));
+    quote!(stream.serialize_int(&mut __v, #min, #max))
 }
 
 /// `const _: () = ::core::assert!(cond, "message");`, reported under `spans`.
@@ -920,15 +625,6 @@ fn int_lit(int: IntTy, value: i128) -> TokenStream {
         quote!((-#lit))
     } else {
         quote!(#lit)
-    }
-}
-
-fn prim_width(prim: Prim) -> u32 {
-    match prim {
-        Prim::Bool => 1,
-        Prim::Int(int) => int.bits(),
-        Prim::F32 => 32,
-        Prim::F64 => 64,
     }
 }
 

@@ -2,8 +2,8 @@
 //!
 //! Pipeline (serde_derive's shape): `attr` parses `#[net(...)]` into a typed form that
 //! keeps spans, `ast` builds the model of the type and `check` resolves and checks
-//! each field against its type, collecting every error; `codegen` (with `fused` for
-//! the fast path) generates the impl from the model, and `schema` its `SCHEMA`, whose
+//! each field against its type, collecting every error; `codegen` generates the impl
+//! from the model (one serialize function, one statement per field), and `schema` its `SCHEMA`, whose
 //! bounds are the impl's `MAX_BITS` / `MIN_BITS`. Message sets have the same split:
 //! `set::check` validates `#[net(message_set, ...)]` against the enum, `set::codegen`
 //! generates the `MessageSet` impl. On error, `codegen::stub` and `set::stub` emit
@@ -14,7 +14,6 @@ mod attr;
 mod check;
 mod codegen;
 mod errors;
-mod fused;
 mod schema;
 mod set;
 mod value;
@@ -22,8 +21,9 @@ mod value;
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
-/// Derives `netproto::NetMessage`: one `serialize` function, generic over the stream, that
-/// writes, reads and measures the type; `SCHEMA`, its wire format; `MAX_BITS` /
+/// Derives `netproto::NetMessage`: one serialize function, `serialize_in`, generic over the
+/// stream and over where the value lives (`netproto::Place`: `&Self` to write or measure,
+/// `&mut Self` to read), that writes, reads, measures and traces the type; `SCHEMA`, its wire format; `MAX_BITS` /
 /// `MIN_BITS`, the bit bounds of that schema (computed once, at compile time, from the
 /// fields' bounds); and `blank()`, the value a reader fills in.
 ///
@@ -128,13 +128,17 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// # Performance
 ///
-/// Consecutive fixed-width fields (ranged and `bits` integers, bools, quantized and raw
-/// floats, full-width integers) are packed into one `serialize_bits` call of up to 64
-/// bits: checked one by one, written at once; read at once, validated one by one. The
-/// bytes are the same as field-by-field serialization, which tracing streams
-/// (`Stream::TRACING`) still get, with `begin_field(name)` / `end_field()` around each
-/// field (`name` is the field's own name, or its index in a tuple; an enum's variant
-/// index belongs to the enclosing field and gets no call of its own).
+/// Every field is one statement, the same for every stream; `#[inline(always)]` lets the
+/// place's projections compile to field accesses. The fast paths are derived, not
+/// generated: `NetMessage::write` / `serialize` on a `netproto::WriteStream` (what
+/// `encode` and the channel layer call) run the same function on a word packer when the
+/// buffer has room for `MAX_BITS`, which gathers consecutive fields, across nested types
+/// and enum variant indexes, into 64-bit words; `serialize` on a `netproto::ReadStream`
+/// (what `decode` and the channel layer call) runs it on a word reader, which takes the
+/// input a 64-bit word at a time (both through `Stream::serialize_message`). The bytes, values and errors are the plain streams'. Tracing
+/// streams (`Stream::TRACING`) get `begin_field(name)` / `end_field()` around each field
+/// (`name` is the field's own name, or its index in a tuple; an enum's variant index
+/// belongs to the enclosing field and gets no call of its own).
 #[proc_macro_derive(NetMessage, attributes(net))]
 pub fn derive_net_message(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

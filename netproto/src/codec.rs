@@ -7,7 +7,8 @@ use crate::stream::{MeasureStream, ReadStream, Stream, WriteStream};
 /// Encodes `message` into a new byte vector sized by its [`NetMessage::MAX_BITS`].
 ///
 /// Fails when a field is outside its declared range (the error names the field).
-/// A shared reference is enough: the message is written through [`NetMessage::write`].
+/// A shared reference is enough: the message's serialize function runs through `&T`
+/// ([`NetMessage::write`], which takes the writer's packed fast path).
 ///
 /// ```
 /// # use netproto::NetMessage;

@@ -244,14 +244,13 @@ pub use message_set::MessageSet;
 pub use netproto_derive::NetMessage;
 pub use protocol_id::{layer_fingerprint, protocol_id};
 pub use quantize::Quantization;
-pub use stream::{MeasureStream, RangedInt, ReadStream, Stream, WriteStream};
+pub use stream::{MeasureStream, Place, RangedInt, ReadStream, Stream, WriteStream};
 pub use time::Time;
 pub use wire_view::{WireField, WireView};
 
 /// Support for derived code. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::stream::Packer;
     pub use core::result::Result::{Err, Ok};
     pub use std::string::String;
     pub use std::vec::Vec;

@@ -1,13 +1,15 @@
 //! The [`NetMessage`] trait and its implementations for the building blocks.
 
 use crate::schema::{IntType, Schema};
-use crate::stream::Stream;
+use crate::stream::{Place, Stream};
 
 /// A type with a wire format: one serialize function that writes, reads and measures.
 ///
-/// Derive it with `#[derive(NetMessage)]`; the derive generates [`NetMessage::serialize`]
-/// and [`NetMessage::write`] from the field annotations, [`NetMessage::SCHEMA`] at compile
-/// time with [`NetMessage::MAX_BITS`] and [`NetMessage::MIN_BITS`] read from it, and
+/// Derive it with `#[derive(NetMessage)]`; the derive generates one function,
+/// [`NetMessage::serialize_in`], from the field annotations (reading, writing, measuring
+/// and tracing all run it: [`NetMessage::serialize`] and [`NetMessage::write`] are
+/// provided on top of it), [`NetMessage::SCHEMA`] at compile time with
+/// [`NetMessage::MAX_BITS`] and [`NetMessage::MIN_BITS`] read from it, and
 /// [`NetMessage::blank`] (the value a reader fills in).
 ///
 /// Implemented here for `bool`, every fixed-width integer (full width), `f32`, `f64`
@@ -51,33 +53,39 @@ pub trait NetMessage: Sized {
     /// The value a reader starts from before it fills the fields in.
     fn blank() -> Self;
 
-    /// Writes, reads or measures `self`, depending on the stream.
-    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error>;
-
-    /// Writes or measures `self` from a shared reference: the same bits, checks and
-    /// errors as [`NetMessage::serialize`] with a writer or a measurer, without the `&mut`
-    /// (a message broadcast to many peers need not be cloned to be sent).
+    /// The one serialize function: writes, reads or measures the value in `this`,
+    /// depending on the stream. `this` is a [`Place`]: `&Self` to write or measure (the
+    /// value is only looked at), `&mut Self` to read (the value is filled in). The derive
+    /// generates only this; a hand-written impl writes it once, value-based at the
+    /// leaves (`let mut v = this.get().x; stream.serialize_int(&mut v, ..)?;` then
+    /// `this.set(..)`, which does nothing through `&Self`), and nested values through
+    /// their own `serialize_in` on a projected place ([`Place::field`]).
     ///
-    /// `stream` is a writer or a measurer; a reader has nothing to take from `&self`.
-    /// The derive generates both methods from the one declaration (its `serialize`
-    /// writes and measures through this one); a hand-written impl writes the same bits in
-    /// both, which the property tests of its crate should hold equal.
-    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error>;
+    /// A writer or measurer never changes the value; a reader given `&Self` reads and
+    /// validates the bits and stores nothing.
+    fn serialize_in<S: Stream, P: Place<Self>>(this: P, stream: &mut S) -> Result<(), S::Error>;
 
-    /// The derive's write fast path: writes `self` through `packer`, which gathers
-    /// fixed-width fields (across nested types) into words. `stream` is a writer
-    /// (`S::IS_WRITING`, not `S::TRACING`) with room for [`NetMessage::MAX_BITS`]; the
-    /// caller flushes `packer` at the end. The default flushes and calls
-    /// [`NetMessage::write`]; the derive overrides it.
-    #[doc(hidden)]
+    /// Writes, reads or measures `self`, depending on the stream:
+    /// [`NetMessage::serialize_in`] through `&mut self`, by way of
+    /// [`Stream::serialize_message`] (so a [`WriteStream`](crate::WriteStream) or
+    /// [`ReadStream`](crate::ReadStream) takes its word-at-a-time fast path).
     #[inline(always)]
-    fn pack<S: Stream>(
-        &self,
-        stream: &mut S,
-        packer: &mut crate::stream::Packer,
-    ) -> Result<(), S::Error> {
-        packer.flush(stream)?;
-        self.write(stream)
+    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_message(self)
+    }
+
+    /// Writes or measures `self` from a shared reference: [`NetMessage::serialize_in`]
+    /// through `&self`, the same bits, checks and errors as [`NetMessage::serialize`]
+    /// (a message broadcast to many peers need not be cloned to be sent). A reader given
+    /// `&self` reads and validates a value and drops it.
+    ///
+    /// It goes by way of [`Stream::serialize_message`]: on a
+    /// [`WriteStream`](crate::WriteStream) with room for [`NetMessage::MAX_BITS`] the
+    /// function runs on a word packer (one capacity check per 64-bit word), otherwise
+    /// on the writer itself, with the same bytes and errors either way.
+    #[inline(always)]
+    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_message(self)
     }
 }
 
@@ -88,21 +96,15 @@ impl NetMessage for bool {
     fn blank() -> Self {
         false
     }
-    #[inline]
-    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_bool(self)
-    }
-    #[inline]
-    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_bool(&mut { *self })
-    }
     #[inline(always)]
-    fn pack<S: Stream>(
-        &self,
+    fn serialize_in<S: Stream, P: Place<Self>>(
+        mut this: P,
         stream: &mut S,
-        packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
-        packer.push(stream, u64::from(*self), 1)
+        let mut value = *this.get();
+        stream.serialize_bool(&mut value)?;
+        this.set(value);
+        Ok(())
     }
 }
 
@@ -115,21 +117,15 @@ macro_rules! full_width_int {
             fn blank() -> Self {
                 0
             }
-            #[inline]
-            fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-                stream.serialize_int(self, <$t>::MIN, <$t>::MAX)
-            }
-            #[inline]
-            fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-                stream.serialize_int(&mut { *self }, <$t>::MIN, <$t>::MAX)
-            }
             #[inline(always)]
-            fn pack<S: Stream>(
-                &self,
+            fn serialize_in<S: Stream, P: Place<Self>>(
+                mut this: P,
                 stream: &mut S,
-                packer: &mut crate::stream::Packer,
             ) -> Result<(), S::Error> {
-                packer.push(stream, crate::stream::RangedInt::offset_from(*self, <$t>::MIN), <$t>::BITS)
+                let mut value = *this.get();
+                stream.serialize_int(&mut value, <$t>::MIN, <$t>::MAX)?;
+                this.set(value);
+                Ok(())
             }
         }
     )*};
@@ -146,21 +142,15 @@ impl NetMessage for f32 {
     fn blank() -> Self {
         0.0
     }
-    #[inline]
-    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_f32(self)
-    }
-    #[inline]
-    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_f32(&mut { *self })
-    }
     #[inline(always)]
-    fn pack<S: Stream>(
-        &self,
+    fn serialize_in<S: Stream, P: Place<Self>>(
+        mut this: P,
         stream: &mut S,
-        packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
-        packer.push(stream, u64::from(self.to_bits()), 32)
+        let mut value = *this.get();
+        stream.serialize_f32(&mut value)?;
+        this.set(value);
+        Ok(())
     }
 }
 
@@ -171,21 +161,15 @@ impl NetMessage for f64 {
     fn blank() -> Self {
         0.0
     }
-    #[inline]
-    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_f64(self)
-    }
-    #[inline]
-    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_f64(&mut { *self })
-    }
     #[inline(always)]
-    fn pack<S: Stream>(
-        &self,
+    fn serialize_in<S: Stream, P: Place<Self>>(
+        mut this: P,
         stream: &mut S,
-        packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
-        packer.push(stream, self.to_bits(), 64)
+        let mut value = *this.get();
+        stream.serialize_f64(&mut value)?;
+        this.set(value);
+        Ok(())
     }
 }
 
@@ -196,36 +180,24 @@ impl<T: NetMessage> NetMessage for Option<T> {
     fn blank() -> Self {
         None
     }
-    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        if !S::IS_READING {
-            return self.write(stream);
-        }
-        let mut present = false;
-        stream.serialize_bool(&mut present)?;
-        *self = if present { Some(T::blank()) } else { None };
-        match self {
-            Some(value) => value.serialize(stream),
-            None => Ok(()),
-        }
-    }
-    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_bool(&mut self.is_some())?;
-        match self {
-            Some(value) => value.write(stream),
-            None => Ok(()),
-        }
-    }
     #[inline(always)]
-    fn pack<S: Stream>(
-        &self,
+    fn serialize_in<S: Stream, P: Place<Self>>(
+        mut this: P,
         stream: &mut S,
-        packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
-        packer.push(stream, u64::from(self.is_some()), 1)?;
-        match self {
-            Some(value) => value.pack(stream, packer),
-            None => Ok(()),
+        let mut present = this.get().is_some();
+        stream.serialize_bool(&mut present)?;
+        if S::IS_READING && P::MUT {
+            this.set(if present { Some(T::blank()) } else { None });
         }
+        if present {
+            match this.variant(Option::as_ref, Option::as_mut) {
+                Some(value) => T::serialize_in(value, stream)?,
+                // Only a reader given `&Self` gets here: it reads the value and drops it.
+                None => T::serialize_in(&mut T::blank(), stream)?,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -236,26 +208,18 @@ impl<T: NetMessage, const N: usize> NetMessage for [T; N] {
     fn blank() -> Self {
         core::array::from_fn(|_| T::blank())
     }
-    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        for item in self.iter_mut() {
-            item.serialize(stream)?;
-        }
-        Ok(())
-    }
-    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-        for item in self {
-            item.write(stream)?;
-        }
-        Ok(())
-    }
     #[inline(always)]
-    fn pack<S: Stream>(
-        &self,
+    fn serialize_in<S: Stream, P: Place<Self>>(
+        mut this: P,
         stream: &mut S,
-        packer: &mut crate::stream::Packer,
     ) -> Result<(), S::Error> {
-        for item in self {
-            item.pack(stream, packer)?;
+        for i in 0..N {
+            // Always `Some`: `i < N`.
+            if let Some(item) =
+                this.variant(|a| a.as_slice().get(i), |a| a.as_mut_slice().get_mut(i))
+            {
+                T::serialize_in(item, stream)?;
+            }
         }
         Ok(())
     }
@@ -271,24 +235,13 @@ macro_rules! tuple {
             fn blank() -> Self {
                 ($($name::blank(),)*)
             }
-            #[allow(unused_variables)]
-            fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-                $(self.$idx.serialize(stream)?;)*
-                Ok(())
-            }
-            #[allow(unused_variables)]
-            fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-                $(self.$idx.write(stream)?;)*
-                Ok(())
-            }
-            #[allow(unused_variables)]
+            #[allow(unused_variables, unused_mut)]
             #[inline(always)]
-            fn pack<S: Stream>(
-                &self,
+            fn serialize_in<S: Stream, P: Place<Self>>(
+                mut this: P,
                 stream: &mut S,
-                packer: &mut crate::stream::Packer,
             ) -> Result<(), S::Error> {
-                $(self.$idx.pack(stream, packer)?;)*
+                $($name::serialize_in(this.field(|t| &t.$idx, |t| &mut t.$idx), stream)?;)*
                 Ok(())
             }
         }

@@ -7,7 +7,7 @@ use bitvec::view::BitView;
 
 use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
-use crate::stream::{Stream, WriteStream};
+use crate::stream::{Place, Stream, WriteStream};
 
 /// One primitive on the wire (a value, a byte run or alignment padding) and the field
 /// that wrote it.
@@ -247,12 +247,8 @@ impl Stream for Tracer<'_> {
         Ok(())
     }
 
-    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), StreamError> {
+    fn serialize_bytes<P: Place<[u8]>>(&mut self, bytes: P) -> Result<(), StreamError> {
         self.aligned(|w| w.serialize_bytes(bytes))
-    }
-
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), StreamError> {
-        self.aligned(|w| w.write_bytes(bytes))
     }
 
     fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), StreamError> {

@@ -20,8 +20,9 @@
 //! per message for each encoding against the information minimum implied by the declared
 //! ranges (`log2` of the number of values each field may take).
 //!
-//! netproto encodes from shared references (`NetMessage::write`) and decodes each
-//! message into a blank one (`NetMessage::serialize` with a `ReadStream`).
+//! netproto encodes from shared references and decodes each message into a blank one,
+//! through the trait's methods that `encode`/`decode` and the channel layer use
+//! (`NetMessage::write`, `NetMessage::serialize`: their fast paths are behind them).
 
 use std::hint::black_box;
 

@@ -10,7 +10,7 @@ use netproto::channel::LayerConfig;
 use netproto::connection::{ClientEvent, ConnectionConfig};
 use netproto::schema::{IntType, Schema};
 use netproto::sim::{LinkConfig, Network, NodeId};
-use netproto::{MessageSet, NetMessage, Stream};
+use netproto::{MessageSet, NetMessage, Place, Stream};
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
 
 /// Times a `Tick` was written (not measured, not read).
@@ -27,20 +27,17 @@ impl NetMessage for Tick {
     fn blank() -> Self {
         Tick(0)
     }
-    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        if S::IS_WRITING {
-            return self.write(stream);
-        }
-        let mut v = u64::from(self.0);
-        stream.serialize_bits(&mut v, 32)?;
-        self.0 = v as u32;
-        Ok(())
-    }
-    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+    fn serialize_in<S: Stream, P: Place<Self>>(
+        mut this: P,
+        stream: &mut S,
+    ) -> Result<(), S::Error> {
         if S::IS_WRITING {
             WRITES.fetch_add(1, Ordering::Relaxed);
         }
-        stream.serialize_bits(&mut u64::from(self.0), 32)
+        let mut v = u64::from(this.get().0);
+        stream.serialize_bits(&mut v, 32)?;
+        this.set(Tick(v as u32));
+        Ok(())
     }
 }
 

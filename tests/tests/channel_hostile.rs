@@ -61,7 +61,7 @@ fn group(w: &mut W<'_>, id: u16, size: u32, fragments: &[(u32, &[u8])]) -> Resul
     bits(w, fragments.len() as u64 - 1, 2)?;
     for (index, data) in fragments {
         bits(w, u64::from(*index), 4)?;
-        w.write_bytes(data)?;
+        w.serialize_bytes(*data)?;
     }
     Ok(())
 }
@@ -282,7 +282,7 @@ fn bad_block_fragments() {
         bits(w, 249, 10)?;
         bits(w, 2, 2)?;
         bits(w, 0, 4)?;
-        w.write_bytes(&data)
+        w.serialize_bytes(&data[..])
     });
     assert_eq!(malformed(reject(&mut l, &p)), ErrorKind::PastEnd);
     // Size above max_block_size (10 bits of [1, 1000]: raw 1023 is 1024).

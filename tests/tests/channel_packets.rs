@@ -102,7 +102,7 @@ fn dissect<M: NetMessage + std::fmt::Debug>(config: &LayerConfig, payload: &[u8]
                 let start = index as usize * b.fragment_size;
                 let len = (size as usize - start).min(b.fragment_size);
                 let mut bytes = vec![0u8; len];
-                r.serialize_bytes(&mut bytes).expect("fragment bytes");
+                r.serialize_bytes(&mut bytes[..]).expect("fragment bytes");
                 row(&r, at, format!("align + {len} fragment bytes"));
             }
         }

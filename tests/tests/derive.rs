@@ -1,11 +1,13 @@
 //! `#[derive(NetMessage)]`: round trips of every shape, exact bit counts, errors that name
-//! the field, and the fused fast path producing the same bytes as field-by-field code.
+//! the field, and the packed write path (`encode`, `NetMessage::write` on a roomy
+//! `WriteStream`) producing the same bytes and errors as the plain writer under a tracing
+//! stream.
 
 // 3.1416 is a declared wire bound (the reference examples use it), not an approximate PI.
 #![allow(clippy::approx_constant)]
 
 use netproto::{
-    ErrorKind, MeasureStream, NetMessage, Quantization, ReadStream, Stream, StreamError,
+    ErrorKind, MeasureStream, NetMessage, Place, Quantization, ReadStream, Stream, StreamError,
     WriteStream,
 };
 
@@ -43,11 +45,8 @@ impl<S: Stream> Stream for Tracing<S> {
     fn serialize_align(&mut self) -> Result<(), Self::Error> {
         self.inner.serialize_align()
     }
-    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Self::Error> {
+    fn serialize_bytes<P: Place<[u8]>>(&mut self, bytes: P) -> Result<(), Self::Error> {
         self.inner.serialize_bytes(bytes)
-    }
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
-        self.inner.write_bytes(bytes)
     }
     fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), Self::Error> {
         self.inner.check(ok, kind)
@@ -113,17 +112,18 @@ fn measured<T: NetMessage>(message: &mut T) -> usize {
 /// size is within `MIN_BITS..=MAX_BITS`, and returns the bytes.
 #[track_caller]
 fn roundtrip<T: NetMessage + PartialEq + core::fmt::Debug>(mut message: T) -> Vec<u8> {
-    let fast = netproto::encode(&message).expect("fast path encodes");
+    // `encode` has room for MAX_BITS: the packed path. The tracer wraps a plain writer.
+    let fast = netproto::encode(&message).expect("packed path encodes");
     let traced = encode_traced(&mut message).expect("tracing path encodes");
     assert_eq!(
         fast, traced,
-        "fused and per-field bytes differ for {message:?}"
+        "packed and per-field bytes differ for {message:?}"
     );
-    // With room for less than MAX_BITS, the writer gathers fields per run, not across
-    // nested types: the same bytes again.
+    // With room for less than MAX_BITS, `write` takes the plain writer: the same
+    // bytes again.
     let mut tight = vec![0u8; fast.len()];
-    let len = netproto::encode_into(&message, &mut tight).expect("per-run path encodes");
-    assert_eq!(&tight[..len], &fast[..], "packed and per-run bytes differ");
+    let len = netproto::encode_into(&message, &mut tight).expect("plain path encodes");
+    assert_eq!(&tight[..len], &fast[..], "packed and plain bytes differ");
     let back: T = netproto::decode(&fast).expect("fast path decodes");
     assert_eq!(back, message);
     let back: T = decode_traced(&fast).expect("tracing path decodes");
@@ -140,7 +140,7 @@ fn roundtrip<T: NetMessage + PartialEq + core::fmt::Debug>(mut message: T) -> Ve
 
 #[track_caller]
 fn encode_err<T: NetMessage>(mut message: T) -> StreamError {
-    let fast = netproto::encode(&message).expect_err("fast path must reject");
+    let fast = netproto::encode(&message).expect_err("packed path must reject");
     let traced = encode_traced(&mut message).expect_err("tracing path must reject");
     assert_eq!(fast, traced, "the two paths disagree on the error");
     fast
@@ -1115,11 +1115,11 @@ impl NetMessage for Capped<Vec<u8>> {
     fn blank() -> Self {
         Capped(Vec::new())
     }
-    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_vec(&mut self.0, 4)
-    }
-    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-        stream.write_vec(&self.0, 4)
+    fn serialize_in<S: Stream, P: Place<Self>>(
+        mut this: P,
+        stream: &mut S,
+    ) -> Result<(), S::Error> {
+        stream.serialize_vec(this.field(|c| &c.0, |c| &mut c.0), 4)
     }
 }
 

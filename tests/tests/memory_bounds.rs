@@ -227,7 +227,7 @@ fn block_payload(id: u16, size: usize, indexes: &[u32], fill: u8) -> Vec<u8> {
             bits(w, u64::from(index), 3)?;
             let start = index as usize * 200;
             let len = (size - start).min(200);
-            w.write_bytes(&vec![fill; len])?;
+            w.serialize_bytes(&vec![fill; len][..])?;
         }
         Ok(())
     })

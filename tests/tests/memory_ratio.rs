@@ -228,7 +228,7 @@ fn block_payload(channel: usize, id: u16, block: &[u8], indexes: &[usize]) -> Ve
             w.serialize_align()?;
             let start = index * b.fragment_size;
             let end = (start + b.fragment_size).min(block.len());
-            w.write_bytes(&block[start..end])?;
+            w.serialize_bytes(&block[start..end])?;
         }
         w.serialize_align()
     })();

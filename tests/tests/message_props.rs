@@ -151,9 +151,12 @@ proptest! {
 proptest! {
     #![proptest_config(common::proptest_config(1000, SEED ^ 1))]
 
-    /// Writing from `&T` (`NetMessage::write`) and through `serialize(&mut self)` give
-    /// the same bytes, measures and errors, in every buffer from empty to roomy, and
-    /// neither changes the message.
+    /// Writing from `&T` (`NetMessage::write`) and through `serialize(&mut self)` -- the
+    /// trait's methods, which take the writer's packed fast path when the buffer has room
+    /// for `MAX_BITS` -- and the plain per-field path (`serialize_in` run on the writer
+    /// itself) give the same bytes, measures and errors, in every buffer from empty to
+    /// roomy, at offset 0 and 3; none changes the message. The roomy buffer packs; the
+    /// tight ones (fewer than `MAX_BITS` bits) take the plain writer behind `write`.
     #[test]
     fn the_shared_and_mutable_write_paths_agree(message in message()) {
         let shared = netproto::encode(&message).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -161,23 +164,93 @@ proptest! {
         let mut measure = netproto::MeasureStream::new();
         message.clone().serialize(&mut measure).map_err(|e| match e {})?;
         prop_assert_eq!(measure.bits_processed(), netproto::measure(&message));
-        for len in 0..=shared.len() + 8 {
+        let roomy = GameMessage::MAX_BITS.div_ceil(8);
+        prop_assert!(shared.len() <= roomy);
+        for len in (0..=shared.len() + 8).chain([roomy, roomy + 1]) {
             let mut a = vec![0xA5u8; len];
             let mut b = vec![0xA5u8; len];
+            let mut p = vec![0xA5u8; len];
             let mut wa = netproto::WriteStream::new(&mut a);
             let ra = message.write(&mut wa).map(|()| wa.finish());
             let mut copy = message.clone();
             let mut wb = netproto::WriteStream::new(&mut b);
             let rb = copy.serialize(&mut wb).map(|()| wb.finish());
             prop_assert_eq!(&copy, &message);
+            let mut wp = netproto::WriteStream::new(&mut p);
+            let rp = GameMessage::serialize_in(&message, &mut wp).map(|()| wp.finish());
             prop_assert_eq!(ra, rb, "buffer of {} bytes", len);
+            prop_assert_eq!(ra, rp, "buffer of {} bytes: trait method and plain path", len);
+            // At offset 3, so that the packed words do not start on the writer's words.
+            let mut c = vec![0xA5u8; len + 1];
+            let mut d = vec![0xA5u8; len + 1];
+            let mut wc = netproto::WriteStream::new(&mut c);
+            let mut wd = netproto::WriteStream::new(&mut d);
+            wc.serialize_bits(&mut 5, 3).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            wd.serialize_bits(&mut 5, 3).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let rc = message.write(&mut wc).map(|()| wc.finish());
+            let rd = GameMessage::serialize_in(&message, &mut wd).map(|()| wd.finish());
+            prop_assert_eq!(rc, rd, "buffer of {} bytes + 1", len);
+            prop_assert_eq!(&c, &d);
             prop_assert_eq!(ra.is_ok(), len >= shared.len());
             if let Ok(n) = ra {
                 prop_assert_eq!(&a[..n], &shared[..]);
             }
-            prop_assert_eq!(a, b);
+            prop_assert_eq!(&a, &b);
+            prop_assert_eq!(&a, &p);
         }
+        // With room (packed) and without (exactly the message's bytes, plain unless the
+        // message is as long as it can be): the same bytes.
+        let mut tight = vec![0u8; shared.len()];
+        let mut w = netproto::WriteStream::new(&mut tight);
+        message.write(&mut w).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(w.finish(), shared.len());
+        prop_assert_eq!(&tight, &shared);
     }
+}
+
+/// The trait's `write` takes the plain writer when the buffer is short of `MAX_BITS`:
+/// the errors it then gives are those of the plain path, naming the field that does
+/// not fit, and the same as the roomy (packed) path's for an out-of-range value.
+#[test]
+fn write_without_room_fails_like_the_plain_path() {
+    let message = GameMessage::Chat(ChatMessage {
+        from: 7,
+        text: "hello there".to_owned(),
+    });
+    let bytes = netproto::encode(&message).unwrap();
+    assert!(
+        bytes.len() * 8 < GameMessage::MAX_BITS,
+        "the tight buffers must be plain"
+    );
+    let mut failed = 0;
+    for len in 0..bytes.len() {
+        let mut a = vec![0u8; len];
+        let mut b = vec![0u8; len];
+        let mut wa = netproto::WriteStream::new(&mut a);
+        let mut wb = netproto::WriteStream::new(&mut b);
+        let ra = message.write(&mut wa);
+        let rb = GameMessage::serialize_in(&message, &mut wb);
+        assert_eq!(ra, rb, "buffer of {len} bytes");
+        assert_eq!(ra.unwrap_err().kind(), ErrorKind::BufferFull);
+        assert_eq!(wa.bits_processed(), wb.bits_processed());
+        failed += 1;
+    }
+    assert_eq!(failed, bytes.len());
+    // Out of range: the same error from a roomy buffer (packed) and a tight one (plain).
+    let bad = GameMessage::Chat(ChatMessage {
+        from: 200,
+        text: String::new(),
+    });
+    let mut roomy = vec![0u8; GameMessage::MAX_BITS.div_ceil(8)];
+    let mut tight = [0u8; 4];
+    let packed = bad
+        .write(&mut netproto::WriteStream::new(&mut roomy))
+        .unwrap_err();
+    let plain = bad
+        .write(&mut netproto::WriteStream::new(&mut tight))
+        .unwrap_err();
+    assert_eq!(packed, plain);
+    assert_eq!(packed.kind(), ErrorKind::OutOfRange);
 }
 
 /// Reads one `GameMessage` per call until the buffer runs out; returns how many decoded.

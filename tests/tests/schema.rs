@@ -258,11 +258,14 @@ impl NetMessage for Manual {
     fn blank() -> Self {
         Manual(0)
     }
-    fn serialize<S: netproto::Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_int(&mut self.0, 0, 4095)
-    }
-    fn write<S: netproto::Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_int(&mut { self.0 }, 0, 4095)
+    fn serialize_in<S: netproto::Stream, P: netproto::Place<Self>>(
+        mut this: P,
+        stream: &mut S,
+    ) -> Result<(), S::Error> {
+        let mut value = this.get().0;
+        stream.serialize_int(&mut value, 0, 4095)?;
+        this.set(Self(value));
+        Ok(())
     }
 }
 
@@ -278,11 +281,14 @@ impl NetMessage for Described {
     fn blank() -> Self {
         Described(0)
     }
-    fn serialize<S: netproto::Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_int(&mut self.0, 0, 4095)
-    }
-    fn write<S: netproto::Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_int(&mut { self.0 }, 0, 4095)
+    fn serialize_in<S: netproto::Stream, P: netproto::Place<Self>>(
+        mut this: P,
+        stream: &mut S,
+    ) -> Result<(), S::Error> {
+        let mut value = this.get().0;
+        stream.serialize_int(&mut value, 0, 4095)?;
+        this.set(Self(value));
+        Ok(())
     }
 }
 

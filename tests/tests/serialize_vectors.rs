@@ -173,8 +173,8 @@ impl Op {
         }
     }
 
-    /// Runs the op on any stream. `raw_bytes` writes byte runs with `write_bytes`
-    /// instead of `serialize_bytes`.
+    /// Runs the op on any stream. `raw_bytes` writes byte runs from a shared slice
+    /// (`&[u8]`) instead of `&mut [u8]`.
     fn run<S: Stream>(&mut self, s: &mut S, raw_bytes: bool) -> Result<(), S::Error> {
         match self {
             Op::Bits { n, v } => s.serialize_bits(v, *n),
@@ -184,8 +184,8 @@ impl Op {
             Op::Float(v) => s.serialize_f32(v),
             Op::CFloat(c) => s.serialize_quantized(&mut c.v, &c.quant),
             Op::Align => s.serialize_align(),
-            Op::Bytes(b) if raw_bytes => s.write_bytes(b),
-            Op::Bytes(b) => s.serialize_bytes(b),
+            Op::Bytes(b) if raw_bytes => s.serialize_bytes(&b[..]),
+            Op::Bytes(b) => s.serialize_bytes(&mut b[..]),
             Op::Str { max_len, s: st } => s.serialize_string(st, *max_len),
             Op::Relative { prev, cur } => s.serialize_relative(*prev, cur),
         }

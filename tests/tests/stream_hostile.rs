@@ -56,7 +56,7 @@ impl Op {
             }
             Op::Index(count, v) => s.serialize_index(v, *count),
             Op::Align => s.serialize_align(),
-            Op::Bytes(b) => s.serialize_bytes(b),
+            Op::Bytes(b) => s.serialize_bytes(&mut b[..]),
             Op::Str(max, v) => s.serialize_string(v, *max),
             Op::Relative(prev, cur) => s.serialize_relative(*prev, cur),
             Op::Vec16(max, v) => s.serialize_vec(v, *max),
@@ -237,7 +237,10 @@ fn non_zero_padding_is_rejected() {
             ErrorKind::NonZeroPadding
         );
         assert_eq!(
-            r.clone().serialize_bytes(&mut [0]).unwrap_err().kind(),
+            r.clone()
+                .serialize_bytes(&mut [0u8][..])
+                .unwrap_err()
+                .kind(),
             ErrorKind::NonZeroPadding
         );
     }
@@ -308,7 +311,7 @@ fn lengths_beyond_the_input_fail_before_allocating() {
     assert_eq!(v, [0; 7]);
     // A byte run longer than the input.
     let e = ReadStream::new(&[0u8; 4])
-        .serialize_bytes(&mut [0u8; 5])
+        .serialize_bytes(&mut [0u8; 5][..])
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::PastEnd);
 }

@@ -57,9 +57,9 @@ impl Op {
             Op::Align => s.serialize_align(),
             Op::Bytes(b) => {
                 if S::IS_READING {
-                    s.serialize_bytes(b)
+                    s.serialize_bytes(&mut b[..])
                 } else {
-                    s.write_bytes(b)
+                    s.serialize_bytes(&b[..])
                 }
             }
             Op::Str { max_len, s: st } => s.serialize_string(st, *max_len),

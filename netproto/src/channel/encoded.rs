@@ -181,11 +181,14 @@ mod tests {
         fn blank() -> Self {
             Odd(0)
         }
-        fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-            stream.serialize_bits(&mut self.0, 45)
-        }
-        fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
-            stream.serialize_bits(&mut { self.0 }, 45)
+        fn serialize_in<S: Stream, P: crate::Place<Self>>(
+            mut this: P,
+            stream: &mut S,
+        ) -> Result<(), S::Error> {
+            let mut bits = this.get().0;
+            stream.serialize_bits(&mut bits, 45)?;
+            this.set(Odd(bits));
+            Ok(())
         }
     }
 

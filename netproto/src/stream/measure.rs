@@ -2,7 +2,7 @@
 
 use core::convert::Infallible;
 
-use super::Stream;
+use super::{Place, Stream};
 use crate::error::ErrorKind;
 
 /// Counts bits without writing them. It cannot fail.
@@ -49,12 +49,9 @@ impl Stream for MeasureStream {
         Ok(())
     }
 
-    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Infallible> {
-        self.write_bytes(bytes)
-    }
-
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Infallible> {
-        self.bits += 7 + bytes.len() * 8;
+    #[inline(always)]
+    fn serialize_bytes<P: Place<[u8]>>(&mut self, bytes: P) -> Result<(), Infallible> {
+        self.bits += 7 + bytes.get().len() * 8;
         Ok(())
     }
 
@@ -87,11 +84,11 @@ mod tests {
         let mut m = MeasureStream::new();
         m.serialize_align().unwrap();
         assert_eq!(m.bits_processed(), 7, "even at bit 0");
-        m.write_bytes(&[]).unwrap();
+        m.serialize_bytes(&[][..]).unwrap();
         assert_eq!(m.bits_processed(), 14, "an empty byte run still aligns");
-        m.write_bytes(&[1, 2, 3]).unwrap();
+        m.serialize_bytes(&[1u8, 2, 3][..]).unwrap();
         assert_eq!(m.bits_processed(), 14 + 7 + 24);
-        m.serialize_bytes(&mut [0; 2]).unwrap();
+        m.serialize_bytes(&mut [0u8; 2][..]).unwrap();
         assert_eq!(m.bits_processed(), 45 + 7 + 16);
     }
 

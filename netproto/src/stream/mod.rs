@@ -3,11 +3,14 @@
 
 mod int;
 mod measure;
+mod packed;
+mod place;
 mod read;
 mod write;
 
 pub use int::RangedInt;
 pub use measure::MeasureStream;
+pub use place::Place;
 pub use read::ReadStream;
 pub use write::WriteStream;
 
@@ -44,19 +47,17 @@ const RELATIVE_TIERS: [(u32, u32); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377)
 /// time, and rely on these rules:
 ///
 /// - At most one of [`Stream::IS_WRITING`] and [`Stream::IS_READING`] is true.
-/// - A stream with **neither** set is a *measurer*. The derive's fast path may hand it
-///   placeholder values (zeros) instead of the fields, skip the range checks, and fuse
-///   several fields into one [`Stream::serialize_bits`] call of their total width: such
-///   a stream must only count the bits it is given, never look at the values, and never
-///   fail on them. A stream that needs the values or the field boundaries (a tracer,
-///   a pretty-printer) must set [`Stream::TRACING`], which selects the per-field path.
-/// - A writer or reader is also handed fused fields: one [`Stream::serialize_bits`] call
-///   of up to 64 bits carries several consecutive fixed-width fields (on writing, across
-///   nested types and enum variant indexes, once [`Stream::bits_remaining`] covers the
-///   message's [`NetMessage::MAX_BITS`]). The bits are the same as field by field.
+/// - A stream with **neither** set is a *measurer*: it counts the bits it is given and
+///   never fails on the values.
+/// - [`Stream::serialize_message`] runs a whole message's serialize function; a stream
+///   may override it with a faster stream of its own around itself ([`WriteStream`] and
+///   [`ReadStream`] do), which must write or read the same bits with the same errors.
 /// - With [`Stream::TRACING`] set, the derive calls [`Stream::begin_field`] and
-///   [`Stream::end_field`] around every sent field (see them for the exact contract) and
-///   passes the real values, whatever the other two constants say.
+///   [`Stream::end_field`] around every sent field (see them for the exact contract).
+///
+/// Every derived field is one statement, the same for reading, writing, measuring and
+/// tracing: the value is found through a [`Place`] (`&T` to write or measure, `&mut T`
+/// to read).
 pub trait Stream: Sized {
     /// The error of this stream: [`crate::StreamError`] for the writer and reader,
     /// [`core::convert::Infallible`] for the measurer (its `?` compiles away).
@@ -67,8 +68,8 @@ pub trait Stream: Sized {
     /// True for [`ReadStream`].
     const IS_READING: bool;
     /// True for streams that want [`Stream::begin_field`] / [`Stream::end_field`] calls
-    /// for every field (the wire-layout tracer), and the field values one by one. When
-    /// false, the derive takes its fused fast path (see the rules above).
+    /// for every field (the wire-layout tracer). When false, the derive's calls to them
+    /// compile away.
     const TRACING: bool = false;
 
     /// Serializes the low `bits` bits (1..=64) of `value`; a value of more than 32 bits
@@ -83,12 +84,10 @@ pub trait Stream: Sized {
     /// the measurer charges 7 bits whatever the position (it is an upper bound).
     fn serialize_align(&mut self) -> Result<(), Self::Error>;
 
-    /// Aligns, then reads raw bytes into `bytes` (reader), or writes/measures them.
-    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), Self::Error>;
-
-    /// Aligns, then writes/measures raw bytes. A [`ReadStream`] has nothing to send and
-    /// returns `Ok(())` untouched; callers use [`Stream::serialize_bytes`] to read.
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Self::Error>;
+    /// Aligns, then reads raw bytes into `bytes` (a reader given `&mut [u8]`), or
+    /// writes or measures them (`&[u8]` is enough). A reader given `&[u8]` reads past as
+    /// many bytes and stores nothing.
+    fn serialize_bytes<P: Place<[u8]>>(&mut self, bytes: P) -> Result<(), Self::Error>;
 
     /// Fails with `kind` when `ok` is false, on the writer and the reader; the measurer
     /// validates nothing.
@@ -104,7 +103,7 @@ pub trait Stream: Sized {
     fn bits_remaining(&self) -> usize;
 
     /// Called by derived code just before a field's bits, only when [`Stream::TRACING`] is
-    /// set (never on the fast path).
+    /// set.
     ///
     /// `name` is the bare field name as declared: `"damage"` for a named field, `"0"`,
     /// `"1"`, ... for a tuple field; not the `"Type.field"` path that errors carry. Every
@@ -127,8 +126,27 @@ pub trait Stream: Sized {
     #[inline(always)]
     fn end_field(&mut self) {}
 
+    /// Runs `M`'s serialize function, [`NetMessage::serialize_in`], on this stream for
+    /// the message in `message` (`&M` to write or measure, `&mut M` to read): what
+    /// [`NetMessage::serialize`] and [`NetMessage::write`] call.
+    ///
+    /// The default runs it on `self`. [`WriteStream`] overrides it with its fast path:
+    /// with room for `M::MAX_BITS` the function runs on a word packer around the writer
+    /// (one capacity check per 64-bit word instead of per field); [`ReadStream`] with
+    /// its own: the function runs on a word reader around the reader (one end check and
+    /// load per word). The bits, values, errors (field paths included) and final
+    /// positions are those of the plain stream. Serialize functions call `serialize_in`
+    /// for their nested values, never this, so the dispatch happens once per message.
+    #[inline(always)]
+    fn serialize_message<M: NetMessage, P: Place<M>>(
+        &mut self,
+        message: P,
+    ) -> Result<(), Self::Error> {
+        M::serialize_in(message, self)
+    }
+
     /// A bool, as one bit.
-    #[inline]
+    #[inline(always)]
     fn serialize_bool(&mut self, value: &mut bool) -> Result<(), Self::Error> {
         let mut bit = u64::from(*value);
         self.serialize_bits(&mut bit, 1)?;
@@ -141,7 +159,7 @@ pub trait Stream: Sized {
     /// An integer in `[min, max]`, sent as `value - min` in `bits_required(min, max)` bits
     /// (0 bits for `min == max`). The writer rejects a value outside the range, the reader
     /// one in the bit headroom above `max - min`.
-    #[inline]
+    #[inline(always)]
     fn serialize_int<T: RangedInt>(
         &mut self,
         value: &mut T,
@@ -172,7 +190,7 @@ pub trait Stream: Sized {
 
     /// An index in `[0, count - 1]` (an enum variant or a message type id), rejected with
     /// [`ErrorKind::UnknownVariant`] when out of range.
-    #[inline]
+    #[inline(always)]
     fn serialize_index(&mut self, index: &mut u32, count: u32) -> Result<(), Self::Error> {
         let bits = bits_for_count(u64::from(count));
         let mut wide = if Self::IS_READING {
@@ -195,7 +213,7 @@ pub trait Stream: Sized {
     }
 
     /// A raw `f32`: its 32 IEEE bits, never canonicalised (NaN payloads survive).
-    #[inline]
+    #[inline(always)]
     fn serialize_f32(&mut self, value: &mut f32) -> Result<(), Self::Error> {
         let mut bits = u64::from(value.to_bits());
         self.serialize_bits(&mut bits, 32)?;
@@ -206,7 +224,7 @@ pub trait Stream: Sized {
     }
 
     /// A raw `f64`: its 64 IEEE bits.
-    #[inline]
+    #[inline(always)]
     fn serialize_f64(&mut self, value: &mut f64) -> Result<(), Self::Error> {
         let mut bits = value.to_bits();
         self.serialize_bits(&mut bits, 64)?;
@@ -218,7 +236,7 @@ pub trait Stream: Sized {
 
     /// A quantized `f32` (see [`Quantization`]). The writer rejects a value outside
     /// `[min, max]` or NaN; the reader rejects an integer above `max_int`.
-    #[inline]
+    #[inline(always)]
     fn serialize_quantized(
         &mut self,
         value: &mut f32,
@@ -282,7 +300,7 @@ pub trait Stream: Sized {
     }
 
     /// A length in `[0, max_len]`, rejected with [`ErrorKind::TooLong`] above `max_len`.
-    #[inline]
+    #[inline(always)]
     fn serialize_len(&mut self, len: &mut usize, max_len: usize) -> Result<(), Self::Error> {
         let bits = bits_required(0, max_len as u64);
         let mut wide = if Self::IS_READING { 0 } else { *len as u64 };
@@ -303,11 +321,28 @@ pub trait Stream: Sized {
     /// the UTF-8 bytes. The reader rejects invalid UTF-8 and NUL bytes, and checks that
     /// the bytes are there before it allocates (reusing the string's capacity); the writer
     /// refuses a NUL byte too, so it never writes what a reader would reject.
+    ///
+    /// `value` is `&String` to write or measure, `&mut String` to read (a reader given
+    /// `&String` reads and validates a string and drops it).
     #[inline(always)]
-    fn serialize_string(&mut self, value: &mut String, max_len: usize) -> Result<(), Self::Error> {
+    fn serialize_string<P: Place<String>>(
+        &mut self,
+        mut value: P,
+        max_len: usize,
+    ) -> Result<(), Self::Error> {
         if !Self::IS_READING {
-            return self.write_string(value, max_len);
+            let value = value.get().as_bytes();
+            // Before anything goes on the wire: a failed write leaves nothing half-written.
+            self.check(!has_nul(value), ErrorKind::InvalidString)?;
+            let mut len = value.len();
+            self.serialize_len(&mut len, max_len)?;
+            return self.serialize_bytes(value);
         }
+        let mut scratch = String::new();
+        let value = match value.get_mut() {
+            Some(value) => value,
+            None => &mut scratch,
+        };
         let mut len = 0;
         self.serialize_len(&mut len, max_len)?;
         self.serialize_align()?;
@@ -317,7 +352,7 @@ pub trait Stream: Sized {
         let mut bytes = core::mem::take(value).into_bytes();
         bytes.clear();
         bytes.resize(len, 0);
-        self.serialize_bytes(&mut bytes)?;
+        self.serialize_bytes(&mut bytes[..])?;
         self.check(!has_nul(&bytes), ErrorKind::InvalidString)?;
         match String::from_utf8(bytes) {
             Ok(s) => *value = s,
@@ -326,34 +361,34 @@ pub trait Stream: Sized {
         Ok(())
     }
 
-    /// Writes or measures a string as [`Stream::serialize_string`] does, from a shared
-    /// reference. A [`ReadStream`] has nothing to send and returns `Ok(())` untouched.
-    #[inline(always)]
-    fn write_string(&mut self, value: &str, max_len: usize) -> Result<(), Self::Error> {
-        if Self::IS_READING {
-            return Ok(());
-        }
-        // Before anything goes on the wire: a failed write leaves nothing half-written.
-        self.check(!has_nul(value.as_bytes()), ErrorKind::InvalidString)?;
-        let mut len = value.len();
-        self.serialize_len(&mut len, max_len)?;
-        self.write_bytes(value.as_bytes())
-    }
-
     /// A sequence of at most `max_len` elements: the length in `[0, max_len]`, then each
     /// element. The reader rejects a length the remaining bits cannot hold (at
     /// `T::MIN_BITS` each) before reserving anything, and reserves up front no more
     /// memory than the remaining input has bytes; beyond that the vector grows only as
     /// elements are actually read.
+    ///
+    /// `value` is `&Vec<T>` to write or measure, `&mut Vec<T>` to read (a reader given
+    /// `&Vec<T>` reads and validates the elements and drops them).
     #[inline(always)]
-    fn serialize_vec<T: NetMessage>(
+    fn serialize_vec<T: NetMessage, P: Place<Vec<T>>>(
         &mut self,
-        value: &mut Vec<T>,
+        mut value: P,
         max_len: usize,
     ) -> Result<(), Self::Error> {
         if !Self::IS_READING {
-            return self.write_vec(value, max_len);
+            let value = value.get();
+            let mut len = value.len();
+            self.serialize_len(&mut len, max_len)?;
+            for item in value {
+                T::serialize_in(item, self)?;
+            }
+            return Ok(());
         }
+        let mut scratch = Vec::new();
+        let value = match value.get_mut() {
+            Some(value) => value,
+            None => &mut scratch,
+        };
         let mut len = 0;
         self.serialize_len(&mut len, max_len)?;
         let per_item = T::MIN_BITS.max(1);
@@ -375,77 +410,8 @@ pub trait Stream: Sized {
         }
         for _ in 0..len {
             let mut item = T::blank();
-            item.serialize(self)?;
+            T::serialize_in(&mut item, self)?;
             value.push(item);
-        }
-        Ok(())
-    }
-
-    /// Writes or measures a sequence as [`Stream::serialize_vec`] does, from a shared
-    /// reference (each element through [`NetMessage::write`]). A [`ReadStream`] has
-    /// nothing to send and returns `Ok(())` untouched.
-    #[inline(always)]
-    fn write_vec<T: NetMessage>(&mut self, value: &[T], max_len: usize) -> Result<(), Self::Error> {
-        if Self::IS_READING {
-            return Ok(());
-        }
-        let mut len = value.len();
-        self.serialize_len(&mut len, max_len)?;
-        for item in value {
-            item.write(self)?;
-        }
-        Ok(())
-    }
-}
-
-/// Fixed-width fields on their way to a writer: the derive's write fast path gathers
-/// consecutive fields, across nested types and enum variant indexes, into words of up to
-/// 64 bits, each sent in one [`Stream::serialize_bits`] call.
-///
-/// Bits are packed least-significant first, so pushing `a` (7 bits) then `b` (1 bit)
-/// writes exactly what `a | b << 7` in 8 bits does: the wire does not depend on how the
-/// fields are grouped. The widths are constants in derived code, so once it is inlined the
-/// grouping is decided at compile time.
-#[doc(hidden)]
-#[derive(Debug, Default)]
-pub struct Packer {
-    word: u64,
-    bits: u32,
-}
-
-impl Packer {
-    /// An empty packer.
-    #[inline(always)]
-    pub const fn new() -> Self {
-        Self { word: 0, bits: 0 }
-    }
-
-    /// Appends `value`, of `width` bits (1..=64, no bits set above them), writing the
-    /// bits gathered so far first if they would not fit in one word with it.
-    #[inline(always)]
-    pub fn push<S: Stream>(
-        &mut self,
-        stream: &mut S,
-        value: u64,
-        width: u32,
-    ) -> Result<(), S::Error> {
-        if self.bits + width > 64 {
-            self.flush(stream)?;
-        }
-        // bits <= 63 here: width >= 1 and bits + width <= 64.
-        self.word |= value << (self.bits & 63);
-        self.bits += width;
-        Ok(())
-    }
-
-    /// Writes the bits gathered so far.
-    #[inline(always)]
-    pub fn flush<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
-        if self.bits > 0 {
-            let mut word = self.word;
-            let bits = self.bits;
-            *self = Self::new();
-            stream.serialize_bits(&mut word, bits)?;
         }
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! The writer: packs bits into a caller's buffer through a 64-bit scratch register.
 
-use super::Stream;
+use super::{Place, Stream};
 use crate::error::{ErrorKind, StreamError};
+use crate::message::NetMessage;
 
 /// Writes bits into a caller-provided byte buffer.
 ///
@@ -135,6 +136,18 @@ impl Stream for WriteStream<'_> {
     const IS_WRITING: bool = true;
     const IS_READING: bool = false;
 
+    /// The fast path: with room for `M::MAX_BITS`, the message's serialize function runs
+    /// on a word packer around this writer (one capacity check per 64-bit word instead
+    /// of per field); otherwise on the writer itself, whose per-field checks then name
+    /// the field that does not fit. Same bytes, errors and position either way.
+    #[inline(always)]
+    fn serialize_message<M: NetMessage, P: Place<M>>(
+        &mut self,
+        message: P,
+    ) -> Result<(), StreamError> {
+        super::packed::write_message(message, self)
+    }
+
     /// Writes the low `bits` bits of `value`. A value with bits set above them fails
     /// with [`ErrorKind::OutOfRange`] (it is never truncated into some other value), as
     /// does a width outside `1..=64`.
@@ -163,13 +176,10 @@ impl Stream for WriteStream<'_> {
         Ok(())
     }
 
-    #[inline]
-    fn serialize_bytes(&mut self, bytes: &mut [u8]) -> Result<(), StreamError> {
-        self.write_bytes(bytes)
-    }
-
+    /// Writes the bytes; `&[u8]` is enough.
     #[inline(always)]
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), StreamError> {
+    fn serialize_bytes<P: Place<[u8]>>(&mut self, bytes: P) -> Result<(), StreamError> {
+        let bytes = bytes.get();
         self.serialize_align()?;
         self.reserve(bytes.len().saturating_mul(8))?;
         let mut rest = bytes;
@@ -348,7 +358,7 @@ mod tests {
             for &(v, n) in &chunks {
                 w.serialize_bits(&mut v.clone(), n).unwrap();
                 w.serialize_align().unwrap();
-                w.write_bytes(&[0x00, 0xFF, 0x12]).unwrap();
+                w.serialize_bytes(&[0x00u8, 0xFF, 0x12][..]).unwrap();
             }
             let len = w.finish();
             outs.push(buf[..len].to_vec());
@@ -373,7 +383,7 @@ mod tests {
                     chunks.push((u64::MAX >> (64 - bits), bits));
                     left -= bits;
                 }
-                w.write_bytes(&data).unwrap();
+                w.serialize_bytes(&data[..]).unwrap();
                 w.serialize_bits(&mut 5, 3).unwrap();
                 let pad = (8 - offset % 8) % 8;
                 if pad > 0 {
@@ -405,7 +415,7 @@ mod tests {
                         }
                     }
                     let aligned = (offset as usize).div_ceil(8);
-                    let r = w.write_bytes(&vec![0xAB; n]);
+                    let r = w.serialize_bytes(&vec![0xABu8; n][..]);
                     assert_eq!(
                         r.is_ok(),
                         aligned + n <= len,

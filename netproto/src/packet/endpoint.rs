@@ -1005,6 +1005,22 @@ mod tests {
     }
 
     #[test]
+    fn a_pending_packet_debugs_its_header_length_and_state() {
+        let (mut a, mut b) = pair();
+        let datagrams = send(&mut a, Time::ZERO, &[1, 2, 3]);
+        let Ok(Incoming::Packet(packet)) = b.receive(Time::ZERO, &datagrams[0]) else {
+            panic!("a packet");
+        };
+        let text = format!("{packet:?}");
+        assert!(text.starts_with("PendingPacket {"), "{text}");
+        assert!(
+            text.contains("payload_len: 3") && text.contains("pending: true"),
+            "{text}"
+        );
+        assert!(text.contains(&format!("{:?}", packet.header)), "{text}");
+    }
+
+    #[test]
     fn a_datagram_may_hold_a_whole_packet_with_both_headers_and_no_more() {
         let config = EndpointConfig {
             max_packet_size: 100,
@@ -1283,6 +1299,8 @@ mod tests {
         }
         assert_eq!(a.next_sequence(), Sequence(42));
         assert_eq!(a.stats().sequences_skipped, 21);
+        // The processed-acks cache ages by sequences used, skips included.
+        assert_eq!(a.sequences_used(), 42, "21 packets and 21 skips");
         // The window is 26..=41: 27 is the oldest skip in it, 25 has left it.
         assert!(a.is_skipped(Sequence(27)) && !a.is_skipped(Sequence(25)));
         let now = Time::from_secs_f64(1.0);

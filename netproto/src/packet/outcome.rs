@@ -258,4 +258,21 @@ mod tests {
         assert_eq!(acks.as_slice(), [Sequence(7), Sequence(5), Sequence(65535)]);
         assert_eq!(acks.iter().count(), 3);
     }
+
+    #[test]
+    fn acks_iterate_by_reference_and_debug_as_a_list() {
+        let mut acks = Acks::EMPTY;
+        acks.push(Sequence(3));
+        acks.push(Sequence(9));
+        let mut seen = Vec::new();
+        for s in &acks {
+            seen.push(s);
+        }
+        assert_eq!(seen, [Sequence(3), Sequence(9)]);
+        assert_eq!(
+            format!("{acks:?}"),
+            format!("{:?}", [Sequence(3), Sequence(9)])
+        );
+        assert_eq!(format!("{:?}", Acks::EMPTY), "[]");
+    }
 }

@@ -381,6 +381,25 @@ mod tests {
         assert_eq!(w.bits_processed(), 3);
     }
 
+    /// One operation of `packed_read_reads_what_the_reader_reads` on `s`: 0 aligns,
+    /// `100 + n` reads `n` bytes, anything else reads that many bits; the value read,
+    /// with the position after it in the top byte.
+    fn apply<S: Stream<Error = StreamError>>(s: &mut S, op: u32) -> Result<u64, StreamError> {
+        let got = match op {
+            0 => s.serialize_align().map(|()| 0),
+            100.. => {
+                let mut buf = vec![0u8; (op - 100) as usize];
+                s.serialize_bytes(&mut buf[..])
+                    .map(|()| buf.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)))
+            }
+            bits => {
+                let mut v = 0;
+                s.serialize_bits(&mut v, bits).map(|()| v)
+            }
+        };
+        got.map(|v| v ^ (s.bits_processed() as u64) << 56)
+    }
+
     /// Random widths, aligns and byte runs read through the word reader and through the
     /// reader give the same values, the same errors and the same positions.
     #[test]
@@ -423,56 +442,14 @@ mod tests {
                 };
                 if packed == 1 {
                     let mut p = PackedRead::<true>::new(&mut r);
-                    step(&mut |op| {
-                        let got = match op {
-                            0 => p.serialize_align().map(|()| 0),
-                            100.. => {
-                                let mut buf = vec![0u8; (op - 100) as usize];
-                                p.serialize_bytes(&mut buf[..])
-                                    .map(|()| buf.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)))
-                            }
-                            bits => {
-                                let mut v = 0;
-                                p.serialize_bits(&mut v, bits).map(|()| v)
-                            }
-                        };
-                        got.map(|v| v ^ (p.bits_processed() as u64) << 56)
-                    });
+                    step(&mut |op| apply(&mut p, op));
                     p.finish();
                 } else if packed == 2 {
                     let mut p = PackedRead::<false>::new(&mut r);
-                    step(&mut |op| {
-                        let got = match op {
-                            0 => p.serialize_align().map(|()| 0),
-                            100.. => {
-                                let mut buf = vec![0u8; (op - 100) as usize];
-                                p.serialize_bytes(&mut buf[..])
-                                    .map(|()| buf.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)))
-                            }
-                            bits => {
-                                let mut v = 0;
-                                p.serialize_bits(&mut v, bits).map(|()| v)
-                            }
-                        };
-                        got.map(|v| v ^ (p.bits_processed() as u64) << 56)
-                    });
+                    step(&mut |op| apply(&mut p, op));
                     p.finish();
                 } else {
-                    step(&mut |op| {
-                        let got = match op {
-                            0 => r.serialize_align().map(|()| 0),
-                            100.. => {
-                                let mut buf = vec![0u8; (op - 100) as usize];
-                                r.serialize_bytes(&mut buf[..])
-                                    .map(|()| buf.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)))
-                            }
-                            bits => {
-                                let mut v = 0;
-                                r.serialize_bits(&mut v, bits).map(|()| v)
-                            }
-                        };
-                        got.map(|v| v ^ (r.bits_processed() as u64) << 56)
-                    });
+                    step(&mut |op| apply(&mut r, op));
                 }
                 out.push(Ok(r.bits_processed() as u64));
                 out

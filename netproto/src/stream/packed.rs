@@ -276,20 +276,38 @@ impl<const ROOMY: bool> Stream for PackedRead<'_, '_, ROOMY> {
 /// on a reader, which [`decode`](crate::decode), [`decode_prefix`](crate::decode_prefix)
 /// and the channel layer's payload reader call).
 ///
-/// The message's serialize function runs on a [`PackedRead`] reader: a `ROOMY` one with
-/// `M::MAX_BITS` plus 64 bits left (whose word bookkeeping folds away), otherwise one
-/// that takes what is left. Both read the same values as the plain reader, fail with the
-/// same errors and leave `stream` at the same position.
+/// The message's serialize function runs on a `ROOMY` [`PackedRead`] reader (whose word
+/// bookkeeping folds away) whenever at least a word is left. With `M::MAX_BITS` plus 64
+/// bits left it cannot run short, and its result is the reader's. With less, it may run
+/// short of a whole word before the message's end (the last messages of a packet, or a
+/// message whose strings make `MAX_BITS` large): it then fails with
+/// [`ErrorKind::PastEnd`] having handed out only bits that are there, so the read is
+/// taken again from the message's first bit by a reader that takes what is left. Any
+/// other outcome is the reader's own: the ROOMY reader reads the same values, makes the
+/// same checks and fails with the same errors up to where it runs short. So every path
+/// reads the same values as the plain reader, fails with the same errors and leaves
+/// `stream` at the same position; only a message near the end of its input may be read
+/// twice.
 #[inline(always)]
 pub(crate) fn read_message<M: NetMessage, P: Place<M>>(
-    message: P,
+    mut message: P,
     stream: &mut ReadStream<'_>,
 ) -> Result<(), StreamError> {
-    if stream.bits_remaining() >= M::MAX_BITS.saturating_add(64) {
+    let remaining = stream.bits_remaining();
+    if remaining >= 64 {
         let mut packed = PackedRead::<true>::new(stream);
-        let result = M::serialize_in(message, &mut packed);
+        let result = M::serialize_in(message.field(|m| m, |m| m), &mut packed);
         packed.finish();
-        return result;
+        match result {
+            Err(err)
+                if err.kind() == ErrorKind::PastEnd
+                    && remaining < M::MAX_BITS.saturating_add(64) =>
+            {
+                // Ran short of a whole word: back to the message's first bit.
+                stream.unread(remaining - stream.bits_remaining());
+            }
+            result => return result,
+        }
     }
     let mut packed = PackedRead::<false>::new(stream);
     let result = M::serialize_in(message, &mut packed);
@@ -456,7 +474,7 @@ mod tests {
             };
             // The word reader may read up to 64 bits ahead: only the errors of reads that
             // stay within the bytes are compared (past the end, PastEnd may come a read
-            // early, which `read_message` rules out by its gate).
+            // early, which `read_message` answers by reading the message again exactly).
             let (a, b, c) = (run(1), run(0), run(2));
             // Taking what is left, the word reader is the reader exactly.
             assert_eq!(c, b, "round {round}");
@@ -473,5 +491,128 @@ mod tests {
                 assert_eq!(a[..n], b[..n], "round {round}");
             }
         }
+    }
+
+    /// A message whose size varies (a byte run of 0..=20 bytes between fields of several
+    /// widths, one of them range-checked), so that `MAX_BITS` is far above most sizes.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Varied {
+        head: u64,
+        level: u64,
+        run: Vec<u8>,
+        tail: [u64; 5],
+    }
+
+    impl NetMessage for Varied {
+        const MAX_BITS: usize = 13 + 7 + 5 + 8 + 20 * 8 + 5 * 33;
+        const MIN_BITS: usize = 13 + 7 + 5 + 5 * 33;
+        fn blank() -> Self {
+            Varied {
+                head: 0,
+                level: 0,
+                run: Vec::new(),
+                tail: [0; 5],
+            }
+        }
+        fn serialize_in<S: Stream, P: Place<Self>>(
+            mut this: P,
+            stream: &mut S,
+        ) -> Result<(), S::Error> {
+            let mut v = this.get().clone();
+            stream.serialize_bits(&mut v.head, 13)?;
+            stream.serialize_bits(&mut v.level, 7)?;
+            stream.check(v.level <= 100, ErrorKind::OutOfRange)?;
+            let mut len = v.run.len() as u64;
+            stream.serialize_bits(&mut len, 5)?;
+            stream.check(len <= 20, ErrorKind::OutOfRange)?;
+            if len > 0 {
+                stream.serialize_align()?;
+                v.run.resize(len as usize, 0);
+                stream.serialize_bytes(&mut v.run[..])?;
+            }
+            for t in &mut v.tail {
+                stream.serialize_bits(t, 33)?;
+            }
+            this.set(v);
+            Ok(())
+        }
+    }
+
+    /// `read_message` (the ROOMY word reader, taken again by the exact one when it runs
+    /// short) reads what the plain reader reads: the same values, errors and positions,
+    /// for messages that end anywhere from well inside the input to past its end.
+    #[test]
+    fn read_message_reads_what_the_reader_reads() {
+        let mut rng = Rng(41);
+        // Messages the ROOMY reader alone fails on (PastEnd) that are whole in the input:
+        // the ones only the second read gets right.
+        let mut retried = 0;
+        for round in 0..4000 {
+            // Valid messages after an offset, cut anywhere, a byte sometimes spoiled.
+            let offset = rng.below(70) as u32;
+            let mut buf = [0u8; 256];
+            let mut w = WriteStream::new(&mut buf);
+            let mut left = offset;
+            while left > 0 {
+                let n = left.min(64);
+                w.serialize_bits(&mut 0, n).unwrap();
+                left -= n;
+            }
+            for _ in 0..1 + rng.below(4) {
+                let mut m = Varied {
+                    head: rng.bits(13),
+                    level: rng.below(101),
+                    run: (0..rng.below(21)).map(|_| rng.next() as u8).collect(),
+                    tail: [0; 5],
+                };
+                for t in &mut m.tail {
+                    *t = rng.bits(33);
+                }
+                Varied::serialize_in(&m, &mut w).unwrap();
+            }
+            let written = w.finish();
+            let mut bytes = buf[..1 + rng.below(written as u64) as usize].to_vec();
+            if rng.below(4) == 0 {
+                let at = rng.below(bytes.len() as u64) as usize;
+                bytes[at] = rng.next() as u8;
+            }
+            let mut run = |fast: bool| {
+                let mut r = ReadStream::new(&bytes);
+                let mut left = offset;
+                while left > 0 {
+                    let n = left.min(64);
+                    if r.serialize_bits(&mut 0, n).is_err() {
+                        return None;
+                    }
+                    left -= n;
+                }
+                let mut out = Vec::new();
+                // Messages one after another until one fails, as a payload is read.
+                loop {
+                    let mut m = Varied::blank();
+                    let got = if fast {
+                        let (mut alone, mut whole) = (r.clone(), Varied::blank());
+                        let mut roomy = PackedRead::<true>::new(&mut alone);
+                        let short = Varied::serialize_in(&mut whole, &mut roomy)
+                            .is_err_and(|e| e.kind() == ErrorKind::PastEnd);
+                        let got = read_message(&mut m, &mut r);
+                        retried += usize::from(short && got.is_ok());
+                        got
+                    } else {
+                        Varied::serialize_in(&mut m, &mut r)
+                    };
+                    let stop = got.is_err();
+                    out.push((got.map(|()| m), r.bits_processed()));
+                    if stop {
+                        return Some(out);
+                    }
+                }
+            };
+            let fast = run(true);
+            let plain = run(false);
+            assert_eq!(fast, plain, "round {round}");
+        }
+        // The inputs reach the second read often.
+        assert!(retried > 150, "{retried}");
     }
 }

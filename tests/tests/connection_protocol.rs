@@ -987,7 +987,7 @@ fn a_protocol_id_mismatch_is_refused_by_the_client_and_ignored_by_the_server() {
     assert!(requests >= 8, "{requests}");
     assert_eq!(
         p.counters(),
-        only_requests(requests, |c| c.requests_dropped_malformed = requests)
+        only_requests(requests, |c| c.requests_dropped_wrong_protocol = requests)
     );
     assert_no_state(&p);
 }

@@ -58,9 +58,9 @@ pub enum DisconnectReason {
          (it stopped, crashed or became unreachable)"
     )]
     TimedOut,
-    /// (Client) no server answered the connection requests: not one packet came back
-    /// from any server of the token, each tried for the token's timeout (netcode's
-    /// "connection request timed out").
+    /// (Client) the last server tried sent nothing back to the connection requests
+    /// for the token's timeout (netcode's "connection request timed out"); the servers
+    /// before it were given up too (silent, stalled or full).
     #[error("{}", NoReplyText { server: *server, servers: *servers, waited: *waited, protocol_id: *protocol_id })]
     NoReply {
         /// The last server tried, as the connect token names it; `None` when the

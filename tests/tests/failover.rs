@@ -267,6 +267,12 @@ fn kill_the_first_server_process_and_the_client_reaches_the_second_within_its_ti
         start.elapsed(),
         client.state()
     );
+    // Printed for the record (`-- --nocapture`), not asserted: wall-clock time.
+    println!(
+        "connected to {} (the token's second server) {:?} after the start, token timeout {timeout} s",
+        second.addr,
+        start.elapsed()
+    );
     assert_eq!(client.server_addr(), second.addr);
     assert_eq!(client.connection().server_index(), 1);
     assert_eq!(

@@ -179,7 +179,9 @@
 //! |---|---|---|---|
 //! | `netproto::connection` | info | `connected` | `client`, `addr`, `user_id` (server: the token's client id), `max_clients` (client) |
 //! | `netproto::connection` | info | `denied` | `addr`, `reason` ([`DenyReason::as_str`](connection::DenyReason::as_str): `server_full`); on a server, rate-limited with the drops |
-//! | `netproto::connection` | info, warn | `disconnected` | `client` (unless the handshake never completed), `addr`, `reason` ([`DisconnectReason::as_str`](connection::DisconnectReason::as_str)); `warn` for `timed_out`, `handshake_timed_out`, `token_expired` and `protocol_error` |
+//! | `netproto::connection` | info, warn | `disconnected` | `client` (unless the handshake never completed), `addr`, `reason` ([`DisconnectReason::as_str`](connection::DisconnectReason::as_str)); `warn` for `timed_out`, `no_reply`, `handshake_stalled`, `token_expired` and `protocol_error` |
+//! | `netproto::connection` | info | `trying the token's next server` | (client) `failed` (the server given up), `reason` (`no_reply`, `handshake_stalled` or `server_full`), `next`, `token_address` |
+//! | `netproto::connection` | warn | `request for protocol id X from ADDR, this server speaks Y ...` | (server) `protocol_id` (the request's), `ours`, `suppressed` (such requests not logged since the last line); at most once per address per 10 s and 5 lines per 10 s; counted in `requests_dropped_wrong_protocol` |
 //! | `netproto::connection` | warn | `protocol error` | `client`, `addr`, `error` (what the peer did); a `disconnected` with `reason = "protocol_error"` follows |
 //! | `netproto::congestion` | debug | `congestion mode changed` | `client`, `addr`, `mode` (`good`, `bad`), `rtt_ms`, `penalty_s`, `send_rate` (packets per second) |
 //! | `netproto::drop` | debug | `dropped` | `addr`, `reason`, and `error` where there is one; rate-limited |

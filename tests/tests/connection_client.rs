@@ -180,10 +180,11 @@ fn each_dropped_datagram_counts_once() {
 
 #[test]
 fn the_challenge_response_is_sealed_in_the_upper_half_whatever_the_challenge_sequence() {
-    // The response's nonce is the challenge sequence with the top bit set: never a
-    // nonce of the client's payload packets (the lower half), even when a hostile
-    // server's challenge sequence already has the top bit.
-    for challenge_sequence in [0, 9, (1 << 63) | 9, u64::MAX] {
+    // The response's nonce is the challenge sequence with the top bit set and the
+    // server's index in the token in bits 58 to 62 (0 here): never a nonce of the
+    // client's payload packets (the lower half), nor of a response to another server
+    // of the token.
+    for challenge_sequence in [0, 9, (1 << 58) - 1] {
         let (mut client, token, mut sealer) = client();
         let response = handshake(&mut client, &token, &mut sealer, challenge_sequence);
         assert_eq!(
@@ -191,6 +192,26 @@ fn the_challenge_response_is_sealed_in_the_upper_half_whatever_the_challenge_seq
             (1 << 63) | challenge_sequence,
             "{challenge_sequence:#x}"
         );
+    }
+    // A challenge sequence that would reach the server index (2^58 challenges into a
+    // server's run, or a hostile server's) is dropped, never answered.
+    for challenge_sequence in [1 << 58, (1 << 63) | 9, u64::MAX] {
+        let (mut client, _, mut sealer) = client();
+        let t = Time::from_secs_f64(0.01);
+        client.update(t);
+        assert_eq!(sent(&mut client).len(), 1, "the request");
+        let challenge = sealer.seal(&Packet::Challenge {
+            token_sequence: challenge_sequence,
+            token_data: &[0x5a; CHALLENGE_TOKEN_BYTES],
+        });
+        assert!(client.handle_datagram(t, SERVER, &challenge).is_none());
+        assert_eq!(
+            client.state(),
+            ClientState::Requesting,
+            "{challenge_sequence:#x}"
+        );
+        assert_eq!(client.dropped(), 1);
+        assert!(sent(&mut client).is_empty(), "no response");
     }
 }
 

@@ -8,7 +8,7 @@
 //! * a request whose token is sealed with another key, expired, made for another
 //!   server, for another protocol id, or already used (from another address, or after
 //!   its session ended) gets no answer and leaves no state, and is counted where
-//!   [`ServerStats`] says; the client gives up (`HandshakeTimedOut`,
+//!   [`ServerStats`] says; the client gives up (`NoReply`,
 //!   `TokenExpired`);
 //! * a captured packet replayed (once, a thousand times, after 300 newer ones) is
 //!   delivered once; forged packets from a connected client's address change nothing
@@ -516,15 +516,16 @@ fn a_token_sealed_with_another_key_gets_no_challenge_and_leaves_no_state() {
     p.run(4.9);
     assert_eq!(p.client(a).state(), ClientState::Requesting);
     p.run(0.2);
-    assert_eq!(
-        p.client(a).state(),
-        ClientState::Disconnected(DisconnectReason::HandshakeTimedOut)
-    );
+    let no_reply = DisconnectReason::NoReply {
+        server: None,
+        servers: 1,
+        waited: std::time::Duration::from_secs(5),
+        protocol_id: PROTOCOL,
+    };
+    assert_eq!(p.client(a).state(), ClientState::Disconnected(no_reply));
     assert_eq!(
         p.events_of(a),
-        vec![ClientEvent::Disconnected {
-            reason: DisconnectReason::HandshakeTimedOut
-        }]
+        vec![ClientEvent::Disconnected { reason: no_reply }]
     );
     // One request every 0.125 s (the 0.1-second resend interval, on the tick) for the
     // token's 5-second timeout.
@@ -987,7 +988,7 @@ fn a_protocol_id_mismatch_is_refused_by_the_client_and_ignored_by_the_server() {
     assert!(requests >= 8, "{requests}");
     assert_eq!(
         p.counters(),
-        only_requests(requests, |c| c.requests_dropped_malformed = requests)
+        only_requests(requests, |c| c.requests_dropped_wrong_protocol = requests)
     );
     assert_no_state(&p);
 }

@@ -3,6 +3,7 @@
 use crate::Time;
 use core::fmt::Debug;
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::config::{ConnectionConfig, ConnectionConfigError};
@@ -21,6 +22,20 @@ use crate::trace::{self, DropLog, DropReason, Refusal};
 /// responses (each at its challenge's sequence): its session's packets count up from
 /// 0 and never reach it.
 const RESPONSE_SEQUENCES: u64 = 1 << 63;
+
+/// Where the index of the server a response goes to sits in its sequence (bits 58 to
+/// 62, below [`RESPONSE_SEQUENCES`]): two servers of one token may send challenges
+/// with the same sequence, and the client seals a response to each under the same
+/// key, so the server's index keeps their nonces apart.
+const RESPONSE_SERVER_SHIFT: u32 = 58;
+
+/// The challenge sequences a response can carry in its nonce without touching the
+/// server index: a challenge with a larger sequence (2^58 challenges into a server's
+/// run) is dropped as malformed rather than risk a nonce sealed twice.
+const RESPONSE_SEQUENCE_MASK: u64 = (1 << RESPONSE_SERVER_SHIFT) - 1;
+
+/// The most server addresses a connect token lists (netcode's limit).
+const MAX_SERVERS: usize = 32;
 
 /// Where a [`Client`] is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,8 +58,14 @@ pub enum ClientState {
 /// servers it names; see [`Server`](super::Server) for a complete exchange.
 ///
 /// It sends the token's request every `handshake_resend_interval` until a challenge
-/// comes back, then the response until the server's first keep-alive, and gives up
-/// when the server stays silent for the token's timeout or the token expires.
+/// comes back, then the response until the server's first keep-alive. A server that
+/// stays silent for the token's timeout, or denies the request, is given up and the
+/// next server of the token is tried ([`from_token`](Self::from_token)), as the
+/// netcode standard says; after the last, the handshake ends with
+/// [`DisconnectReason::NoReply`] (no packet came back),
+/// [`DisconnectReason::HandshakeStalled`] (a challenge, then silence) or a denial. The
+/// token's lifetime spans every server tried: when it runs out the handshake ends with
+/// [`DisconnectReason::TokenExpired`].
 /// Connected, it sends keep-alives when idle and times out when the server goes
 /// silent. Datagrams from any other address, unexpected in the current state, or that
 /// fail to open, are dropped and counted.
@@ -52,10 +73,16 @@ pub enum ClientState {
 pub struct Client<A> {
     config: ConnectionConfig,
     server: A,
+    /// The servers to try, in order: the driver's address and the token's address it
+    /// stands for (`None` when made by [`Client::new`]).
+    servers: Vec<(A, Option<SocketAddr>)>,
+    /// The index in `servers` of the one tried now.
+    server_index: usize,
     token: ConnectToken,
     /// The connection timeout the token sets, seconds.
     timeout: Duration,
     state: ClientState,
+    /// When the first attempt started: the token's lifetime counts from here.
     started: Time,
     last_handshake_sent: Time,
     last_received: Time,
@@ -75,8 +102,9 @@ pub struct Client<A> {
 
 impl<A: Copy + Eq + Debug> Client<A> {
     /// A client connecting to `server` (one of the token's server addresses, in the
-    /// address type of the driver) with `token`, at time `now`. The first request
-    /// goes out at the first [`update`](Self::update).
+    /// address type of the driver) with `token`, at time `now`, and to no other. The
+    /// first request goes out at the first [`update`](Self::update).
+    /// [`from_token`](Self::from_token) tries every server of the token in turn.
     ///
     /// Fails when the configuration is invalid, when the token was made for another
     /// protocol id ([`ConnectionConfigError::ProtocolMismatch`]: another build of the game), or
@@ -87,7 +115,46 @@ impl<A: Copy + Eq + Debug> Client<A> {
         server: A,
         now: Time,
     ) -> Result<Self, ConnectionConfigError> {
+        Self::with_servers(config, token, vec![(server, None)], now)
+    }
+
+    /// A client connecting with `token` to the servers it names, tried in the
+    /// token's order as the netcode standard says: each is given the token's timeout
+    /// (from its last packet), and a server that stays silent or denies the request
+    /// (full) makes the client try the next one. `address` turns each of the token's
+    /// addresses into the driver's address type (`|a| a` over UDP). The first request
+    /// goes out at the first [`update`](Self::update); [`server`](Self::server) and
+    /// [`server_index`](Self::server_index) say which server is tried, then reached.
+    ///
+    /// Fails as [`new`](Self::new) does, and with
+    /// [`ConnectionConfigError::OutOfRange`] (`server_addresses`) when the token lists
+    /// no server or more than 32.
+    pub fn from_token(
+        config: ConnectionConfig,
+        token: &ConnectToken,
+        now: Time,
+        mut address: impl FnMut(SocketAddr) -> A,
+    ) -> Result<Self, ConnectionConfigError> {
+        let servers = token
+            .server_addresses
+            .iter()
+            .map(|&addr| (address(addr), Some(addr)))
+            .collect();
+        Self::with_servers(config, token, servers, now)
+    }
+
+    fn with_servers(
+        config: ConnectionConfig,
+        token: &ConnectToken,
+        servers: Vec<(A, Option<SocketAddr>)>,
+        now: Time,
+    ) -> Result<Self, ConnectionConfigError> {
         config.validate()?;
+        let Some(&(server, _)) = servers.first().filter(|_| servers.len() <= MAX_SERVERS) else {
+            return Err(ConnectionConfigError::OutOfRange {
+                field: "server_addresses",
+            });
+        };
         if token.protocol_id != config.protocol_id {
             return Err(ConnectionConfigError::ProtocolMismatch {
                 token: token.protocol_id,
@@ -108,6 +175,8 @@ impl<A: Copy + Eq + Debug> Client<A> {
         Ok(Self {
             config,
             server,
+            servers,
+            server_index: 0,
             token: token.clone(),
             timeout,
             state: ClientState::Requesting,
@@ -147,9 +216,23 @@ impl<A: Copy + Eq + Debug> Client<A> {
         )
     }
 
-    /// The server's address.
+    /// The server's address: the one the handshake is trying, then the one it
+    /// reached (or tried last).
     pub fn server(&self) -> A {
         self.server
+    }
+
+    /// The index of [`server`](Self::server) among the servers tried, in the token's
+    /// order for a client made by [`from_token`](Self::from_token) (0 for one made by
+    /// [`new`](Self::new)).
+    pub fn server_index(&self) -> usize {
+        self.server_index
+    }
+
+    /// The address of [`server`](Self::server) as the connect token names it (`None`
+    /// for a client made by [`new`](Self::new)).
+    pub fn token_server_address(&self) -> Option<SocketAddr> {
+        self.servers.get(self.server_index).and_then(|s| s.1)
     }
 
     /// Our slot on the server, once connected.
@@ -233,7 +316,12 @@ impl<A: Copy + Eq + Debug> Client<A> {
                 // same response is the same datagram, byte for byte. Our sequence
                 // (the session's) starts below it and never gets there. The server
                 // reads a response with any sequence (they are not replay-protected).
-                let sequence = RESPONSE_SEQUENCES | *token_sequence;
+                // The server's index keeps apart the responses to two servers of the
+                // token whose challenges have the same sequence (checked to fit when
+                // the challenge came).
+                let index = self.server_index as u64;
+                let sequence =
+                    RESPONSE_SEQUENCES | index << RESPONSE_SERVER_SHIFT | *token_sequence;
                 self.crypto
                     .seal_at(server, &response, sequence, &mut self.transmits);
             }
@@ -272,7 +360,10 @@ impl<A: Copy + Eq + Debug> Client<A> {
                 if now.secs_since(self.started) >= lifetime {
                     self.end(DisconnectReason::TokenExpired);
                 } else if now.secs_since(self.last_received) >= self.timeout.as_secs_f64() {
-                    self.end(DisconnectReason::HandshakeTimedOut);
+                    let reason = self.handshake_failure();
+                    if !self.try_next_server(now, reason.as_str()) {
+                        self.end(reason);
+                    }
                 } else if now.secs_since(self.last_handshake_sent)
                     >= self.config.handshake_resend_interval.as_secs_f64()
                 {
@@ -306,6 +397,61 @@ impl<A: Copy + Eq + Debug> Client<A> {
             ClientState::Denied(_) | ClientState::Disconnected(_) => {}
         }
         self.drop_log.flush(now, "client");
+    }
+
+    /// Why the handshake with the current server failed, once it went silent for
+    /// the token's timeout.
+    fn handshake_failure(&self) -> DisconnectReason {
+        let server = self.token_server_address();
+        let protocol_id = self.config.protocol_id;
+        let waited = self.timeout;
+        match self.state {
+            ClientState::Responding => DisconnectReason::HandshakeStalled {
+                server,
+                waited,
+                protocol_id,
+            },
+            _ => DisconnectReason::NoReply {
+                server,
+                servers: u8::try_from(self.server_index + 1).unwrap_or(u8::MAX),
+                waited,
+                protocol_id,
+            },
+        }
+    }
+
+    /// Moves the handshake to the next server of the token, if there is one: the
+    /// request goes out at once, and the server is given the token's timeout from
+    /// now. `why` (a [`DisconnectReason::as_str`] or [`DenyReason::as_str`]) is
+    /// logged. `false` after the last server.
+    fn try_next_server(&mut self, now: Time, why: &'static str) -> bool {
+        let next = self.server_index + 1;
+        let Some(&(server, addr)) = self.servers.get(next) else {
+            return false;
+        };
+        tracing::info!(
+            target: trace::CONNECTION,
+            side = "client",
+            failed = ?self.server,
+            reason = why,
+            next = ?server,
+            token_address = ?addr,
+            "trying the token's next server"
+        );
+        self.server_index = next;
+        self.server = server;
+        self.state = ClientState::Requesting;
+        self.challenge = None;
+        // A fresh replay window: the next server's challenge may carry a sequence the
+        // last one's already passed.
+        self.crypto = Crypto::new(
+            self.token.client_to_server_key.clone(),
+            self.token.server_to_client_key.clone(),
+            self.config.protocol_id,
+        );
+        self.last_received = now;
+        self.send_handshake(now);
+        true
     }
 
     fn keep_alive(&mut self, now: Time) {
@@ -398,6 +544,12 @@ impl<A: Copy + Eq + Debug> Client<A> {
                     token_data,
                 },
             )) => {
+                if token_sequence & !RESPONSE_SEQUENCE_MASK != 0 {
+                    // Its sequence would overlap the server index in the response's
+                    // nonce: refuse it rather than risk sealing a nonce twice.
+                    self.dropped_datagram(now, from, DropReason::Malformed);
+                    return None;
+                }
                 self.challenge = Some((token_sequence, *token_data));
                 Opened::Other
             }
@@ -416,6 +568,9 @@ impl<A: Copy + Eq + Debug> Client<A> {
             }
             (ClientState::Requesting | ClientState::Responding, Opened::Denied) => {
                 trace::denied("client", &self.server, DenyReason::ServerFull);
+                if self.try_next_server(now, DenyReason::ServerFull.as_str()) {
+                    return None;
+                }
                 self.state = ClientState::Denied(DenyReason::ServerFull);
                 self.events.push_back(ClientEvent::Denied {
                     reason: DenyReason::ServerFull,

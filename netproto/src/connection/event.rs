@@ -1,5 +1,9 @@
 //! What the connection layer reports to the application.
 
+use core::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
 /// The index of a client's slot on a server, in `0..max_clients` (netcode's client
 /// index). A slot is reused after its client leaves: pair it with the `Connected`
 /// event to tell sessions apart.
@@ -16,7 +20,7 @@ pub struct ClientId(pub u16);
 #[non_exhaustive]
 pub enum DenyReason {
     /// Every client slot is taken.
-    #[error("the server is full")]
+    #[error("the server is full: every client slot is taken (try again later, or another server)")]
     ServerFull,
 }
 
@@ -34,18 +38,63 @@ impl DenyReason {
 }
 
 /// Why a connection ended.
+///
+/// A client that never connected says which step of the handshake failed: no reply at
+/// all ([`NoReply`](Self::NoReply)), a challenge and then silence
+/// ([`HandshakeStalled`](Self::HandshakeStalled)), or a token that ran out
+/// ([`TokenExpired`](Self::TokenExpired)); a server that refused it for being full
+/// reports [`ClientEvent::Denied`] instead. A request the server cannot serve for any
+/// other reason (another protocol id: other messages or channel configuration; a token
+/// sealed with another key; a token for another server) gets no answer at all, as
+/// netcode requires, so the client sees [`NoReply`](Self::NoReply) and the server's log
+/// names the cause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum DisconnectReason {
-    /// Nothing was received from the peer for the connect token's timeout.
-    #[error("the peer timed out")]
+    /// Nothing was received from the peer for the connect token's timeout, once
+    /// connected: on a client, the server stopped or the network between went down.
+    #[error(
+        "the peer timed out: nothing heard from it for the connect token's timeout \
+         (it stopped, crashed or became unreachable)"
+    )]
     TimedOut,
-    /// (Client) the server did not answer the handshake within the token's timeout.
-    #[error("the handshake timed out")]
-    HandshakeTimedOut,
-    /// (Client) the connect token expired before the handshake completed: ask the
-    /// backend for a new one.
-    #[error("the connect token expired")]
+    /// (Client) the last server tried sent nothing back to the connection requests
+    /// for the token's timeout (netcode's "connection request timed out"); the servers
+    /// before it were given up too (silent, stalled or full).
+    #[error("{}", NoReplyText { server: *server, servers: *servers, waited: *waited, protocol_id: *protocol_id })]
+    NoReply {
+        /// The last server tried, as the connect token names it; `None` when the
+        /// client was made for one address of the driver's own type
+        /// ([`Client::new`](super::Client::new)).
+        server: Option<SocketAddr>,
+        /// How many servers were tried (each for `waited`), the last included.
+        servers: u8,
+        /// How long each server was given: the token's timeout.
+        waited: Duration,
+        /// This client's protocol id (see [`protocol_id`](crate::protocol_id)): a
+        /// server that speaks another logs this one when it refuses the request.
+        protocol_id: u64,
+    },
+    /// (Client) the last server tried answered the connection request with a
+    /// challenge, then sent nothing for the token's timeout (netcode's "connection
+    /// response timed out").
+    #[error("{}", StalledText { server: *server, waited: *waited, protocol_id: *protocol_id })]
+    HandshakeStalled {
+        /// The server, as the connect token names it; `None` when the client was made
+        /// for one address of the driver's own type ([`Client::new`](super::Client::new)).
+        server: Option<SocketAddr>,
+        /// How long it stayed silent: the token's timeout.
+        waited: Duration,
+        /// This client's protocol id.
+        protocol_id: u64,
+    },
+    /// (Client) the connect token expired before a server accepted it (its lifetime,
+    /// from its creation to its expiry, counts from the client's start, across every
+    /// server tried).
+    #[error(
+        "the connect token expired before a server accepted it: ask the backend for a new \
+         one (if this happens at once, the backend makes tokens that live too short)"
+    )]
     TokenExpired,
     /// The peer sent a disconnect packet (netcode's carries no reason: a peer that
     /// ended the connection for a protocol error is seen here too).
@@ -63,9 +112,69 @@ pub enum DisconnectReason {
     ProtocolError,
 }
 
+/// A server address for a message: the token's address, or "the server".
+struct ServerName(Option<SocketAddr>);
+
+impl fmt::Display for ServerName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(addr) => write!(f, "{addr}"),
+            None => f.write_str("the server"),
+        }
+    }
+}
+
+/// The text of [`DisconnectReason::NoReply`]: what happened, then the causes, most
+/// likely first.
+struct NoReplyText {
+    server: Option<SocketAddr>,
+    servers: u8,
+    waited: Duration,
+    protocol_id: u64,
+}
+
+impl fmt::Display for NoReplyText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let server = ServerName(self.server);
+        let waited = self.waited.as_secs_f64();
+        write!(f, "no reply from {server} in {waited} s")?;
+        if self.servers > 1 {
+            write!(f, ", the last of {} servers tried", self.servers)?;
+        }
+        write!(
+            f,
+            " (protocol id {:#018x}): the server is not running or unreachable, or it \
+             speaks another protocol (other messages or channel config: its log names the \
+             id it got), or the token's key is not the server's",
+            self.protocol_id
+        )
+    }
+}
+
+/// The text of [`DisconnectReason::HandshakeStalled`].
+struct StalledText {
+    server: Option<SocketAddr>,
+    waited: Duration,
+    protocol_id: u64,
+}
+
+impl fmt::Display for StalledText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} answered the connection request, then went silent for {} s \
+             (protocol id {:#018x}): the server stopped or became unreachable during the \
+             handshake, or a client with this token's client id connected there first",
+            ServerName(self.server),
+            self.waited.as_secs_f64(),
+            self.protocol_id
+        )
+    }
+}
+
 impl DisconnectReason {
     /// The reason's stable name: the `reason` field of the `disconnected` tracing
-    /// event (`timed_out`, `handshake_timed_out`, `token_expired`,
+    /// event (`timed_out`, `no_reply`, `handshake_stalled`, `token_expired`,
     /// `peer_disconnected`, `local`, `protocol_error`).
     ///
     /// ```
@@ -76,7 +185,8 @@ impl DisconnectReason {
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::TimedOut => "timed_out",
-            Self::HandshakeTimedOut => "handshake_timed_out",
+            Self::NoReply { .. } => "no_reply",
+            Self::HandshakeStalled { .. } => "handshake_stalled",
             Self::TokenExpired => "token_expired",
             Self::PeerDisconnected => "peer_disconnected",
             Self::Local => "local",
@@ -143,7 +253,17 @@ mod tests {
         use DisconnectReason::*;
         let names: Vec<_> = [
             TimedOut,
-            HandshakeTimedOut,
+            NoReply {
+                server: None,
+                servers: 1,
+                waited: Duration::from_secs(10),
+                protocol_id: 1,
+            },
+            HandshakeStalled {
+                server: None,
+                waited: Duration::from_secs(10),
+                protocol_id: 1,
+            },
             TokenExpired,
             PeerDisconnected,
             Local,
@@ -156,7 +276,8 @@ mod tests {
             names,
             [
                 "timed_out",
-                "handshake_timed_out",
+                "no_reply",
+                "handshake_stalled",
                 "token_expired",
                 "peer_disconnected",
                 "local",

@@ -316,6 +316,86 @@ impl<A: Copy + Eq + Hash> Handshakes<A> {
     }
 }
 
+/// Addresses the [`ForeignProtocolLog`] remembers: a fixed table, so a flood from
+/// many addresses costs no memory, only the global cap's few lines.
+pub(crate) const FOREIGN_PROTOCOL_ADDRESSES: usize = 16;
+
+/// How long one address stays quiet in the log after its request for another
+/// protocol id was logged.
+pub(crate) const FOREIGN_PROTOCOL_QUIET: Duration = Duration::from_secs(10);
+
+/// Lines the log writes per [`FOREIGN_PROTOCOL_QUIET`] window, whatever the number
+/// of addresses (a spoofed flood included).
+pub(crate) const FOREIGN_PROTOCOL_LINES: u32 = 5;
+
+/// The rate limit of the server's warning about requests for another protocol id
+/// (a client built with other messages or another channel configuration): once per
+/// address per [`FOREIGN_PROTOCOL_QUIET`], [`FOREIGN_PROTOCOL_LINES`] lines per
+/// window in all. Its table is fixed ([`FOREIGN_PROTOCOL_ADDRESSES`] entries, in
+/// place): a hostile request allocates nothing.
+#[derive(Debug)]
+pub(crate) struct ForeignProtocolLog<A> {
+    /// The addresses logged last, with when; the oldest is replaced.
+    recent: [Option<(A, Time)>; FOREIGN_PROTOCOL_ADDRESSES],
+    window_start: Time,
+    lines: u32,
+    /// Requests not logged since the last line.
+    suppressed: u64,
+}
+
+impl<A: Copy + Eq> ForeignProtocolLog<A> {
+    pub(crate) fn new(now: Time) -> Self {
+        Self {
+            recent: [None; FOREIGN_PROTOCOL_ADDRESSES],
+            window_start: now,
+            lines: 0,
+            suppressed: 0,
+        }
+    }
+
+    /// `Some(requests suppressed since the last line)` when a request from `from` at
+    /// `now` may be logged; `None` when it is counted as suppressed instead.
+    pub(crate) fn admit(&mut self, now: Time, from: A) -> Option<u64> {
+        let quiet = FOREIGN_PROTOCOL_QUIET.as_secs_f64();
+        // A clock that went back restarts the window and the addresses' quiet time.
+        if now < self.window_start || now.secs_since(self.window_start) >= quiet {
+            self.window_start = now;
+            self.lines = 0;
+        }
+        let recent = self
+            .recent
+            .iter()
+            .flatten()
+            .any(|&(addr, at)| addr == from && now >= at && now.secs_since(at) < quiet);
+        if recent || self.lines >= FOREIGN_PROTOCOL_LINES {
+            self.suppressed += 1;
+            return None;
+        }
+        self.lines += 1;
+        let own = self
+            .recent
+            .iter()
+            .position(|e| e.is_some_and(|(addr, _)| addr == from));
+        // Its own entry, else an empty one, else the one logged first.
+        let index = own.unwrap_or_else(|| {
+            let mut oldest = 0;
+            for (i, entry) in self.recent.iter().enumerate() {
+                match (entry, self.recent[oldest]) {
+                    (None, _) => return i,
+                    (Some((_, at)), Some((_, first))) if *at < first => oldest = i,
+                    _ => {}
+                }
+            }
+            oldest
+        });
+        let slot = self.recent.get_mut(index);
+        if let Some(slot) = slot {
+            *slot = Some((from, now));
+        }
+        Some(core::mem::take(&mut self.suppressed))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -611,5 +691,56 @@ mod tests {
         );
         assert!(h.pending(&2, at(5.1), 0).is_none());
         assert_eq!(h.pending_len(), 1);
+    }
+
+    fn secs(t: f64) -> Time {
+        Time::from_secs_f64(t)
+    }
+
+    #[test]
+    fn a_foreign_protocol_is_logged_once_per_address_per_quiet_time() {
+        let mut log = ForeignProtocolLog::new(secs(0.0));
+        assert_eq!(log.admit(secs(0.0), 1u32), Some(0));
+        // The same address again, within 10 s: suppressed, counted.
+        assert_eq!(log.admit(secs(0.5), 1), None);
+        assert_eq!(log.admit(secs(9.9), 1), None);
+        // Another address is logged, with what was suppressed since the last line.
+        assert_eq!(log.admit(secs(9.9), 2), Some(2));
+        // After the quiet time, the first address again.
+        assert_eq!(log.admit(secs(10.0), 1), Some(0));
+        assert_eq!(log.admit(secs(10.1), 1), None);
+    }
+
+    #[test]
+    fn a_flood_from_many_addresses_is_capped_per_window_and_takes_no_memory() {
+        let mut log = ForeignProtocolLog::new(secs(0.0));
+        let size = core::mem::size_of_val(&log);
+        let logged = (0..10_000u32)
+            .filter(|&a| log.admit(secs(f64::from(a) * 1e-4), a).is_some())
+            .count();
+        // 10,000 addresses in one second: the window's 5 lines.
+        assert_eq!(logged, FOREIGN_PROTOCOL_LINES as usize);
+        assert_eq!(log.suppressed, 10_000 - 5);
+        assert_eq!(core::mem::size_of_val(&log), size);
+        // The next window logs again, and reports the suppressed count.
+        assert_eq!(log.admit(secs(10.5), 20_000), Some(9_995));
+        // The table holds the last 16 addresses logged: an old one is forgotten.
+        for a in 0..FOREIGN_PROTOCOL_ADDRESSES as u32 {
+            log.admit(secs(30.0 + f64::from(a)), 100 + a);
+            log.lines = 0;
+        }
+        assert!(log.recent.iter().flatten().all(|&(a, _)| a >= 100));
+    }
+
+    #[test]
+    fn a_clock_that_goes_back_restarts_the_window() {
+        let mut log = ForeignProtocolLog::new(secs(100.0));
+        for a in 0..5u32 {
+            assert!(log.admit(secs(100.0), a).is_some());
+        }
+        assert_eq!(log.admit(secs(100.0), 9), None, "the window is full");
+        assert_eq!(log.admit(secs(50.0), 9), Some(1), "a new window");
+        // Address 0, logged at 100 s "in the future", is not quiet at 50 s.
+        assert_eq!(log.admit(secs(50.0), 0), Some(0));
     }
 }

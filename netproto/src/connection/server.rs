@@ -10,7 +10,9 @@ use super::config::{ConnectionConfigError, ServerConfig};
 use super::congestion::Congestion;
 use super::delivery::Delivery;
 use super::event::{ClientId, DenyReason, DisconnectReason, ServerEvent};
-use super::handshake::{HandshakeStart, Handshakes, Pending, TokenRefusal, TokenTag};
+use super::handshake::{
+    ForeignProtocolLog, HandshakeStart, Handshakes, Pending, TokenRefusal, TokenTag,
+};
 use super::session::{Crypto, Link};
 use super::stats::{LinkStats, ServerStats};
 use super::transmit::{MAX_DATAGRAM_BYTES, TransmitQueue};
@@ -169,6 +171,8 @@ pub struct Server<A> {
     /// Where the layer above writes a payload.
     payload: Vec<u8>,
     drop_log: DropLog,
+    /// The rate limit of the warning about requests for another protocol id.
+    foreign_protocol_log: ForeignProtocolLog<A>,
 }
 
 impl<A: Copy + Eq + Hash + Debug> Server<A> {
@@ -198,6 +202,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             scratch: vec![0; MAX_DATAGRAM_BYTES].into_boxed_slice(),
             payload: Vec::new(),
             drop_log: DropLog::new(now),
+            foreign_protocol_log: ForeignProtocolLog::new(now),
             config,
         })
     }
@@ -434,6 +439,10 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                 self.dropped(now, from, DropReason::RequestExpired);
                 return;
             }
+            Err(ReadError::ProtocolMismatch) => {
+                self.foreign_protocol(now, from);
+                return;
+            }
             Err(_) => {
                 self.dropped(now, from, DropReason::RequestMalformed);
                 return;
@@ -546,6 +555,38 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         self.challenge_sequence += 1;
         self.counters.challenges_sent += 1;
         self.send_global(from, &packet, &token.server_to_client_key);
+    }
+
+    /// A well-formed request for another protocol id (the request in `scratch`):
+    /// counted, and logged at warn level with both ids, at most once per address per
+    /// 10 s and 5 lines per 10 s in all. It gets no answer: netcode forbids answering
+    /// a request the server cannot open.
+    fn foreign_protocol(&mut self, now: Time, from: A) {
+        self.counters.requests_dropped_wrong_protocol += 1;
+        if !tracing::enabled!(target: trace::CONNECTION, tracing::Level::WARN) {
+            return;
+        }
+        let Some(suppressed) = self.foreign_protocol_log.admit(now, from) else {
+            return;
+        };
+        // The request's plaintext protocol id, after the prefix byte and the version
+        // (the request was read whole: it is 1078 bytes).
+        let theirs = self
+            .scratch
+            .get(14..22)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(0, u64::from_le_bytes);
+        let ours = self.config.connection.protocol_id;
+        tracing::warn!(
+            target: trace::CONNECTION,
+            side = "server",
+            addr = ?from,
+            protocol_id = theirs,
+            ours,
+            suppressed,
+            "request for protocol id {theirs:#018x} from {from:?}, this server speaks {ours:#018x} \
+             (a client built with other messages or another channel config; not answered)"
+        );
     }
 
     /// Logs a denial, within the drops' rate limit: a request replayed from a spoofed

@@ -71,8 +71,12 @@ pub struct ServerStats {
     /// DropReason by the packet endpoint of a session (stale, duplicate, malformed
     /// inside the seal).
     pub datagrams_dropped_by_endpoint: u64,
-    /// Requests ignored: the wrong size, version or protocol id.
+    /// Requests ignored: the wrong size or version.
     pub requests_dropped_malformed: u64,
+    /// Requests ignored: a well-formed request for another protocol id (a client
+    /// built with other messages or another channel configuration). Logged at warn
+    /// level with both ids, rate-limited.
+    pub requests_dropped_wrong_protocol: u64,
     /// Requests ignored: the token expired.
     pub requests_dropped_expired: u64,
     /// Requests ignored: the token's private part did not open with our key.

@@ -237,7 +237,9 @@ pub struct ConnectToken {
     pub private_data: [u8; CONNECT_TOKEN_PRIVATE_BYTES],
     /// Seconds without packets before a connection times out; -1 = never.
     pub timeout_seconds: i32,
-    /// The servers' public addresses (1 to 32), tried in order.
+    /// The servers' public addresses (1 to 32), tried in order, each for the token's
+    /// timeout ([`Client::from_token`](crate::connection::Client::from_token),
+    /// [`UdpClient::connect`](crate::transport::UdpClient::connect)).
     pub server_addresses: Vec<SocketAddr>,
     /// The key the client seals its packets with.
     pub client_to_server_key: Key,

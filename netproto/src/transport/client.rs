@@ -79,24 +79,33 @@ pub struct UdpClient<M: MessageSet> {
 }
 
 impl<M: MessageSet> UdpClient<M> {
-    /// Connects with `token` to the first server it names, with the default
+    /// Connects with `token` to the servers it names, tried in the token's order
+    /// (each for the token's timeout, the next after a silence or a denial, as the
+    /// netcode standard says; see [`Client::from_token`]), with the default
     /// connection settings, [`protocol_id`](crate::protocol_id) of `M` and `layer`
-    /// (the token's must be the same) and `layer`. The socket binds an ephemeral port
-    /// on the loopback interface when the server is on it, on every interface
-    /// otherwise. The first request goes out at the first [`update`](Self::update).
+    /// (the token's must be the same) and `layer`.
+    /// [`server_addr`](Self::server_addr) says which server is tried, then reached.
+    ///
+    /// The socket binds an ephemeral port of the first server's address family, on
+    /// the loopback interface when every server of the token is on it, on every
+    /// interface otherwise (a server of the other family cannot be reached from it,
+    /// and is given up after the timeout). The first request goes out at the first
+    /// [`update`](Self::update).
     pub fn connect(token: &ConnectToken, layer: LayerConfig) -> Result<Self, TransportError> {
-        let server = *token
+        let first = *token
             .server_addresses
             .first()
             .ok_or(TransportError::NoAddress)?;
-        let ip = match (server.ip().is_loopback(), server) {
+        let loopback = token.server_addresses.iter().all(|a| a.ip().is_loopback());
+        let ip = match (loopback, first) {
             (true, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::LOCALHOST),
             (true, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::LOCALHOST),
             (false, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             (false, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
         };
-        let config = ConnectionConfig::new(crate::protocol_id::<M>(&layer));
-        Self::connect_with(SocketAddr::new(ip, 0), server, token, config, layer)
+        let config = Self::armed(ConnectionConfig::new(crate::protocol_id::<M>(&layer)));
+        let stack = ClientStack::from_token(config, token, layer, Time::ZERO, |a| a)?;
+        Self::with_stack(SocketAddr::new(ip, 0), stack)
     }
 
     /// Connects to `server` with a token of its own making, sealed with
@@ -115,7 +124,8 @@ impl<M: MessageSet> UdpClient<M> {
 
     /// Binds `local` and connects to `server` (one the token names) with `token`,
     /// `config` as given (its protocol id must be [`protocol_id`](crate::protocol_id)
-    /// of `M` and `layer`) and `layer`.
+    /// of `M` and `layer`) and `layer`. Only `server` is tried: see
+    /// [`connect`](Self::connect) for the token's servers in turn.
     pub fn connect_with(
         local: impl ToSocketAddrs,
         server: impl ToSocketAddrs,
@@ -124,12 +134,23 @@ impl<M: MessageSet> UdpClient<M> {
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
         let server = resolve(server)?;
-        let mut config = config;
+        let stack = ClientStack::new(Self::armed(config), token, server, layer, Time::ZERO)?;
+        Self::with_stack(local, stack)
+    }
+
+    /// `config` with the skipped-sequence trap armed with a seed the server cannot
+    /// predict, unless it has one.
+    fn armed(mut config: ConnectionConfig) -> ConnectionConfig {
         if config.endpoint.skip_sequence_seed.is_none() {
-            // Arm the skipped-sequence trap with a seed the server cannot predict.
             config.endpoint.skip_sequence_seed = Some(crate::netcode::random_u64());
         }
-        let stack = ClientStack::new(config, token, server, layer, Time::ZERO)?;
+        config
+    }
+
+    fn with_stack(
+        local: impl ToSocketAddrs,
+        stack: ClientStack<SocketAddr, M>,
+    ) -> Result<Self, TransportError> {
         let socket = UdpSocket::bind(resolve(local)?)?;
         socket.set_nonblocking(true)?;
         Ok(Self {
@@ -141,6 +162,12 @@ impl<M: MessageSet> UdpClient<M> {
             counters: TransportStats::default(),
             drop_log: DropLog::new(Time::ZERO),
         })
+    }
+
+    /// The server's address: the one the handshake is trying, then the one it reached
+    /// (see [`Client::server_index`] for its place in the token).
+    pub fn server_addr(&self) -> SocketAddr {
+        self.stack.connection().server()
     }
 
     /// The address the socket is bound to.

@@ -399,10 +399,39 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         layer: LayerConfig,
         now: Time,
     ) -> Result<Self, TransportError> {
+        Self::with_client(config, layer, now, |config| {
+            Client::new(config, token, server, now)
+        })
+    }
+
+    /// A client trying every server `token` names in turn, as
+    /// [`Client::from_token`] does (`address` turns the token's addresses into the
+    /// driver's address type), with `config`, `layer`, at time `now`. Fails as
+    /// [`new`](Self::new) does, and when the token lists no server or more than 32.
+    pub fn from_token(
+        config: ConnectionConfig,
+        token: &ConnectToken,
+        layer: LayerConfig,
+        now: Time,
+        address: impl FnMut(std::net::SocketAddr) -> A,
+    ) -> Result<Self, TransportError> {
+        Self::with_client(config, layer, now, |config| {
+            Client::from_token(config, token, now, address)
+        })
+    }
+
+    fn with_client(
+        config: ConnectionConfig,
+        layer: LayerConfig,
+        now: Time,
+        client: impl FnOnce(
+            ConnectionConfig,
+        ) -> Result<Client<A>, crate::connection::ConnectionConfigError>,
+    ) -> Result<Self, TransportError> {
         check_protocol_id::<M>(config.protocol_id, &layer)?;
         let layer = MessageLayer::new(layer)?;
         crate::channel::check_pair(&config.endpoint, layer.config())?;
-        let client = Client::new(config, token, server, now)?;
+        let client = client(config)?;
         Ok(Self {
             client,
             peer: Peer::new(layer),

@@ -126,6 +126,7 @@ fn drops(c: &ServerStats) -> u64 {
         + c.datagrams_dropped_unauthenticated
         + c.datagrams_dropped_replayed
         + c.requests_dropped_malformed
+        + c.requests_dropped_wrong_protocol
         + c.requests_dropped_expired
         + c.requests_dropped_unauthenticated
         + c.requests_dropped_wrong_server
@@ -144,6 +145,7 @@ fn without_drops(mut c: ServerStats) -> ServerStats {
     c.datagrams_dropped_unauthenticated = 0;
     c.datagrams_dropped_replayed = 0;
     c.requests_dropped_malformed = 0;
+    c.requests_dropped_wrong_protocol = 0;
     c.requests_dropped_expired = 0;
     c.requests_dropped_unauthenticated = 0;
     c.requests_dropped_wrong_server = 0;

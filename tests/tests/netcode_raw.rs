@@ -180,10 +180,17 @@ fn a_raw_connection_with_no_timeout_survives_an_hour_of_silence() {
     r.run(0.1, false);
     assert_eq!(r.up, vec![b"still here".to_vec()]);
     assert_eq!(r.down, vec![b"welcome back".to_vec()]);
-    assert_eq!(r.server.silent_for(r.t(), id), Some(std::time::Duration::ZERO));
+    assert_eq!(
+        r.server.silent_for(r.t(), id),
+        Some(std::time::Duration::ZERO)
+    );
     // The client disconnects: ten copies; the first frees the slot, the server
     // drops the other nine (from an address with no session).
-    let dropped = r.server.connection().server_stats().datagrams_dropped_unknown_address;
+    let dropped = r
+        .server
+        .connection()
+        .server_stats()
+        .datagrams_dropped_unknown_address;
     let before = r.datagrams[0];
     r.client.disconnect(r.t());
     r.deliver(false);
@@ -249,25 +256,25 @@ fn a_raw_connection_with_a_timeout_times_out_on_both_sides() {
 fn over_the_packet_endpoint_no_timeout_lasts_max_timeout() {
     let mut config = ConnectionConfig::new(PROTOCOL);
     config.max_timeout = std::time::Duration::from_secs(100);
-    let mut server =
-        Server::new(server_config(config.clone()), Time::ZERO, UNIX).expect("server");
+    let mut server = Server::new(server_config(config.clone()), Time::ZERO, UNIX).expect("server");
     let mut client = Client::new(config, &token(-1), "server", Time::ZERO).expect("accepted");
     let mut buf = [0u8; MAX_DATAGRAM_BYTES];
-    let mut step = |now: f64, silent: bool, client: &mut Client<&str>, server: &mut Server<&str>| {
-        let now = Time::from_secs_f64(now);
-        client.update(now);
-        server.update(now);
-        while let Some((_, len)) = client.poll_transmit(&mut buf) {
-            if !silent {
-                let _ = server.handle_datagram(now, "client", &buf[..len]);
+    let mut step =
+        |now: f64, silent: bool, client: &mut Client<&str>, server: &mut Server<&str>| {
+            let now = Time::from_secs_f64(now);
+            client.update(now);
+            server.update(now);
+            while let Some((_, len)) = client.poll_transmit(&mut buf) {
+                if !silent {
+                    let _ = server.handle_datagram(now, "client", &buf[..len]);
+                }
             }
-        }
-        while let Some((_, len)) = server.poll_transmit(&mut buf) {
-            if !silent {
-                let _ = client.handle_datagram(now, "server", &buf[..len]);
+            while let Some((_, len)) = server.poll_transmit(&mut buf) {
+                if !silent {
+                    let _ = client.handle_datagram(now, "server", &buf[..len]);
+                }
             }
-        }
-    };
+        };
     let mut tick = 0u32;
     let t = |tick: &mut u32| {
         *tick += 1;
@@ -345,4 +352,46 @@ impl LastEvent for RawServer<&'static str> {
     fn poll_event_last(&mut self) -> Option<ServerEvent<&'static str>> {
         core::iter::from_fn(|| self.poll_event()).last()
     }
+}
+
+/// The guide's "Talking to a plain netcode peer" (`netproto/GUIDE.md`), over UDP on
+/// loopback, with a port the system picks and a bound on the loop: keep them in sync.
+#[test]
+fn the_guide_s_netcode_only_example() -> Result<(), Box<dyn std::error::Error>> {
+    use netproto::transport::{NetcodeClient, NetcodeServer};
+    const PROTOCOL_ID: u64 = 0x1122_3344_5566_7788;
+    let private_key = Key::from_bytes([7; 32]);
+    let config = ConnectionConfig::new(PROTOCOL_ID);
+    let mut server = NetcodeServer::bind("127.0.0.1:0", config, private_key.clone())?;
+    let params = TokenParams::new(PROTOCOL_ID, 42, vec![server.local_addr()?]);
+    let unix_time = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?;
+    let token =
+        netproto::netcode::generate_connect_token(&params, &private_key, unix_time.as_secs())?;
+    let mut client = NetcodeClient::connect(&token)?;
+    let mut received = Vec::new();
+    let mut sent = 0;
+    for _ in 0..2000 {
+        client.update()?;
+        server.update()?;
+        if client.is_connected() && sent < 5 {
+            client.send(b"my own framing")?;
+            sent += 1;
+        }
+        while let Some((from, bytes)) = server.receive() {
+            received.push((from, bytes.to_vec()));
+        }
+        if received.len() == 5 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let id = client.connection().client_id().expect("connected");
+    assert_eq!(received, vec![(id, b"my own framing".to_vec()); 5]);
+    assert_eq!(
+        server
+            .poll_event()
+            .map(|e| matches!(e, ServerEvent::Connected { user_id: 42, .. })),
+        Some(true)
+    );
+    Ok(())
 }

@@ -95,8 +95,9 @@ fn token_bytes(generator: Generator, client_id: u64, timeout: i32, server: Socke
         Generator::Netproto => {
             let mut params = TokenParams::new(PROTOCOL, client_id, vec![server]);
             params.timeout_seconds = timeout;
-            let token = generate_connect_token(&params, &Key::from_bytes(KEY), since_epoch().as_secs())
-                .expect("netproto token");
+            let token =
+                generate_connect_token(&params, &Key::from_bytes(KEY), since_epoch().as_secs())
+                    .expect("netproto token");
             token.write().expect("written").to_vec()
         }
     }
@@ -105,7 +106,9 @@ fn token_bytes(generator: Generator, client_id: u64, timeout: i32, server: Socke
 /// The payload `i` of a direction: sizes 1 to 1200 (the standard's range).
 fn payload(direction: u8, i: usize) -> Vec<u8> {
     let len = 1 + (i * 97) % 1200;
-    (0..len).map(|j| (j as u8) ^ direction ^ (i as u8)).collect()
+    (0..len)
+        .map(|j| (j as u8) ^ direction ^ (i as u8))
+        .collect()
 }
 
 fn expected(direction: u8) -> Vec<Vec<u8>> {
@@ -116,7 +119,10 @@ fn expected(direction: u8) -> Vec<Vec<u8>> {
 fn until(what: &str, mut step: impl FnMut() -> bool) {
     let start = Instant::now();
     while !step() {
-        assert!(start.elapsed() < Duration::from_secs(10), "{what}: gave up after 10 s");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{what}: gave up after 10 s"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -137,8 +143,13 @@ impl Renet {
         assert!(renetcode::ConnectToken::read(&mut &token[..]).is_err());
         let token = renetcode_from_standard(client_id, token);
         let token = renetcode::ConnectToken::read(&mut &token[..]).expect("renetcode reads it");
-        let client = RenetClient::new(since_epoch(), ClientAuthentication::Secure { connect_token: token })
-            .expect("client");
+        let client = RenetClient::new(
+            since_epoch(),
+            ClientAuthentication::Secure {
+                connect_token: token,
+            },
+        )
+        .expect("client");
         let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
         socket.set_nonblocking(true).expect("non-blocking");
         Self {
@@ -164,13 +175,20 @@ impl Renet {
     }
 
     fn send(&mut self, payload: &[u8]) {
-        let (to, packet) = self.client.generate_payload_packet(payload).expect("sealed");
+        let (to, packet) = self
+            .client
+            .generate_payload_packet(payload)
+            .expect("sealed");
         self.socket.send_to(packet, to).expect("sent");
     }
 }
 
 /// The server's received payloads and events until `done`.
-fn serve(server: &mut NetcodeServer, got: &mut Vec<(ClientId, Vec<u8>)>, events: &mut Vec<ServerEvent<SocketAddr>>) {
+fn serve(
+    server: &mut NetcodeServer,
+    got: &mut Vec<(ClientId, Vec<u8>)>,
+    events: &mut Vec<ServerEvent<SocketAddr>>,
+) {
     server.update().expect("update");
     while let Some((client, p)) = server.receive() {
         got.push((client, p.to_vec()));
@@ -203,7 +221,10 @@ fn a_renetcode_client_talks_to_a_netproto_server() {
             serve(&mut server, &mut got, &mut events);
             renet.client.is_connected()
         });
-        let Some(&ServerEvent::Connected { client, user_id, .. }) = events.first() else {
+        let Some(&ServerEvent::Connected {
+            client, user_id, ..
+        }) = events.first()
+        else {
             panic!("{generator:?}: no connection event: {events:?}");
         };
         assert_eq!(user_id, user);
@@ -220,11 +241,19 @@ fn a_renetcode_client_talks_to_a_netproto_server() {
         let up: Vec<Vec<u8>> = got.iter().map(|(_, p)| p.clone()).collect();
         assert!(got.iter().all(|(c, _)| *c == client));
         assert_eq!(up, expected(1), "{generator:?}: renetcode to netproto");
-        assert_eq!(renet.received, expected(2), "{generator:?}: netproto to renetcode");
+        assert_eq!(
+            renet.received,
+            expected(2),
+            "{generator:?}: netproto to renetcode"
+        );
 
         // What renetcode sends beyond the standard: an empty payload and one of 1300
         // bytes. netproto drops both whole and counts them.
-        let dropped = server.connection().connection().server_stats().datagrams_dropped_malformed;
+        let dropped = server
+            .connection()
+            .connection()
+            .server_stats()
+            .datagrams_dropped_malformed;
         renet.send(&[]);
         renet.send(&[7; 1300]);
         renet.send(b"after");
@@ -273,7 +302,11 @@ fn a_renetcode_client_talks_to_a_netproto_server() {
         );
     }
     assert_eq!(
-        server.connection().connection().server_stats().clients_accepted,
+        server
+            .connection()
+            .connection()
+            .server_stats()
+            .clients_accepted,
         sessions
     );
 }
@@ -471,8 +504,14 @@ fn a_netproto_client_talks_to_a_renetcode_server() {
             });
             assert!(!host.server.is_client_connected(user));
         }
-        assert!(matches!(events.first(), Some(ClientEvent::Connected { .. })));
-        assert_eq!(host.disconnected.iter().filter(|&&id| id == user).count(), 1);
+        assert!(matches!(
+            events.first(),
+            Some(ClientEvent::Connected { .. })
+        ));
+        assert_eq!(
+            host.disconnected.iter().filter(|&&id| id == user).count(),
+            1
+        );
     }
     assert_eq!(host.connected.len(), sessions as usize);
 }

@@ -46,6 +46,12 @@
 //! mode's rate. [`transport::ServerStack`](crate::transport::ServerStack) glues a
 //! server to the message layer, once for every driver.
 //!
+//! [`RawClient`] and [`RawServer`] are the same connections without the packet
+//! endpoint: each netcode payload packet carries the caller's bytes as they are, to
+//! talk to a plain netcode peer or carry a framing of one's own
+//! ([`transport::NetcodeServer`](crate::transport::NetcodeServer) drives them over
+//! UDP).
+//!
 //! What the protocol guarantees and does not is in the repository's SECURITY.md.
 
 mod client;

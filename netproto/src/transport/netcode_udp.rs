@@ -122,7 +122,10 @@ impl NetcodeServer {
     }
 
     /// Binds a server at `addr` with `config` as given.
-    pub fn bind_with(addr: impl ToSocketAddrs, config: ServerConfig) -> Result<Self, TransportError> {
+    pub fn bind_with(
+        addr: impl ToSocketAddrs,
+        config: ServerConfig,
+    ) -> Result<Self, TransportError> {
         Self::with_socket(UdpSocket::bind(resolve(addr)?)?, config)
     }
 

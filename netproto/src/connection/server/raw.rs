@@ -81,7 +81,12 @@ impl<A: Copy + Eq + Hash + Debug> RawServer<A> {
 
     /// Sends `payload` to `client` as one netcode payload packet (after a keep-alive
     /// while the client has not answered yet: it tells it it is connected).
-    pub fn send(&mut self, now: Time, client: ClientId, payload: &[u8]) -> Result<(), RawSendError> {
+    pub fn send(
+        &mut self,
+        now: Time,
+        client: ClientId,
+        payload: &[u8],
+    ) -> Result<(), RawSendError> {
         let index = usize::from(client.0);
         let confirmed = self
             .inner

@@ -395,3 +395,41 @@ fn the_guide_s_netcode_only_example() -> Result<(), Box<dyn std::error::Error>> 
     );
     Ok(())
 }
+
+/// A replayed or altered payload packet is dropped whole and counted; the
+/// connection goes on, and the genuine packet an altered copy was made of still
+/// opens (a packet that fails to authenticate changes no state: not the replay
+/// window either).
+#[test]
+fn a_replayed_or_altered_raw_payload_is_dropped_and_counted() {
+    let mut r = Raw::new(5);
+    r.connect();
+    let now = r.t();
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    let mut next = |r: &mut Raw, payload: &[u8]| {
+        r.client.send(now, payload).expect("connected");
+        let (_, len) = r.client.poll_transmit(&mut buf).expect("queued");
+        buf[..len].to_vec()
+    };
+    let first = next(&mut r, b"once");
+    let got = r.server.handle_datagram(now, "client", &first);
+    assert_eq!(got.map(|(_, p)| p.to_vec()), Some(b"once".to_vec()));
+    let before = *r.server.connection().server_stats();
+    // The replay is refused before any decryption (the standard's order).
+    assert!(r.server.handle_datagram(now, "client", &first).is_none());
+    let second = next(&mut r, b"twice");
+    let mut altered = second.clone();
+    altered[3] ^= 1;
+    assert!(r.server.handle_datagram(now, "client", &altered).is_none());
+    let after = *r.server.connection().server_stats();
+    assert_eq!(
+        after.datagrams_dropped_replayed - before.datagrams_dropped_replayed,
+        1
+    );
+    assert_eq!(
+        after.datagrams_dropped_unauthenticated - before.datagrams_dropped_unauthenticated,
+        1
+    );
+    let got = r.server.handle_datagram(now, "client", &second);
+    assert_eq!(got.map(|(_, p)| p.to_vec()), Some(b"twice".to_vec()));
+}

@@ -425,8 +425,8 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
         (2, 3, 2, 1)
     );
 
-    // The client disconnects: three copies, the first frees the slot, the other two
-    // come from an address with no session.
+    // The client disconnects: ten copies (the reference implementation's count), the
+    // first frees the slot, the other nine come from an address with no session.
     p.client(a).disconnect(Time::from_secs_f64(now));
     p.deliver();
     assert_eq!(
@@ -442,7 +442,8 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
         })
     );
     assert_eq!(p.server.connected_clients(), 0);
-    assert_eq!(p.counters().datagrams_dropped_unknown_address, 2);
+    assert_eq!(ConnectionConfig::new(PROTOCOL).disconnect_copies, 10);
+    assert_eq!(p.counters().datagrams_dropped_unknown_address, 9);
     assert!(
         p.server
             .send(Time::from_secs_f64(now), id, b"gone")
@@ -472,8 +473,8 @@ fn connect_exchange_payloads_both_ways_and_disconnect_from_either_side() {
         })
     );
     assert_eq!(p.server.connected_clients(), 0);
-    // The client counted the two extra copies as dropped.
-    assert_eq!(p.client(b).dropped(), 2);
+    // The client counted the nine extra copies as dropped.
+    assert_eq!(p.client(b).dropped(), 9);
     let c = p.counters();
     assert_eq!((c.clients_accepted, c.clients_timed_out), (2, 0));
 }
@@ -995,12 +996,13 @@ fn a_protocol_id_mismatch_is_refused_by_the_client_and_ignored_by_the_server() {
 
 #[test]
 fn an_unusual_token_is_refused_by_the_client() {
-    // A timeout beyond what the client accepts (or none at all).
+    // A timeout beyond what the client accepts, 0 (no meaning in the standard), or
+    // none at all (-1) when the configuration refuses it.
     let key = Key::from_bytes([3; 32]);
-    for timeout_seconds in [-1, 0, 61] {
+    let token = |timeout_seconds| {
         let mut params = TokenParams::new(PROTOCOL, 1, vec![sim_address(SERVER)]);
         params.timeout_seconds = timeout_seconds;
-        let token = generate_connect_token_with(
+        generate_connect_token_with(
             &params,
             &key,
             SIM_UNIX_TIME,
@@ -1009,11 +1011,33 @@ fn an_unusual_token_is_refused_by_the_client() {
             Key::from_bytes([4; 32]),
             Key::from_bytes([5; 32]),
         )
-        .expect("token");
+        .expect("token")
+    };
+    let strict = ConnectionConfig {
+        allow_no_timeout: false,
+        ..ConnectionConfig::new(PROTOCOL)
+    };
+    for (config, timeout_seconds) in [
+        (ConnectionConfig::new(PROTOCOL), 0),
+        (ConnectionConfig::new(PROTOCOL), 61),
+        (strict.clone(), -1),
+        (strict, i32::MIN),
+    ] {
         assert!(matches!(
-            Client::new(ConnectionConfig::new(PROTOCOL), &token, SERVER, Time::ZERO),
+            Client::new(config, &token(timeout_seconds), SERVER, Time::ZERO),
             Err(ConnectionConfigError::TokenTimeout { seconds, .. }) if seconds == timeout_seconds
         ));
+    }
+    // No timeout is the standard's "negative values disable timeout": accepted by
+    // default.
+    for timeout_seconds in [-1, i32::MIN] {
+        let client = Client::new(
+            ConnectionConfig::new(PROTOCOL),
+            &token(timeout_seconds),
+            SERVER,
+            Time::ZERO,
+        );
+        assert!(client.is_ok(), "{timeout_seconds}");
     }
 }
 

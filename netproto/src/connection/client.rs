@@ -18,6 +18,8 @@ use crate::netcode::{AllowedPackets, CHALLENGE_TOKEN_BYTES, ConnectToken, Packet
 use crate::packet::{Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, DropReason, Refusal};
 
+pub(super) mod raw;
+
 /// The upper half of the sequence space, where a client seals its connection
 /// responses (each at its challenge's sequence): its session's packets count up from
 /// 0 and never reach it.

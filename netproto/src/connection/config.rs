@@ -14,7 +14,8 @@ use crate::packet::EndpointConfig;
 /// | `keepalive_interval` | 0.1 s |
 /// | `max_timeout` | 60 s |
 /// | `handshake_resend_interval` | 0.1 s |
-/// | `disconnect_copies` | 3 |
+/// | `disconnect_copies` | 10 (the reference implementation's count) |
+/// | `allow_no_timeout` | `true` |
 /// | `endpoint` | [`EndpointConfig::default`] with `rtt_smoothing_factor` 0.1 and `report_ack_delay` on |
 ///
 /// The endpoint's skipped-sequence trap (against peers that ack packets they never
@@ -24,8 +25,15 @@ use crate::packet::EndpointConfig;
 ///
 /// The timeout of a connection is not set here: it comes from the connect token
 /// (`timeout_seconds`, chosen by the backend that made it). `max_timeout` is the
-/// longest one this side accepts: a client refuses a token with a longer one (or
-/// none), a server ignores its requests.
+/// longest one this side accepts: a client refuses a token with a longer one, a
+/// server ignores its requests. A negative `timeout_seconds` means *no timeout*
+/// (the netcode standard's "negative values disable timeout", meant for
+/// development: a peer stopped in a debugger is not dropped); it is accepted when
+/// `allow_no_timeout` is set, and what it means is in [`allow_no_timeout`](Self::allow_no_timeout).
+/// A timeout of 0 is refused: the standard gives it no meaning, and the reference
+/// implementation treats it half as "none" (connected peers, the client's
+/// handshake) and half as "expired at once" (the server's handshake), so that a
+/// 0-second token cannot connect to it.
 ///
 /// The endpoint's RTT smoothing is the article's 10% here (not the reference's
 /// 0.0025): congestion avoidance reads the smoothed RTT every update, and must see a
@@ -81,7 +89,39 @@ pub struct ConnectionConfig {
     /// The client resends its request or response this often during the handshake.
     pub handshake_resend_interval: Duration,
     /// Copies of the disconnect packet sent when a side disconnects (1 to 16).
+    /// Default 10, as the netcode reference implementation
+    /// (`NETCODE_NUM_DISCONNECT_PACKETS`): the disconnect is sent once and never
+    /// acked, so with 10% loss the peer misses all 10 copies once in 10^10
+    /// disconnects (it then times out instead).
     pub disconnect_copies: u32,
+    /// Whether this side accepts a connect token whose `timeout_seconds` is negative,
+    /// "no timeout". Default `true`, as the standard and the reference
+    /// implementation (only the backend, holding the private key, can make such a
+    /// token: it is the operator's choice). When `false` a client refuses such a
+    /// token ([`ConnectionConfigError::TokenTimeout`]) and a server ignores its
+    /// requests ([`ServerStats::requests_dropped_bad_timeout`](super::ServerStats::requests_dropped_bad_timeout)).
+    ///
+    /// What "no timeout" means depends on what the connection carries:
+    ///
+    /// * **Raw netcode payloads** ([`RawClient`](super::RawClient),
+    ///   [`RawServer`](super::RawServer),
+    ///   [`transport::NetcodeServer`](crate::transport::NetcodeServer)): the
+    ///   connection is never timed out for silence. It ends by a disconnect packet or
+    ///   by the application. The trade-off: a server slot held by a client that
+    ///   vanished without its disconnect packets arriving stays taken until the
+    ///   application disconnects it ([`RawServer::silent_for`](super::RawServer::silent_for)
+    ///   tells how long a client has been silent). A server that cannot afford that
+    ///   sets `allow_no_timeout` to `false`.
+    /// * **The packet endpoint** ([`Client`](super::Client), [`Server`](super::Server)
+    ///   and the transports above them): the connection is not timed out before
+    ///   `max_timeout` of silence, but is after it. Its endpoint's 16-bit sequences
+    ///   are unambiguous only while a side cannot send more than half the sequence
+    ///   space without hearing from its peer (see *Timeouts and the sequence space*
+    ///   below): beyond `max_timeout` an old ack could be taken for a new one and a
+    ///   reliable message be released unreceived. So the longest silence such a
+    ///   connection survives is `max_timeout`, which [`validate`](Self::validate)
+    ///   keeps within the sequence space.
+    pub allow_no_timeout: bool,
     /// The packet endpoint of each connection (its windows and reassembly table bound
     /// a connection's memory: [`EndpointConfig::memory_bound`]). Its datagrams must
     /// fit a netcode payload packet ([`MAX_PAYLOAD_BYTES`](crate::netcode::MAX_PAYLOAD_BYTES)).
@@ -98,7 +138,8 @@ impl ConnectionConfig {
             keepalive_interval: Duration::from_millis(100),
             max_timeout: Duration::from_secs(60),
             handshake_resend_interval: Duration::from_millis(100),
-            disconnect_copies: 3,
+            disconnect_copies: 10,
+            allow_no_timeout: true,
             endpoint: EndpointConfig {
                 rtt_smoothing_factor: 0.1,
                 report_ack_delay: true,
@@ -168,8 +209,13 @@ impl ConnectionConfig {
     }
 
     /// The connection timeout a token's `timeout_seconds` sets, if this side accepts
-    /// it: positive and at most `max_timeout`.
+    /// it: positive and at most `max_timeout`, or negative ("no timeout", when
+    /// `allow_no_timeout`): [`NO_TIMEOUT`]. 0 is refused (see the type's
+    /// documentation).
     pub(crate) fn token_timeout(&self, timeout_seconds: i32) -> Option<Duration> {
+        if timeout_seconds < 0 {
+            return self.allow_no_timeout.then_some(NO_TIMEOUT);
+        }
         let seconds = u64::try_from(timeout_seconds).ok().filter(|&s| s > 0)?;
         let timeout = Duration::from_secs(seconds);
         (timeout <= self.max_timeout).then_some(timeout)
@@ -347,9 +393,10 @@ pub enum ConnectionConfigError {
         /// Ours.
         ours: u64,
     },
-    /// The connect token's timeout is not positive or longer than `max_timeout`.
+    /// The connect token's timeout is 0, longer than `max_timeout`, or negative ("no
+    /// timeout") when `allow_no_timeout` is off.
     #[error(
-        "the connect token's timeout is {seconds} s; this side accepts 1 to max_timeout ({max:?})"
+        "the connect token's timeout is {seconds} s; this side accepts 1 to max_timeout ({max:?}), or a negative one (no timeout) when allow_no_timeout is set"
     )]
     TokenTimeout {
         /// The token's `timeout_seconds`.
@@ -373,6 +420,13 @@ pub enum ConnectionConfigError {
 
 /// Half the 16-bit sequence space.
 const SEQUENCE_HALF: usize = 32768;
+
+/// The timeout of a token with a negative `timeout_seconds`: none. A handshake under
+/// it ends only with its token's expiry (or, on a server, when its table makes room),
+/// a connection as [`ConnectionConfig::allow_no_timeout`] says (the
+/// [`Link`](super::session::Link) bounds it by `max_timeout` when it carries the
+/// packet endpoint).
+pub(crate) const NO_TIMEOUT: Duration = Duration::MAX;
 
 #[cfg(test)]
 mod tests {
@@ -515,11 +569,14 @@ mod tests {
         assert_eq!(config.token_timeout(5), Some(Duration::from_secs(5)));
         assert_eq!(config.token_timeout(60), Some(Duration::from_secs(60)));
         assert_eq!(config.token_timeout(61), None);
-        assert_eq!(config.token_timeout(0), None);
-        assert_eq!(
-            config.token_timeout(-1),
-            None,
-            "never timing out is refused"
-        );
+        assert_eq!(config.token_timeout(0), None, "0 has no meaning: refused");
+        assert_eq!(config.token_timeout(-1), Some(NO_TIMEOUT), "-1: no timeout");
+        assert_eq!(config.token_timeout(i32::MIN), Some(NO_TIMEOUT));
+        let strict = ConnectionConfig {
+            allow_no_timeout: false,
+            ..config
+        };
+        assert_eq!(strict.token_timeout(-1), None);
+        assert_eq!(strict.token_timeout(5), Some(Duration::from_secs(5)));
     }
 }

@@ -18,7 +18,7 @@
 //!                                    response {challenge token} ──►     opens it: a slot
 //!                                    ◄── keep-alive {client index}     connected
 //!                                    payload / keep-alive ◄──►         sealed, replay-protected
-//!                                    disconnect × 3 ──►
+//!                                    disconnect × 10 ──►
 //! ```
 //!
 //! The protocol id is [`protocol_id`](crate::protocol_id): the message set's schema
@@ -46,6 +46,12 @@
 //! mode's rate. [`transport::ServerStack`](crate::transport::ServerStack) glues a
 //! server to the message layer, once for every driver.
 //!
+//! [`RawClient`] and [`RawServer`] are the same connections without the packet
+//! endpoint: each netcode payload packet carries the caller's bytes as they are, to
+//! talk to a plain netcode peer or carry a framing of one's own
+//! ([`transport::NetcodeServer`](crate::transport::NetcodeServer) drives them over
+//! UDP).
+//!
 //! What the protocol guarantees and does not is in the repository's SECURITY.md.
 
 mod client;
@@ -61,12 +67,14 @@ mod transmit;
 
 use core::ops::Range;
 
+pub use client::raw::RawClient;
 pub use client::{Client, ClientState};
 pub use config::{ConnectionConfig, ConnectionConfigError, ServerConfig};
 pub use congestion::{Congestion, CongestionConfig, Mode};
 pub use delivery::Delivery;
 pub use event::{ClientEvent, ClientId, DenyReason, DisconnectReason, ServerEvent};
 pub use server::Server;
+pub use server::raw::RawServer;
 pub use stats::{LinkStats, ServerStats};
 pub use transmit::MAX_DATAGRAM_BYTES;
 
@@ -84,6 +92,22 @@ pub enum PayloadSendError {
     /// The packet endpoint refused the payload (too large).
     #[error(transparent)]
     Send(#[from] PacketSendError),
+}
+
+/// Why a [`RawClient`] or [`RawServer`] could not send a payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RawSendError {
+    /// There is no such connection (not connected yet, or gone).
+    #[error("not connected")]
+    NotConnected,
+    /// A netcode payload packet carries 1 to
+    /// [`MAX_PAYLOAD_BYTES`](crate::netcode::MAX_PAYLOAD_BYTES) (1200) bytes.
+    #[error("a payload of {len} bytes: a netcode payload packet carries 1 to 1200")]
+    Size {
+        /// The payload's length.
+        len: usize,
+    },
 }
 
 /// What an opened packet asks of a connection, without borrowing the buffer it was

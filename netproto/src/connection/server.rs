@@ -24,6 +24,8 @@ use crate::netcode::{
 use crate::packet::{Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, DropReason, Refusal};
 
+pub(super) mod raw;
+
 impl DropReason {
     /// The counter of the [`ServerStats`] a drop lands in: the counter named after
     /// its reason; `None` for the reasons of other layers, which the server never
@@ -379,6 +381,18 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// [`refuse`](Delivery::refuse); everything else (handshakes, keep-alives,
     /// disconnects, fragments, packets dropped and counted) is done by then.
     pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) -> Option<Delivery<'_>> {
+        let (index, range) = self.open_datagram(now, from, datagram)?;
+        self.receive_payload(now, from, index, range)
+    }
+
+    /// Opens a datagram and does what its packet says; the client's slot and the
+    /// payload's range in `scratch` when it is a payload.
+    fn open_datagram(
+        &mut self,
+        now: Time,
+        from: A,
+        datagram: &[u8],
+    ) -> Option<(usize, core::ops::Range<usize>)> {
         self.counters.datagrams_received += 1;
         let len = datagram.len();
         let Some(buf) = self.scratch.get_mut(..len) else {
@@ -397,7 +411,11 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                 None
             }
             Some(_) => match self.by_address.get(&from) {
-                Some(&index) => self.handle_session(now, from, usize::from(index), len),
+                Some(&index) => {
+                    let index = usize::from(index);
+                    let range = self.open_session(now, from, index, len)?;
+                    Some((index, range))
+                }
                 None => {
                     self.handle_response(now, unix, from, len);
                     None
@@ -728,49 +746,60 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     }
 
     /// A sealed packet from a connected client's address.
-    fn handle_session(
+    /// Opens a packet of the connected client in slot `index`; the payload's range
+    /// in `scratch` when it is a payload.
+    fn open_session(
         &mut self,
         now: Time,
         from: A,
         index: usize,
         len: usize,
-    ) -> Option<Delivery<'_>> {
-        let client = ClientId(index as u16);
-        let range = {
-            let slot = self.slots.get_mut(index)?.as_mut()?;
-            if slot.broken {
-                self.dropped(now, from, DropReason::Unexpected);
-                return None;
-            }
-            let allowed = AllowedPackets::NONE
-                .with(PacketType::KeepAlive)
-                .with(PacketType::Payload)
-                .with(PacketType::Disconnect);
-            let buf = &mut self.scratch[..len];
-            let base = buf.as_ptr() as usize;
-            match slot.crypto.open(buf, allowed) {
-                Ok((_, packet)) => {
-                    slot.link.heard(now);
-                    slot.confirmed = true;
-                    match opened(packet, base) {
-                        Opened::Payload(range) => range,
-                        Opened::KeepAlive { .. } => return None,
-                        Opened::Disconnect => {
-                            self.free(index, DisconnectReason::PeerDisconnected, false);
-                            return None;
-                        }
-                        Opened::Other | Opened::Denied => {
-                            self.dropped(now, from, DropReason::Unexpected);
-                            return None;
-                        }
+    ) -> Option<core::ops::Range<usize>> {
+        let slot = self.slots.get_mut(index)?.as_mut()?;
+        if slot.broken {
+            self.dropped(now, from, DropReason::Unexpected);
+            return None;
+        }
+        let allowed = AllowedPackets::NONE
+            .with(PacketType::KeepAlive)
+            .with(PacketType::Payload)
+            .with(PacketType::Disconnect);
+        let buf = &mut self.scratch[..len];
+        let base = buf.as_ptr() as usize;
+        match slot.crypto.open(buf, allowed) {
+            Ok((_, packet)) => {
+                slot.link.heard(now);
+                slot.confirmed = true;
+                match opened(packet, base) {
+                    Opened::Payload(range) => Some(range),
+                    Opened::KeepAlive { .. } => None,
+                    Opened::Disconnect => {
+                        self.free(index, DisconnectReason::PeerDisconnected, false);
+                        None
+                    }
+                    Opened::Other | Opened::Denied => {
+                        self.dropped(now, from, DropReason::Unexpected);
+                        None
                     }
                 }
-                Err(e) => {
-                    self.dropped(now, from, DropReason::of_read_error(e));
-                    return None;
-                }
             }
-        };
+            Err(e) => {
+                self.dropped(now, from, DropReason::of_read_error(e));
+                None
+            }
+        }
+    }
+
+    /// Hands the payload at `range` in `scratch`, from the client in slot `index`, to
+    /// its packet endpoint.
+    fn receive_payload(
+        &mut self,
+        now: Time,
+        from: A,
+        index: usize,
+        range: core::ops::Range<usize>,
+    ) -> Option<Delivery<'_>> {
+        let client = ClientId(index as u16);
         let Self {
             slots,
             scratch,

@@ -2,7 +2,7 @@
 //! (keys, our sequence, the peer's replay window) and, once connected, the link (the
 //! packet endpoint, congestion avoidance and the timers).
 
-use super::config::ConnectionConfig;
+use super::config::{ConnectionConfig, NO_TIMEOUT};
 use super::congestion::Congestion;
 use super::stats::{LinkStats, Meter, Traffic};
 use super::transmit::TransmitQueue;
@@ -105,8 +105,14 @@ impl Crypto {
 pub(crate) struct Link {
     pub(crate) endpoint: Endpoint,
     pub(crate) congestion: Congestion,
-    /// Seconds of silence after which the peer is gone (from the connect token).
-    pub(crate) timeout: Duration,
+    /// The silence after which the peer is gone: the connect token's timeout; for a
+    /// token with none ([`NO_TIMEOUT`]), `max_timeout` while the link carries the
+    /// packet endpoint (its sequences stay unambiguous no longer: see
+    /// [`ConnectionConfig::allow_no_timeout`]) and `None`, never, once it carries raw
+    /// payloads ([`carry_raw`](Self::carry_raw)).
+    pub(crate) timeout: Option<Duration>,
+    /// The token set no timeout.
+    no_timeout: bool,
     pub(crate) last_sent: Time,
     pub(crate) last_received: Time,
     pub(crate) last_payload_sent: Time,
@@ -136,7 +142,8 @@ impl Link {
         Some(Self {
             endpoint,
             congestion: Congestion::new(config.congestion, now),
-            timeout,
+            timeout: Some(timeout.min(config.max_timeout)),
+            no_timeout: timeout == NO_TIMEOUT,
             last_sent: now,
             last_received: now,
             last_payload_sent: Time::NEVER,
@@ -170,14 +177,42 @@ impl Link {
         Ok(sent.sequence)
     }
 
+    /// Sends `payload` as one netcode payload packet, as it is (no packet endpoint):
+    /// `false` when it does not fit one (1 to
+    /// [`MAX_PAYLOAD_BYTES`](crate::netcode::MAX_PAYLOAD_BYTES) bytes).
+    pub(crate) fn send_raw<A: Copy>(
+        &mut self,
+        crypto: &mut Crypto,
+        now: Time,
+        to: A,
+        payload: &[u8],
+        out: &mut TransmitQueue<A>,
+    ) -> bool {
+        if payload.is_empty() || !crypto.seal(to, &Packet::Payload(payload), out) {
+            return false;
+        }
+        self.last_sent = now;
+        self.last_payload_sent = now;
+        true
+    }
+
     /// Any packet from the peer opened: it is alive.
     pub(crate) fn heard(&mut self, now: Time) {
         self.last_received = self.last_received.max(now);
     }
 
-    /// `true` once nothing was received for the timeout.
+    /// `true` once nothing was received for the timeout (never without one).
     pub(crate) fn timed_out(&self, now: Time) -> bool {
-        now.secs_since(self.last_received) >= self.timeout.as_secs_f64()
+        self.timeout
+            .is_some_and(|timeout| now.secs_since(self.last_received) >= timeout.as_secs_f64())
+    }
+
+    /// The link carries raw netcode payloads, not the packet endpoint's datagrams: a
+    /// token with no timeout now means none (no 16-bit sequence to keep unambiguous).
+    pub(crate) fn carry_raw(&mut self) {
+        if self.no_timeout {
+            self.timeout = None;
+        }
     }
 
     /// The clock went back if a timestamp is after `now`: such timestamps become

@@ -7,7 +7,18 @@
 //! matchmaker); every packet after the request is encrypted and authenticated with
 //! ChaCha20-Poly1305 (IETF) under a per-direction session key carried in the token.
 //! This module is the wire layer only: it writes and reads bytes, and holds no
-//! connection state (the client and server state machines are built on it).
+//! connection state (the client and server state machines are built on it:
+//! [`connection`](crate::connection); to exchange raw payloads with a plain netcode
+//! peer, [`transport::NetcodeServer`](crate::transport::NetcodeServer) and
+//! [`transport::NetcodeClient`](crate::transport::NetcodeClient)).
+//!
+//! Where netproto follows the standard (its STANDARD.md) over other
+//! implementations: the public token bytes are the standard's layout, 2048 bytes
+//! zero-padded, starting with the version info (renetcode's `ConnectToken::write`
+//! puts the client id first and does not pad); a payload packet carries 1 to 1200
+//! bytes, and others are dropped (renetcode sends 0 and up to 1300); a negative
+//! token timeout is "no timeout", and 0 is refused (the standard gives it no
+//! meaning).
 //!
 //! # Packets
 //!

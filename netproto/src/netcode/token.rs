@@ -37,7 +37,8 @@ const PRIVATE_MAC_START: usize = CONNECT_TOKEN_PRIVATE_BYTES - MAC_BYTES;
 pub struct ConnectTokenPrivate {
     /// The client's id, chosen by the backend (unique among connected clients).
     pub client_id: u64,
-    /// Seconds without packets before a connection times out; -1 = never.
+    /// Seconds without packets before a connection times out; negative: no timeout
+    /// (see [`ConnectionConfig::allow_no_timeout`](crate::connection::ConnectionConfig::allow_no_timeout)), 0 is refused.
     pub timeout_seconds: i32,
     /// The servers' internal addresses (1 to 32): a server only accepts a request whose
     /// token lists its own address.
@@ -235,7 +236,8 @@ pub struct ConnectToken {
     pub nonce: [u8; NONCE_BYTES],
     /// The sealed private part (sealed with the private key).
     pub private_data: [u8; CONNECT_TOKEN_PRIVATE_BYTES],
-    /// Seconds without packets before a connection times out; -1 = never.
+    /// Seconds without packets before a connection times out; negative: no timeout
+    /// (see [`ConnectionConfig::allow_no_timeout`](crate::connection::ConnectionConfig::allow_no_timeout)), 0 is refused.
     pub timeout_seconds: i32,
     /// The servers' public addresses (1 to 32), tried in order, each for the token's
     /// timeout ([`Client::from_token`](crate::connection::Client::from_token),
@@ -323,7 +325,8 @@ pub struct TokenParams {
     pub protocol_id: u64,
     /// The client's id (unique among the clients connected to a server).
     pub client_id: u64,
-    /// Seconds without packets before the connection times out; -1 = never.
+    /// Seconds without packets before the connection times out; negative: no timeout
+    /// (see [`ConnectionConfig::allow_no_timeout`](crate::connection::ConnectionConfig::allow_no_timeout)), 0 is refused.
     pub timeout_seconds: i32,
     /// Token lifetime in seconds from its creation (`u64::MAX`, or any value reaching
     /// past `u64::MAX`, gives an expire timestamp of `u64::MAX`: never).

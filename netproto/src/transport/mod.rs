@@ -18,6 +18,11 @@
 //! messages or other channels refuses the token (its
 //! [`ClientStack::new`] fails), and its requests get no answer.
 //!
+//! To talk to a plain netcode peer (the C reference, renetcode), or to carry a
+//! framing of one's own in netproto's secure connections, [`NetcodeServer`] and
+//! [`NetcodeClient`] carry raw payloads in netcode payload packets: no packet
+//! endpoint, no message layer.
+//!
 //! For local play and tests without a backend, [`insecure_dev`] makes tokens from a
 //! key compiled into the library: never ship it.
 //!
@@ -27,7 +32,9 @@
 mod client;
 mod clock;
 pub mod insecure_dev;
+mod netcode_udp;
 mod peer;
+mod plain_socket;
 mod server;
 mod stack;
 mod stats;
@@ -35,6 +42,7 @@ mod stats;
 use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
+pub use netcode_udp::{MAX_UNREAD_PAYLOADS, NetcodeClient, NetcodeServer};
 pub use peer::{IDLE_PACKET_RATE, MAX_PACKETS_PER_UPDATE};
 pub use server::{SOCKET_BUFFER_BYTES, UdpServer, UdpServerEvent};
 pub use stack::{ClientStack, ServerStack};

@@ -1,0 +1,107 @@
+//! One non-blocking UDP socket read and written one datagram per call: the socket
+//! loop of the netcode-only transport ([`NetcodeServer`](super::NetcodeServer),
+//! [`NetcodeClient`](super::NetcodeClient)), with the transport's counters and
+//! rate-limited drop log.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+
+use super::{RECV_BUFFER_SIZE, Recv, TransportError, TransportStats, recv};
+use crate::Time;
+use crate::connection::MAX_DATAGRAM_BYTES;
+use crate::trace::{self, DropLog};
+
+/// A socket with its buffers and counters.
+#[derive(Debug)]
+pub(crate) struct PlainSocket {
+    socket: UdpSocket,
+    recv_buf: Box<[u8]>,
+    send_buf: Box<[u8]>,
+    pub(crate) counters: TransportStats,
+    drop_log: DropLog,
+    side: &'static str,
+}
+
+impl PlainSocket {
+    /// `socket`, made non-blocking; `side` names it in the logs.
+    pub(crate) fn new(socket: UdpSocket, side: &'static str) -> Result<Self, TransportError> {
+        socket.set_nonblocking(true)?;
+        Ok(Self {
+            socket,
+            recv_buf: vec![0; RECV_BUFFER_SIZE].into_boxed_slice(),
+            send_buf: vec![0; MAX_DATAGRAM_BYTES].into_boxed_slice(),
+            counters: TransportStats::default(),
+            drop_log: DropLog::new(Time::ZERO),
+            side,
+        })
+    }
+
+    /// The bound address.
+    pub(crate) fn local_addr(&self) -> Result<SocketAddr, TransportError> {
+        Ok(self.socket.local_addr()?)
+    }
+
+    /// Hands each waiting datagram to `handle`, at most
+    /// [`MAX_DATAGRAMS_PER_UPDATE`](super::MAX_DATAGRAMS_PER_UPDATE); transient
+    /// errors are skipped and counted, others returned.
+    pub(crate) fn receive(
+        &mut self,
+        mut handle: impl FnMut(SocketAddr, &[u8]),
+    ) -> Result<(), TransportError> {
+        for _ in 0..super::MAX_DATAGRAMS_PER_UPDATE {
+            let (len, from) = match recv(&self.socket, &mut self.recv_buf)? {
+                Recv::Datagram(len, from) => (len, from),
+                Recv::Empty => break,
+                Recv::Skip => {
+                    self.counters.receive_errors_skipped += 1;
+                    continue;
+                }
+            };
+            self.counters.datagrams_received += 1;
+            self.counters.bytes_received += len as u64;
+            handle(from, self.recv_buf.get(..len).unwrap_or_default());
+        }
+        Ok(())
+    }
+
+    /// Sends every datagram `poll` writes (into a buffer of
+    /// [`MAX_DATAGRAM_BYTES`]); a refused send is counted and logged.
+    pub(crate) fn send_all(
+        &mut self,
+        now: Time,
+        mut poll: impl FnMut(&mut [u8]) -> Option<(SocketAddr, usize)>,
+    ) {
+        while let Some((to, len)) = poll(&mut self.send_buf) {
+            match self.socket.send_to(&self.send_buf[..len], to) {
+                Ok(_) => {
+                    self.counters.datagrams_sent += 1;
+                    self.counters.bytes_sent += len as u64;
+                }
+                Err(error) => {
+                    self.counters.datagrams_dropped_send_error += 1;
+                    trace::log_drop!(
+                        self.drop_log,
+                        now,
+                        self.side,
+                        addr = ?to,
+                        reason = %trace::DropReason::SendFailed,
+                        datagrams = 1,
+                        %error,
+                        "dropped"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The local address a client binds to reach `server`: the loopback of its family
+/// for a loopback server, the unspecified address of its family otherwise; port 0.
+pub(crate) fn local_for(server: SocketAddr) -> SocketAddr {
+    let ip = match (server.ip().is_loopback(), server) {
+        (true, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (true, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        (false, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        (false, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    };
+    SocketAddr::new(ip, 0)
+}

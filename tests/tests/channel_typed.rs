@@ -6,6 +6,7 @@
 //! error's text is pinned by an insta snapshot.
 
 use netproto::NetMessage;
+use netproto::Time;
 use netproto::channel::{
     BlockConfig, Channel, ChannelConfig, ChannelId, ChannelSendError, Encoded, LayerConfig,
     LayerConfigError, MessageLayer,
@@ -14,7 +15,6 @@ use netproto::connection::ConnectionConfig;
 use netproto::packet::Sequence;
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto::transport::SendError;
-use netproto::Time;
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
@@ -92,7 +92,10 @@ fn text(e: &ChannelSendError) -> String {
 #[test]
 fn a_typed_handle_carries_its_type_end_to_end() {
     let (config, inputs, chat) = layer_config();
-    assert_eq!((inputs.id(), chat.id()), (ChannelId::new(0), ChannelId::new(1)));
+    assert_eq!(
+        (inputs.id(), chat.id()),
+        (ChannelId::new(0), ChannelId::new(1))
+    );
     let mut a = MessageLayer::<Msg>::new(config.clone()).expect("valid");
     let mut b = MessageLayer::<Msg>::new(config).expect("valid");
     a.send_on(inputs, Input { buttons: 9 }).expect("queued");
@@ -100,7 +103,10 @@ fn a_typed_handle_carries_its_type_end_to_end() {
     let mut payload = Vec::new();
     a.write_packet(Time::ZERO, Sequence(0), &mut payload);
     b.read_packet(&payload).expect("valid payload");
-    assert_eq!(b.receive(inputs.id()), Some(Msg::Input(Input { buttons: 9 })));
+    assert_eq!(
+        b.receive(inputs.id()),
+        Some(Msg::Input(Input { buttons: 9 }))
+    );
     assert_eq!(b.receive(chat.id()), Some(chat_msg("gg")));
     assert_eq!(a.stats().messages_sent, 2);
 }
@@ -144,7 +150,9 @@ fn an_untyped_send_of_another_type_is_refused_at_once_naming_both_types() {
     }
     // The same refusal for a message encoded once (a broadcast's path).
     let scores = Msg::Scores(Scores { points: vec![3] });
-    let encoded = Encoded::new(&scores).expect("valid").expect("bits that copy");
+    let encoded = Encoded::new(&scores)
+        .expect("valid")
+        .expect("bits that copy");
     let e = layer
         .send_encoded(ChannelId::new(0), &encoded)
         .expect_err("wrong type");
@@ -156,9 +164,13 @@ fn an_untyped_send_of_another_type_is_refused_at_once_naming_both_types() {
     layer.send(ChannelId::new(2), chat("ok")).expect("chat");
     let scores = Msg::Scores(Scores { points: vec![1, 2] });
     layer.send(ChannelId::new(2), scores).expect("scores");
-    layer.send_encoded(ChannelId::new(2), &encoded).expect("scores");
+    layer
+        .send_encoded(ChannelId::new(2), &encoded)
+        .expect("scores");
     // An undeclared channel takes every type that fits it.
-    layer.send(ChannelId::new(3), chat("any")).expect("undeclared");
+    layer
+        .send(ChannelId::new(3), chat("any"))
+        .expect("undeclared");
     layer
         .send(ChannelId::new(3), Msg::Input(Input { buttons: 2 }))
         .expect("undeclared");
@@ -179,21 +191,13 @@ fn a_value_above_its_max_len_names_the_field_its_length_and_the_limit() {
         (ChannelId::new(4), chat(&long)),
         (
             ChannelId::new(2),
-            Msg::Scores(Scores {
-                points: vec![7; 5],
-            }),
+            Msg::Scores(Scores { points: vec![7; 5] }),
         ),
     ];
     for (channel, message) in cases {
         let e = layer.send(channel, message).expect_err("too long");
         assert!(
-            matches!(
-                e,
-                ChannelSendError::ValueTooLong {
-                    field: Some(_),
-                    ..
-                }
-            ),
+            matches!(e, ChannelSendError::ValueTooLong { field: Some(_), .. }),
             "{e:?}"
         );
         assert!(!e.to_string().contains("bulk"), "{e}");
@@ -203,12 +207,17 @@ fn a_value_above_its_max_len_names_the_field_its_length_and_the_limit() {
     assert_eq!(layer.stats().messages_sent, 0);
     // At the limit it goes.
     let full = "x".repeat(140);
-    layer.send(ChannelId::new(1), chat(&full)).expect("at max_len");
+    layer
+        .send(ChannelId::new(1), chat(&full))
+        .expect("at max_len");
     // Another value out of range is still Invalid, naming the field.
     let e = layer
         .send(ChannelId::new(0), Msg::Input(Input { buttons: 16 }))
         .expect_err("out of range");
-    assert_eq!(e.to_string(), "message cannot be encoded: Input.buttons: value outside its declared range");
+    assert_eq!(
+        e.to_string(),
+        "message cannot be encoded: Input.buttons: value outside its declared range"
+    );
 }
 
 #[test]
@@ -218,7 +227,9 @@ fn use_bulk_is_suggested_only_when_a_block_could_hold_the_message() {
     let map = |n: usize| Msg::Map(Map { bytes: vec![0; n] });
     let mut errors = String::new();
     // Within bounds, too large for the small channel: a block would hold it.
-    let e = layer.send(ChannelId::new(3), map(1000)).expect_err("too large");
+    let e = layer
+        .send(ChannelId::new(3), map(1000))
+        .expect_err("too large");
     assert!(e.to_string().contains("ChannelConfig::bulk"), "{e}");
     errors += &text(&e);
     // 1.5 MB: within its bounds, above the bulk preset's largest block.
@@ -238,20 +249,26 @@ fn use_bulk_is_suggested_only_when_a_block_could_hold_the_message() {
         max_block_size: 2 * 1024 * 1024,
         ..BlockConfig::bulk()
     });
-    let mut layer =
-        MessageLayer::<Msg>::new(LayerConfig::with_channels(vec![big])).expect("valid");
-    layer.send(ChannelId::new(0), map(1_500_000)).expect("a 2 MiB block holds it");
-    assert!(Map::MAX_BITS > 8 * 1_500_000);
+    let mut layer = MessageLayer::<Msg>::new(LayerConfig::with_channels(vec![big])).expect("valid");
+    layer
+        .send(ChannelId::new(0), map(1_500_000))
+        .expect("a 2 MiB block holds it");
+    const { assert!(Map::MAX_BITS > 8 * 1_500_000) };
 }
 
 #[test]
 fn a_declaration_the_layer_s_set_cannot_honour_is_a_configuration_error() {
-    let foreign = LayerConfig::with_channels(vec![ChannelConfig::reliable().carries::<Other, Ping>()]);
+    let foreign =
+        LayerConfig::with_channels(vec![ChannelConfig::reliable().carries::<Other, Ping>()]);
     let e = MessageLayer::<Msg>::new(foreign).expect_err("another set");
-    assert!(matches!(e, LayerConfigError::Carries { channel: 0, .. }), "{e:?}");
+    assert!(
+        matches!(e, LayerConfigError::Carries { channel: 0, .. }),
+        "{e:?}"
+    );
     let mut errors = format!("{e}\n");
     // Ping is no payload of Msg (declared against Msg).
-    let stranger = LayerConfig::with_channels(vec![ChannelConfig::reliable().carries::<Msg, Ping>()]);
+    let stranger =
+        LayerConfig::with_channels(vec![ChannelConfig::reliable().carries::<Msg, Ping>()]);
     let e = MessageLayer::<Msg>::new(stranger).expect_err("not in the set");
     errors += &format!("{e}\n");
     insta::assert_snapshot!(errors);
@@ -260,7 +277,10 @@ fn a_declaration_the_layer_s_set_cannot_honour_is_a_configuration_error() {
             .carries::<Msg, Input>()
             .carries::<Other, Input>(),
     ]);
-    assert!(MessageLayer::<Msg>::new(mixed).is_err(), "two sets on one channel");
+    assert!(
+        MessageLayer::<Msg>::new(mixed).is_err(),
+        "two sets on one channel"
+    );
 }
 
 /// The transport's `send_on`: the server stack sends a chat on the typed chat channel
@@ -290,11 +310,21 @@ fn the_transport_sends_on_a_typed_channel() {
     for tick in 0..120 {
         let now = f64::from(tick) / 60.0;
         deliver(&mut net, now, &mut server, &mut clients);
-        let connected = server.connection().clients().next().map(|(client, _)| client);
+        let connected = server
+            .connection()
+            .clients()
+            .next()
+            .map(|(client, _)| client);
         if !sent && let Some(client) = connected {
             let stack = server.stack_mut();
             stack
-                .send_on(client, chat, Chat { text: "welcome".into() })
+                .send_on(
+                    client,
+                    chat,
+                    Chat {
+                        text: "welcome".into(),
+                    },
+                )
                 .expect("queued");
             let e = stack
                 .send(client, inputs.id(), chat_msg("nope"))

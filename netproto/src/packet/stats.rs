@@ -437,10 +437,9 @@ impl Estimator {
         let long = &mut self.long_loss;
         let newly = match long.front {
             None => LONG_LOSS_WINDOW as u16,
-            Some(front) if end.is_newer_than(front) => end
-                .0
-                .wrapping_sub(front.0)
-                .min(LONG_LOSS_WINDOW as u16),
+            Some(front) if end.is_newer_than(front) => {
+                end.0.wrapping_sub(front.0).min(LONG_LOSS_WINDOW as u16)
+            }
             // The end moved back (the round trip grew): those stay filed.
             Some(_) => 0,
         };
@@ -510,9 +509,7 @@ impl Estimator {
         s.rtt_avg = Some(avg);
         s.jitter_avg_vs_min_rtt = Some(jitter_sum / count);
         s.jitter_max_vs_min_rtt = Some(max - min);
-        s.jitter_stddev_vs_avg_rtt = Some(saturating_duration(
-            (var_sum / f64::from(count)).sqrt(),
-        ));
+        s.jitter_stddev_vs_avg_rtt = Some(saturating_duration((var_sum / f64::from(count)).sqrt()));
     }
 }
 

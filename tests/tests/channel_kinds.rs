@@ -448,12 +448,29 @@ fn limits_name_the_setting_to_change() {
         text.contains("max_message_bits") && text.contains("ChannelConfig::carries"),
         "{text}"
     );
-    // Declared: the channel refuses larger messages at send, naming the fix.
+    // Declared for Num: another type is refused at once, naming both.
     let mut l = layer();
     let e = l
         .send(UNORDERED, Msg::Big(Big { bytes: vec![0; 10] }))
         .expect_err("not carried");
-    assert!(matches!(e, ChannelSendError::TooLarge { .. }));
+    assert!(
+        matches!(
+            e,
+            ChannelSendError::WrongType {
+                declared: "Num",
+                sent: "Big",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // Limited by size alone: the channel refuses a larger message, naming the fix.
+    let small = ChannelConfig::reliable().with_max_message_bits(100);
+    let mut l = MessageLayer::<Msg>::new(LayerConfig::with_channels(vec![small])).expect("valid");
+    let e = l
+        .send(ChannelId::new(0), Msg::Big(Big { bytes: vec![0; 20] }))
+        .expect_err("too large");
+    assert!(matches!(e, ChannelSendError::TooLarge { .. }), "{e:?}");
     assert!(e.to_string().contains("ChannelConfig::bulk"), "{e}");
     let blocks =
         LayerConfig::with_channels(vec![ChannelConfig::reliable().with_blocks(BlockConfig {

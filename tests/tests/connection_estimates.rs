@@ -488,13 +488,15 @@ fn the_loss_estimate_is_within_2_points_of_the_truth() {
                     r.client_stats()
                         .expect("connected")
                         .endpoint
-                        .packet_loss_percent,
+                        .packet_loss_percent
+                        .expect("known"),
                 );
                 server.push(
                     r.server_stats()
                         .expect("connected")
                         .endpoint
-                        .packet_loss_percent,
+                        .packet_loss_percent
+                        .expect("known"),
                 );
             });
             let kind = if burst { "bursty" } else { "iid" };
@@ -544,7 +546,8 @@ fn the_loss_estimate_reflects_a_change_within_a_second() {
             .client_stats()
             .expect("connected")
             .endpoint
-            .packet_loss_percent;
+            .packet_loss_percent
+            .expect("known");
         assert!(before <= 1.0, "seed {seed}: {before}% with no loss");
         run.net.set_link(CLIENT, SERVER, link.with_loss(0.20));
         run.run(1.0);
@@ -552,7 +555,8 @@ fn the_loss_estimate_reflects_a_change_within_a_second() {
             run.client_stats()
                 .expect("connected")
                 .endpoint
-                .packet_loss_percent,
+                .packet_loss_percent
+                .expect("known"),
         );
     }
     let mean = after_a_second.iter().sum::<f64>() / after_a_second.len() as f64;
@@ -597,7 +601,13 @@ fn jitter_and_bandwidth_match_the_simulator() {
         send(r);
         let client = r.client_stats().expect("connected");
         let server = r.server_stats().expect("connected");
-        jitter.push(client.endpoint.jitter_stddev_vs_avg_rtt.ms());
+        jitter.push(
+            client
+                .endpoint
+                .jitter_stddev_vs_avg_rtt
+                .expect("measured")
+                .ms(),
+        );
         up.push(client.sent_kbps);
         down.push(client.received_kbps);
         server_up.push(server.sent_kbps);
@@ -754,5 +764,5 @@ fn connection_stats_count_what_went_through() {
         "{:?}",
         client.link
     );
-    assert_eq!(client.link.endpoint.packet_loss_percent, 0.0);
+    assert_eq!(client.link.endpoint.packet_loss_percent, Some(0.0));
 }

@@ -248,8 +248,8 @@ fn run(soak: &Soak) -> Report {
             a.endpoint.update(Time::from_secs_f64(now));
             b.endpoint.update(Time::from_secs_f64(now));
             if now >= soak.warm_up {
-                loss_samples.push(a.endpoint.stats().packet_loss_percent);
-                loss_samples.push(b.endpoint.stats().packet_loss_percent);
+                loss_samples.push(a.endpoint.stats().packet_loss_percent.expect("known"));
+                loss_samples.push(b.endpoint.stats().packet_loss_percent.expect("known"));
             }
         }
     }
@@ -286,7 +286,9 @@ fn run(soak: &Soak) -> Report {
         checked_acks: a.checked_acks + b.checked_acks,
         acked: counters(&a).packets_acked + counters(&b).packets_acked,
         rtt_ms: (sa.rtt.ms() + sb.rtt.ms()) / 2.0,
-        rtt_history_avg_ms: (sa.rtt_avg.ms() + sb.rtt_avg.ms()) / 2.0,
+        rtt_history_avg_ms: (sa.rtt_avg.expect("measured").ms()
+            + sb.rtt_avg.expect("measured").ms())
+            / 2.0,
         rtt_true_ms: (a.rtt_sum + b.rtt_sum) / (a.rtt_samples + b.rtt_samples).max(1.0) * 1000.0,
         loss_estimate: loss_samples.iter().sum::<f64>() / loss_samples.len().max(1) as f64,
         loss_true: (1.0 - delivered as f64 / total) * 100.0,

@@ -69,15 +69,18 @@ impl LiveBot {
 pub struct EstimateLog {
     /// Sum of the loss estimates (percent) taken at the live snapshots.
     pub loss_sum: f64,
-    /// Snapshots taken while connected.
+    /// Snapshots taken while connected with a loss estimate.
     pub samples: u64,
 }
 
 impl EstimateLog {
     /// Takes one snapshot of the estimates.
     pub fn record(&mut self, stats: &LinkStats) {
-        self.loss_sum += stats.endpoint.packet_loss_percent;
-        self.samples += 1;
+        // Not known yet (no packet's fate): not a reading.
+        if let Some(loss) = stats.endpoint.packet_loss_percent {
+            self.loss_sum += loss;
+            self.samples += 1;
+        }
     }
 
     /// The mean loss estimate, percent.
@@ -316,7 +319,10 @@ impl fmt::Display for Live {
                 table.row(vec![
                     c.address.to_string(),
                     format!("{:.0}ms", c.stats.endpoint.rtt.as_secs_f64() * 1e3),
-                    format!("{:.1}%", c.stats.endpoint.packet_loss_percent),
+                    c.stats
+                        .endpoint
+                        .packet_loss_percent
+                        .map_or_else(|| "-".to_string(), |l| format!("{l:.1}%")),
                     format!("{:.1}", c.stats.sent_kbps),
                     format!("{:.1}", c.stats.received_kbps),
                     mode(Some(&c.stats)),
@@ -350,7 +356,7 @@ impl fmt::Display for Live {
                     "ms",
                 ),
                 versus(
-                    s.map(|s| s.endpoint.packet_loss_percent),
+                    s.and_then(|s| s.endpoint.packet_loss_percent),
                     bot.wire.up_loss().map(|l| l * 100.0),
                     1,
                     "%",

@@ -159,6 +159,11 @@ pub struct ChannelConfig {
     /// channel that used more than its share waits behind those that did not, so no
     /// channel starves another. Local: the peer need not agree.
     pub weight: u32,
+    /// The message types this channel is declared for
+    /// ([`carries`](Self::carries)): `send` refuses any other type at once
+    /// ([`ChannelSendError::WrongType`](super::ChannelSendError::WrongType)). Empty
+    /// (every type goes) for every preset. Local: the peer need not agree.
+    pub carries: super::Carries,
 }
 
 impl ChannelConfig {
@@ -178,6 +183,7 @@ impl ChannelConfig {
             blocks: None,
             priority: 1,
             weight: 1,
+            carries: super::Carries::default(),
         }
     }
 
@@ -205,6 +211,7 @@ impl ChannelConfig {
             blocks: None,
             priority: 1,
             weight: 1,
+            carries: super::Carries::default(),
         }
     }
 
@@ -277,15 +284,20 @@ impl ChannelConfig {
         self
     }
 
-    /// This channel carrying messages of the set `M` whose payload is `T` (or smaller):
-    /// its inline limit ([`max_message_bits`](Self::max_message_bits)) becomes at
-    /// least `M::TYPE_BITS + T::MAX_BITS`. Call it once per payload type the channel
-    /// carries; a larger message is refused by `send` (or sent as a block, with
-    /// blocks), and no longer has to fit this channel's budget.
+    /// This channel declared for the messages of the set `M` whose payload is `T`:
+    /// `send` refuses every other type at once, naming both
+    /// ([`ChannelSendError::WrongType`](super::ChannelSendError::WrongType)), and the
+    /// inline limit ([`max_message_bits`](Self::max_message_bits)) becomes at least
+    /// `M::TYPE_BITS + T::MAX_BITS`, so that a larger type of the set no longer has to
+    /// fit this channel's budget. Call it once per type the channel carries. For a
+    /// channel of one type, [`LayerConfig::add_typed`] also gives a handle that makes
+    /// sending another type a compile error. A `T` that is no payload of `M`, or types
+    /// of two sets, make [`MessageLayer::new`](super::MessageLayer::new) fail
+    /// ([`LayerConfigError::Carries`]).
     ///
     /// ```
     /// use netproto::NetMessage;
-    /// use netproto::channel::{ChannelConfig, LayerConfig, MessageLayer};
+    /// use netproto::channel::{ChannelConfig, ChannelId, ChannelSendError, LayerConfig, MessageLayer};
     ///
     /// #[derive(NetMessage, Debug)]
     /// struct Input(#[net(range = 0..=15)] u8);
@@ -301,12 +313,19 @@ impl ChannelConfig {
     ///     ChannelConfig::unreliable().carries::<Msg, Input>(),
     ///     ChannelConfig::bulk(),
     /// ]);
-    /// assert!(MessageLayer::<Msg>::new(layer).is_ok());
+    /// let mut layer = MessageLayer::<Msg>::new(layer)?;
+    /// let map = Msg::Map(Map(vec![0; 10]));
+    /// assert!(matches!(
+    ///     layer.send(ChannelId::new(0), map),
+    ///     Err(ChannelSendError::WrongType { declared: "Input", sent: "Map", .. })
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
     pub fn carries<M: crate::MessageSet, T: crate::NetMessage>(mut self) -> Self {
         let bits = M::TYPE_BITS as usize + T::MAX_BITS;
         self.max_message_bits = Some(self.max_message_bits.map_or(bits, |b| b.max(bits)));
+        self.carries.add::<M, T>();
         self
     }
 
@@ -422,6 +441,17 @@ pub enum LayerConfigError {
         budget: usize,
         /// Bits left for channel entries in a packet.
         packet: usize,
+    },
+    /// A type declared with [`ChannelConfig::carries`] is not one of the layer's
+    /// message set.
+    #[error("channel {channel}: declared to carry {what}, which {why}")]
+    Carries {
+        /// The channel.
+        channel: usize,
+        /// The type (or message set) named.
+        what: &'static str,
+        /// What is wrong with it.
+        why: &'static str,
     },
     /// Blocks are configured on an unreliable channel.
     #[error("channel {channel}: blocks need a reliable channel")]
@@ -569,6 +599,53 @@ impl LayerConfig {
     pub fn add(&mut self, channel: ChannelConfig) -> super::ChannelId {
         self.channels.push(channel);
         super::ChannelId::new(self.channels.len() - 1)
+    }
+
+    /// Adds `channel` declared for the messages of the set `M` whose payload is `T`
+    /// ([`ChannelConfig::carries`]) and returns its typed handle: what
+    /// [`MessageLayer::send_on`](super::MessageLayer::send_on) takes with a `T`, and
+    /// nothing else. Both sides must add the same channels in the same order.
+    pub fn add_typed<M: crate::MessageSet, T: crate::NetMessage + Into<M>>(
+        &mut self,
+        channel: ChannelConfig,
+    ) -> super::Channel<T> {
+        super::Channel::new(self.add(channel.carries::<M, T>()))
+    }
+
+    /// The typed handle of channel `id` when it is declared for exactly `T` of the set
+    /// `M` ([`ChannelConfig::carries`] called with `T` alone): for a configuration built
+    /// as a list ([`with_channels`](Self::with_channels)). `None` for no such channel, or
+    /// one that carries another type, several, or every type.
+    pub fn typed<M: crate::MessageSet, T: crate::NetMessage + Into<M>>(
+        &self,
+        id: super::ChannelId,
+    ) -> Option<super::Channel<T>> {
+        let channel = self.channels.get(id.index())?;
+        channel
+            .carries
+            .is_only::<M, T>()
+            .then(|| super::Channel::new(id))
+    }
+
+    /// Checks what each channel is declared to carry against the message set whose
+    /// schema fingerprint is `fingerprint`;
+    /// [`MessageLayer::new`](super::MessageLayer::new) calls this.
+    pub(crate) fn validate_carries(&self, fingerprint: u64) -> Result<(), LayerConfigError> {
+        for (channel, c) in self.channels.iter().enumerate() {
+            c.carries.check(fingerprint).map_err(|e| match e {
+                super::typed::CarriesError::OtherSet(set) => LayerConfigError::Carries {
+                    channel,
+                    what: set,
+                    why: "is another message set than this layer's",
+                },
+                super::typed::CarriesError::NotInSet(ty, _) => LayerConfigError::Carries {
+                    channel,
+                    what: ty,
+                    why: "is the payload of no variant of this layer's message set",
+                },
+            })?;
+        }
+        Ok(())
     }
 
     /// The ids of the channels, in order.

@@ -14,8 +14,46 @@ pub enum ChannelSendError {
         /// How many channels the layer has.
         channels: usize,
     },
-    /// The message can never be sent on this channel: larger than its inline limit
-    /// (and blocks are disabled) or than its largest block. Retrying will not help.
+    /// The channel is declared for other message types
+    /// ([`ChannelConfig::carries`](super::ChannelConfig::carries)). Names the channel's
+    /// (first) declared type and the type sent, by their payload types' names.
+    #[error(
+        "channel {channel} is declared for {declared}{more}, not {sent} (variant {set}::{variant}): \
+         send it on a channel declared for {sent}",
+        more = others_text(*others)
+    )]
+    WrongType {
+        /// The channel.
+        channel: super::ChannelId,
+        /// The first type it is declared for.
+        declared: &'static str,
+        /// How many other types it is declared for.
+        others: usize,
+        /// The payload type of the message sent.
+        sent: &'static str,
+        /// The message set.
+        set: &'static str,
+        /// The message's variant.
+        variant: &'static str,
+    },
+    /// A string or sequence is longer than its declared `max_len`: the message breaks
+    /// its own bounds and no channel can send it.
+    #[error(
+        "{field}: length {len} is above its declared max_len {max_len}: \
+         shorten the value, or raise max_len (both sides must agree)",
+        field = field.unwrap_or("a value")
+    )]
+    ValueTooLong {
+        /// The field (`"Type.field"`), when known.
+        field: Option<&'static str>,
+        /// The value's length (bytes of a string, elements of a sequence).
+        len: usize,
+        /// Its declared `max_len`.
+        max_len: usize,
+    },
+    /// A message within its declared bounds can never be sent on this channel: larger
+    /// than its inline limit (and blocks are disabled) or than its largest block.
+    /// Retrying will not help; `fix` says what would.
     #[error("message of {size} bits can never fit channel {channel} (at most {max} bits): {fix}")]
     TooLarge {
         /// The channel.
@@ -39,6 +77,15 @@ pub enum ChannelSendError {
     /// A field is outside its declared range: the message cannot be written as it is.
     #[error("message cannot be encoded: {0}")]
     Invalid(crate::StreamError),
+}
+
+/// ` (and 2 other types)` after the first declared type.
+fn others_text(others: usize) -> String {
+    match others {
+        0 => String::new(),
+        1 => " (and 1 other type)".to_string(),
+        n => format!(" (and {n} other types)"),
+    }
 }
 
 /// Why [`MessageLayer::read_packet`](super::MessageLayer::read_packet) dropped a packet

@@ -182,6 +182,7 @@ mod send;
 mod sent;
 mod stack;
 mod stats;
+mod typed;
 mod unreliable;
 mod writer;
 
@@ -196,6 +197,7 @@ pub(crate) use link::Link;
 pub(crate) use stack::deliver;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
 pub use stats::{ChannelStats, LayerStats};
+pub use typed::{Carries, Channel};
 
 use std::time::Duration;
 
@@ -248,9 +250,11 @@ pub struct MessageLayer<M> {
 }
 
 impl<M: NetMessage> MessageLayer<M> {
-    /// A layer with `config`, validated against the message set's `M::MAX_BITS`.
+    /// A layer with `config`, validated against the message set's `M::MAX_BITS`, and
+    /// what its channels are declared to carry against the set's types.
     pub fn new(config: LayerConfig) -> Result<Self, LayerConfigError> {
         config.validate(M::MAX_BITS)?;
+        config.validate_carries(M::SCHEMA.fingerprint())?;
         Ok(Self {
             send: SendSide::new(&config),
             receive: ReceiveSide::new(&config),
@@ -310,15 +314,30 @@ impl<M: NetMessage> MessageLayer<M> {
     /// the wire). On a reliable channel with blocks, a message above the inline limit
     /// is encoded as a block.
     ///
-    /// Errors: [`ChannelSendError::NoSuchChannel`]; [`ChannelSendError::TooLarge`] when it can never
-    /// be sent on this channel; [`ChannelSendError::QueueFull`] when the send queue is full
-    /// (back-pressure: retry later); [`ChannelSendError::Invalid`] when a value is out of its
-    /// declared range.
+    /// Errors: [`ChannelSendError::NoSuchChannel`]; [`ChannelSendError::WrongType`] when
+    /// the channel is declared for other types ([`ChannelConfig::carries`]);
+    /// [`ChannelSendError::ValueTooLong`] when a string or sequence is longer than its
+    /// declared `max_len` (naming the field, its length and the limit);
+    /// [`ChannelSendError::Invalid`] when another value is out of its declared range;
+    /// [`ChannelSendError::TooLarge`] when a message within its bounds can never be
+    /// sent on this channel; [`ChannelSendError::QueueFull`] when the send queue is
+    /// full (back-pressure: retry later).
     pub fn send(&mut self, channel: ChannelId, message: M) -> Result<(), ChannelSendError> {
         self.send
             .send(&self.config, channel, message, &mut self.counters)?;
         self.count_sent(channel);
         Ok(())
+    }
+
+    /// Queues `message` on `channel`, a channel declared for its type alone
+    /// ([`LayerConfig::add_typed`], [`LayerConfig::typed`]): another type does not
+    /// compile. Otherwise as [`send`](Self::send).
+    pub fn send_on<T: Into<M>>(
+        &mut self,
+        channel: Channel<T>,
+        message: T,
+    ) -> Result<(), ChannelSendError> {
+        self.send(channel.id(), message.into())
     }
 
     /// Queues a message encoded once ([`Encoded`]) on `channel`, as

@@ -17,12 +17,13 @@ use super::reliable::{Outgoing, ReliableSender};
 use super::select::Packer;
 use super::sent::{SentItem, SentPackets};
 use super::stats::{ChannelStats, LayerStats};
+use super::typed::{BoundsCheck, TypeIdProbe};
 use super::unreliable::UnreliableSender;
 use super::writer;
 use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::Sequence;
-use crate::stream::WriteStream;
+use crate::stream::{ReadStream, Stream, WriteStream};
 
 /// One channel's send queue, by channel kind.
 #[derive(Debug)]
@@ -167,20 +168,87 @@ impl<M> ChannelSender<M> {
     }
 }
 
-/// The refusal of a message of `size` bits on a channel that takes at most `max`,
-/// naming the setting to change.
+/// Largest block any channel may have ([`BlockConfig::max_block_size`](super::BlockConfig::max_block_size)).
+const MAX_BLOCK_SIZE: usize = 1 << 24;
+
+/// The refusal of a message of `size` bits (within its declared bounds) on a channel
+/// that takes at most `max`, naming what would help: blocks only when a block could
+/// hold it.
 fn too_large(channel: usize, config: &ChannelConfig, size: usize, max: usize) -> ChannelSendError {
+    let bulk = super::BlockConfig::bulk().max_block_size.saturating_mul(8);
+    let largest = MAX_BLOCK_SIZE * 8;
     ChannelSendError::TooLarge {
         channel: ChannelId::new(channel),
         size,
         max,
-        fix: if config.blocks.is_none() {
-            "send it on a channel with blocks (ChannelConfig::bulk), or raise this \
-             channel's max_message_bits and max_bits_per_packet"
-        } else {
-            "raise this channel's blocks.max_block_size"
+        fix: match config.blocks {
+            _ if size > largest => {
+                "it is larger than any block (16 MiB): split it into smaller messages"
+            }
+            None if size <= bulk => "send it on a channel with blocks (ChannelConfig::bulk)",
+            None => {
+                "send it on a channel with blocks whose max_block_size holds it \
+                 (ChannelConfig::bulk().with_blocks(..), at most 16 MiB)"
+            }
+            Some(_) => "raise this channel's blocks.max_block_size (at most 16 MiB)",
         },
     }
+}
+
+/// The refusal of a message whose type the channel is not declared for, if it is not.
+fn check_type<M: NetMessage>(
+    config: &ChannelConfig,
+    channel: ChannelId,
+    type_id: impl FnOnce(u32) -> Option<u64>,
+) -> Result<(), ChannelSendError> {
+    let Some(bits) = config.carries.type_bits() else {
+        return Ok(());
+    };
+    let Some(id) = type_id(bits) else {
+        return Ok(());
+    };
+    if config.carries.allows(id) {
+        return Ok(());
+    }
+    let variant = usize::try_from(id)
+        .ok()
+        .and_then(|i| M::SCHEMA.variants().get(i));
+    let name = variant.map_or("?", |v| v.name);
+    let sent = variant
+        .filter(|v| v.fields.len() == 1)
+        .map_or(name, |v| v.fields[0].schema.name);
+    let (declared, others) = config.carries.first();
+    Err(ChannelSendError::WrongType {
+        channel,
+        declared,
+        others,
+        sent,
+        set: M::SCHEMA.name,
+        variant: name,
+    })
+}
+
+/// The refusal of a message with a value outside its declared bounds, naming the field
+/// (and for a length, the length and the limit); `Ok` when every value is within them.
+fn check_bounds<M: NetMessage>(message: &M) -> Result<(), ChannelSendError> {
+    BoundsCheck::run(message).map_err(|(error, too_long)| match too_long {
+        Some(t) => ChannelSendError::ValueTooLong {
+            field: t.field,
+            len: t.len,
+            max_len: t.max_len,
+        },
+        None => ChannelSendError::Invalid(error),
+    })
+}
+
+/// The refusal of a message the writer refused with `error`.
+fn invalid<M: NetMessage>(message: &M, error: crate::StreamError) -> ChannelSendError {
+    if error.kind() == crate::ErrorKind::TooLong
+        && let Err(e @ ChannelSendError::ValueTooLong { .. }) = check_bounds(message)
+    {
+        return e;
+    }
+    ChannelSendError::Invalid(error)
 }
 
 /// The send side: the layer's [`LayerConfig`] is passed in by the layer, the event
@@ -262,15 +330,26 @@ impl<M: NetMessage> SendSide<M> {
         message: M,
         counters: &mut LayerStats,
     ) -> Result<(), ChannelSendError> {
+        if let Some(c) = config.channels.get(channel.index()) {
+            check_type::<M>(c, channel, |_| TypeIdProbe::of(&message))?;
+        }
         let channel = channel.index();
         let bits = crate::codec::measure(&message);
         // Measured with every align at 7 bits: the written size may be 7 bits less.
-        let block = self.admit(config, channel, bits, 7, counters)?;
+        let block = match self.admit(config, channel, bits, 7, counters) {
+            // A value beyond its bounds (a string above its max_len) is the fault, not
+            // the channel: say so.
+            Err(e @ ChannelSendError::TooLarge { .. }) => {
+                check_bounds(&message)?;
+                return Err(e);
+            }
+            admitted => admitted?,
+        };
         // Validate by writing once.
         self.scratch.clear();
         self.scratch.resize(bits.div_ceil(8) + 8, 0);
         let mut w = WriteStream::new(&mut self.scratch);
-        message.write(&mut w).map_err(ChannelSendError::Invalid)?;
+        message.write(&mut w).map_err(|e| invalid(&message, e))?;
         let written = w.finish();
         let c = &config.channels[channel];
         let bytes = match c.blocks {
@@ -310,6 +389,13 @@ impl<M: NetMessage> SendSide<M> {
                 max: M::MAX_BITS,
                 fix: "encode a message of this layer's message set",
             });
+        }
+        if let Some(c) = config.channels.get(channel.index()) {
+            check_type::<M>(c, channel, |bits| {
+                let mut id = 0;
+                let mut r = ReadStream::new(encoded.bytes());
+                r.serialize_bits(&mut id, bits).ok().map(|()| id)
+            })?;
         }
         let channel = channel.index();
         let block = self.admit(config, channel, bits, 0, counters)?;

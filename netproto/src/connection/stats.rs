@@ -20,7 +20,10 @@ pub struct LinkStats {
     /// out (the ack-delay byte, see
     /// [`EndpointConfig::report_ack_delay`](crate::packet::EndpointConfig::report_ack_delay));
     /// `rtt + ack_delay` is how long an ack takes to come back; its
-    /// `jitter_stddev_vs_avg_rtt` is how much the round trip varies.
+    /// `jitter_stddev_vs_avg_rtt` is how much the round trip varies. The round-trip
+    /// history (`rtt_min`, `rtt_max`, `rtt_avg`, the jitters) and the loss
+    /// (`packet_loss_percent`, `packet_loss_percent_long`, whose resolution they state)
+    /// are `None` until measured.
     pub endpoint: EndpointStats,
     /// The congestion mode (good: 120 packets per second, bad: 30, by default).
     pub mode: Mode,

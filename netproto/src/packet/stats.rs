@@ -56,19 +56,22 @@ pub struct EndpointStats {
     /// measures it: from the send of each packet to the arrival of the first ack of
     /// it, which includes the wait for the peer's next packet.
     pub rtt: Duration,
-    /// Smallest RTT sample in the history.
-    pub rtt_min: Duration,
-    /// Largest RTT sample in the history.
-    pub rtt_max: Duration,
-    /// Mean RTT sample in the history.
-    pub rtt_avg: Duration,
-    /// Mean of `sample - rtt_min` over the history.
-    pub jitter_avg_vs_min_rtt: Duration,
-    /// Largest `sample - rtt_min` over the history.
-    pub jitter_max_vs_min_rtt: Duration,
+    /// Smallest RTT sample in the history; `None` until a sample is in it (the
+    /// history is passed over four times a second, so it appears within a quarter
+    /// second of the first ack). The same for the five fields below: a round trip not
+    /// measured yet is absent, never 0.
+    pub rtt_min: Option<Duration>,
+    /// Largest RTT sample in the history; `None` until measured.
+    pub rtt_max: Option<Duration>,
+    /// Mean RTT sample in the history; `None` until measured.
+    pub rtt_avg: Option<Duration>,
+    /// Mean of `sample - rtt_min` over the history; `None` until measured.
+    pub jitter_avg_vs_min_rtt: Option<Duration>,
+    /// Largest `sample - rtt_min` over the history; `None` until measured.
+    pub jitter_max_vs_min_rtt: Option<Duration>,
     /// Standard deviation of the history around `rtt_avg`: how much the round trip
-    /// varies.
-    pub jitter_stddev_vs_avg_rtt: Duration,
+    /// varies; `None` until measured.
+    pub jitter_stddev_vs_avg_rtt: Option<Duration>,
     /// The time the peer holds our packets before acking them, smoothed (0 without
     /// `report_ack_delay`): `rtt + ack_delay` is how long an ack takes to come back,
     /// what a resend timer waits for.
@@ -79,7 +82,22 @@ pub struct EndpointStats {
     /// an RTT is measured, when it was sent over `2 * (rtt + ack_delay) + 100 ms`
     /// ago, unacked. An ack that comes after all corrects it. No smoothing on top:
     /// it reflects a change within about `loss_window` packets.
-    pub packet_loss_percent: f64,
+    ///
+    /// `None` until the fate of one of our packets is known. Resolution: 1/N after N
+    /// packets, at best 1/`loss_window` (1/32 by default, 3.1 points): for a finer
+    /// figure that follows a change more slowly, see
+    /// [`packet_loss_percent_long`](Self::packet_loss_percent_long).
+    pub packet_loss_percent: Option<f64>,
+    /// Percentage of our last 1024 packets whose fate is known that were lost, by the
+    /// same rules as `packet_loss_percent` (an ack that comes while the packet is among
+    /// the last `loss_window` known ones corrects it).
+    ///
+    /// `None` until the fate of one of our packets is known. Resolution: 1/N after N
+    /// packets, 1/1024 (0.1 point) once 1024 are known; at 1% loss its standard error
+    /// over 1024 packets is about 0.3 point. It follows a change over about 1024
+    /// packets (34 s at 30 packets per second): the figure to display or log, where
+    /// `packet_loss_percent` is the one to react to.
+    pub packet_loss_percent_long: Option<f64>,
     /// Smoothed bandwidth sent (payload plus `packet_header_size` per packet), over
     /// the older half of the sent window.
     pub sent_kbps: f64,
@@ -134,14 +152,15 @@ pub struct EndpointStats {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Estimates {
     pub(crate) rtt: Duration,
-    pub(crate) rtt_min: Duration,
-    pub(crate) rtt_max: Duration,
-    pub(crate) rtt_avg: Duration,
-    pub(crate) jitter_avg_vs_min_rtt: Duration,
-    pub(crate) jitter_max_vs_min_rtt: Duration,
-    pub(crate) jitter_stddev_vs_avg_rtt: Duration,
+    pub(crate) rtt_min: Option<Duration>,
+    pub(crate) rtt_max: Option<Duration>,
+    pub(crate) rtt_avg: Option<Duration>,
+    pub(crate) jitter_avg_vs_min_rtt: Option<Duration>,
+    pub(crate) jitter_max_vs_min_rtt: Option<Duration>,
+    pub(crate) jitter_stddev_vs_avg_rtt: Option<Duration>,
     pub(crate) ack_delay: Duration,
-    pub(crate) packet_loss_percent: f64,
+    pub(crate) packet_loss_percent: Option<f64>,
+    pub(crate) packet_loss_percent_long: Option<f64>,
     pub(crate) sent_kbps: f64,
     pub(crate) received_kbps: f64,
     pub(crate) acked_kbps: f64,
@@ -165,6 +184,7 @@ impl Estimates {
             jitter_stddev_vs_avg_rtt: self.jitter_stddev_vs_avg_rtt,
             ack_delay: self.ack_delay,
             packet_loss_percent: self.packet_loss_percent,
+            packet_loss_percent_long: self.packet_loss_percent_long,
             sent_kbps: self.sent_kbps,
             received_kbps: self.received_kbps,
             acked_kbps: self.acked_kbps,
@@ -183,6 +203,55 @@ const LOSS_TIME_SLACK: Duration = Duration::from_millis(100);
 /// Between two passes over the RTT history and the bandwidth windows: a server pays
 /// them per connection four times a second rather than at every tick.
 const WINDOWS_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Our packets whose fate the long loss figure
+/// ([`EndpointStats::packet_loss_percent_long`]) counts: its finest resolution is one
+/// in this many. A power of two that divides 65536 (a slot per sequence, modulo).
+pub(crate) const LONG_LOSS_WINDOW: usize = 1024;
+
+/// Words of a bit per slot of the long loss window.
+const LONG_LOSS_WORDS: usize = LONG_LOSS_WINDOW / 64;
+
+/// The fates of our last [`LONG_LOSS_WINDOW`] settled packets: a bit per sequence
+/// (modulo the window) for "counted" (sent, fate known) and one for "lost", with
+/// their totals. 256 bytes, fixed.
+#[derive(Debug, Default)]
+struct LongLoss {
+    counted: [u64; LONG_LOSS_WORDS],
+    lost: [u64; LONG_LOSS_WORDS],
+    known: u32,
+    lost_total: u32,
+    /// The newest sequence whose fate is filed.
+    front: Option<Sequence>,
+}
+
+impl LongLoss {
+    /// Files the fate of `sequence`: `None` for no packet (skipped, or no record), or
+    /// whether it was lost.
+    fn file(&mut self, sequence: Sequence, fate: Option<bool>) {
+        let slot = usize::from(sequence.0) % LONG_LOSS_WINDOW;
+        let (word, bit) = (slot / 64, 1u64 << (slot % 64));
+        let was_counted = self.counted[word] & bit != 0;
+        let was_lost = self.lost[word] & bit != 0;
+        self.known -= u32::from(was_counted);
+        self.lost_total -= u32::from(was_lost);
+        self.counted[word] &= !bit;
+        self.lost[word] &= !bit;
+        if let Some(lost) = fate {
+            self.counted[word] |= bit;
+            self.known += 1;
+            if lost {
+                self.lost[word] |= bit;
+                self.lost_total += 1;
+            }
+        }
+    }
+
+    /// The share lost, in percent; `None` before any fate is known.
+    fn percent(&self) -> Option<f64> {
+        (self.known > 0).then(|| f64::from(self.lost_total) / f64::from(self.known) * 100.0)
+    }
+}
 
 /// An empty entry of the RTT history.
 const NO_SAMPLE: u64 = u64::MAX;
@@ -205,6 +274,8 @@ pub(crate) struct Estimator {
     rtt_smoothing: f64,
     bandwidth_smoothing: f64,
     loss_window: u16,
+    /// The fates of the last [`LONG_LOSS_WINDOW`] settled packets.
+    long_loss: LongLoss,
     /// The newest of our packets the peer acked (the largest `ack` with bits set).
     ack_front: Option<Sequence>,
     /// Whether a hold was reported yet (the first is taken whole).
@@ -238,6 +309,7 @@ impl Estimator {
             // Within the sent window, at most 32768 entries.
             loss_window: u16::try_from(config.loss_window.min(config.sent_packets_buffer_size))
                 .unwrap_or(u16::MAX),
+            long_loss: LongLoss::default(),
             ack_front: None,
             ack_delay_known: false,
             windows_at: Time::NEVER,
@@ -354,21 +426,45 @@ impl Estimator {
             }
         }
         let Some(end) = end else {
-            self.stats.packet_loss_percent = 0.0;
+            self.stats.packet_loss_percent = None;
+            self.stats.packet_loss_percent_long = None;
             return;
         };
+        let fate = |s: Sequence| sent.get(s).filter(|p| !p.skipped).map(|p| !p.acked);
+        // The long window: file the fates settled since the last update (at most a
+        // window's worth; a sequence without a record files as no packet, clearing
+        // the slot of the one a window before it).
+        let long = &mut self.long_loss;
+        let newly = match long.front {
+            None => LONG_LOSS_WINDOW as u16,
+            Some(front) if end.is_newer_than(front) => {
+                end.0.wrapping_sub(front.0).min(LONG_LOSS_WINDOW as u16)
+            }
+            // The end moved back (the round trip grew): those stay filed.
+            Some(_) => 0,
+        };
+        for back in (0..newly).rev() {
+            let s = end.wrapping_sub(back);
+            long.file(s, fate(s));
+        }
+        if newly > 0 {
+            long.front = Some(end);
+        }
         let (mut known, mut lost) = (0u32, 0u32);
         for back in 0..self.loss_window {
-            if let Some(p) = sent.get(end.wrapping_sub(back)).filter(|p| !p.skipped) {
+            let s = end.wrapping_sub(back);
+            if let Some(is_lost) = fate(s) {
                 known += 1;
-                lost += u32::from(!p.acked);
+                lost += u32::from(is_lost);
+                // A late ack corrects the long window too.
+                if long.front.is_some_and(|f| !s.is_newer_than(f)) {
+                    long.file(s, Some(is_lost));
+                }
             }
         }
-        self.stats.packet_loss_percent = if known == 0 {
-            0.0
-        } else {
-            f64::from(lost) / f64::from(known) * 100.0
-        };
+        self.stats.packet_loss_percent =
+            (known > 0).then(|| f64::from(lost) / f64::from(known) * 100.0);
+        self.stats.packet_loss_percent_long = long.percent();
     }
 
     fn update_rtt_history(&mut self) {
@@ -390,12 +486,12 @@ impl Estimator {
         }
         let s = &mut self.stats;
         if count == 0 {
-            s.rtt_min = Duration::ZERO;
-            s.rtt_max = Duration::ZERO;
-            s.rtt_avg = Duration::ZERO;
-            s.jitter_avg_vs_min_rtt = Duration::ZERO;
-            s.jitter_max_vs_min_rtt = Duration::ZERO;
-            s.jitter_stddev_vs_avg_rtt = Duration::ZERO;
+            s.rtt_min = None;
+            s.rtt_max = None;
+            s.rtt_avg = None;
+            s.jitter_avg_vs_min_rtt = None;
+            s.jitter_max_vs_min_rtt = None;
+            s.jitter_stddev_vs_avg_rtt = None;
             return;
         }
         // At most 65536 samples (the history's size is validated).
@@ -408,12 +504,12 @@ impl Estimator {
             let d = r.as_secs_f64() - avg.as_secs_f64();
             var_sum += d * d;
         }
-        s.rtt_min = min;
-        s.rtt_max = max;
-        s.rtt_avg = avg;
-        s.jitter_avg_vs_min_rtt = jitter_sum / count;
-        s.jitter_max_vs_min_rtt = max - min;
-        s.jitter_stddev_vs_avg_rtt = saturating_duration((var_sum / f64::from(count)).sqrt());
+        s.rtt_min = Some(min);
+        s.rtt_max = Some(max);
+        s.rtt_avg = Some(avg);
+        s.jitter_avg_vs_min_rtt = Some(jitter_sum / count);
+        s.jitter_max_vs_min_rtt = Some(max - min);
+        s.jitter_stddev_vs_avg_rtt = Some(saturating_duration((var_sum / f64::from(count)).sqrt()));
     }
 }
 
@@ -528,6 +624,7 @@ mod tests {
         let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
         e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
         let st = e.estimates();
+        let ms = |d: Option<Duration>| ms(d.expect("measured"));
         assert_eq!((ms(st.rtt_min), ms(st.rtt_max)), (50.0, 70.0));
         assert!((ms(st.rtt_avg) - 60.0).abs() < 1e-6);
         assert!((ms(st.jitter_avg_vs_min_rtt) - 10.0).abs() < 1e-6);
@@ -543,38 +640,108 @@ mod tests {
         let mut sent = sent_window();
         let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
         e.update(Time::from_secs_f64(0.7), &sent, &received);
-        assert_eq!(e.estimates().packet_loss_percent, 0.0, "nothing known yet");
+        assert_eq!(e.estimates().packet_loss_percent, None, "nothing known yet");
+        assert_eq!(e.estimates().packet_loss_percent_long, None);
+        let loss = |e: &Estimator| e.estimates().packet_loss_percent.expect("known");
+        let long = |e: &Estimator| e.estimates().packet_loss_percent_long.expect("known");
         // The peer acked up to 7 (evens only): 0..=4 are known, 1 and 3 lost; 5 and
         // 6 are within the reordering allowance.
         e.on_acks(Sequence(6), 0b1);
         e.on_acks(Sequence(2), 0b1);
         e.on_acks(Sequence(7), 0b1);
         e.update(Time::from_secs_f64(0.7), &sent, &received);
-        assert!((e.estimates().packet_loss_percent - 40.0).abs() < 1e-9);
+        assert!((loss(&e) - 40.0).abs() < 1e-9);
+        assert!((long(&e) - 40.0).abs() < 1e-9);
         // With an RTT of 50 ms, packets sent over 0.2 s ago are known too: 0..=5.
         e.rtt_sample(Sequence(0), millis(50.0), 1);
         e.update(Time::from_secs_f64(0.75), &sent, &received);
-        assert!((e.estimates().packet_loss_percent - 50.0).abs() < 1e-9);
+        assert!((loss(&e) - 50.0).abs() < 1e-9);
+        assert!((long(&e) - 50.0).abs() < 1e-9);
         // A late ack corrects it.
         if let Some(p) = sent.get_mut(Sequence(5)) {
             p.acked = true;
         }
         e.update(Time::from_secs_f64(0.75), &sent, &received);
-        assert!((e.estimates().packet_loss_percent - 100.0 / 3.0).abs() < 1e-9);
+        assert!((loss(&e) - 100.0 / 3.0).abs() < 1e-9);
+        assert!((long(&e) - 100.0 / 3.0).abs() < 1e-9, "corrected too");
+    }
+
+    #[test]
+    fn the_round_trip_history_is_absent_until_a_sample_is_in_it() {
+        let mut e = small_estimator();
+        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
+        e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
+        let st = e.estimates();
+        assert_eq!(
+            [
+                st.rtt_min,
+                st.rtt_max,
+                st.rtt_avg,
+                st.jitter_avg_vs_min_rtt,
+                st.jitter_max_vs_min_rtt,
+                st.jitter_stddev_vs_avg_rtt
+            ],
+            [None; 6]
+        );
+        e.rtt_sample(Sequence(0), millis(40.0), 1);
+        e.update(Time::from_secs_f64(1.0), &sent_window(), &received);
+        let st = e.estimates();
+        assert_eq!(st.rtt_min, Some(millis(40.0)));
+        assert_eq!(st.jitter_stddev_vs_avg_rtt, Some(Duration::ZERO));
+        assert_eq!(st.jitter_max_vs_min_rtt, Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn the_long_loss_window_counts_1024_packets_and_forgets_older_ones() {
+        // 2048 packets sent, every 10th lost (by its sequence); the peer acked up to
+        // the newest: 2045 are settled (3 within the reordering allowance).
+        let mut e = Estimator::new(&EndpointConfig {
+            sent_packets_buffer_size: 4096,
+            loss_window: 32,
+            ..EndpointConfig::default()
+        });
+        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
+        let mut sent: SequenceBuffer<SentPacket> = SequenceBuffer::new(4096);
+        let mut fill = |e: &mut Estimator, from: u16, to: u16, lost: &dyn Fn(u16) -> bool| {
+            for s in from..to {
+                let p = SentPacket {
+                    time: Time::from_secs_f64(f64::from(s) * 0.01),
+                    bytes: 100,
+                    acked: !lost(s),
+                    skipped: false,
+                };
+                sent.insert(Sequence(s), p).expect("fresh");
+            }
+            e.on_acks(Sequence(to - 1), 1);
+            e.update(Time::from_secs_f64(f64::from(to) * 0.01), &sent, &received);
+        };
+        fill(&mut e, 0, 1000, &|s| s % 10 == 0);
+        // 997 settled (0..=996): 100 of them lost (0, 10, ... 990).
+        let st = e.estimates();
+        assert_eq!(st.packet_loss_percent_long, Some(100.0 / 997.0 * 100.0));
+        // The fast window: 993..=996 ... the last 32 settled, 965..=996: 3 lost.
+        assert_eq!(st.packet_loss_percent, Some(3.0 / 32.0 * 100.0));
+        // Then 1000 more without loss: the long window holds 1024 (973..=1996),
+        // 3 of them lost (980, 990 and none after... 973..=999 holds 980 and 990).
+        fill(&mut e, 1000, 2000, &|_| false);
+        let st = e.estimates();
+        assert_eq!(st.packet_loss_percent_long, Some(2.0 / 1024.0 * 100.0));
+        assert_eq!(st.packet_loss_percent, Some(0.0));
     }
 
     #[test]
     fn the_report_takes_every_estimate_and_keeps_the_counters() {
         let e = Estimates {
             rtt: Duration::from_millis(1),
-            rtt_min: Duration::from_millis(2),
-            rtt_max: Duration::from_millis(3),
-            rtt_avg: Duration::from_millis(4),
-            jitter_avg_vs_min_rtt: Duration::from_millis(5),
-            jitter_max_vs_min_rtt: Duration::from_millis(6),
-            jitter_stddev_vs_avg_rtt: Duration::from_millis(7),
+            rtt_min: Some(Duration::from_millis(2)),
+            rtt_max: Some(Duration::from_millis(3)),
+            rtt_avg: Some(Duration::from_millis(4)),
+            jitter_avg_vs_min_rtt: Some(Duration::from_millis(5)),
+            jitter_max_vs_min_rtt: Some(Duration::from_millis(6)),
+            jitter_stddev_vs_avg_rtt: Some(Duration::from_millis(7)),
             ack_delay: Duration::from_millis(8),
-            packet_loss_percent: 9.0,
+            packet_loss_percent: Some(9.0),
+            packet_loss_percent_long: Some(9.5),
             sent_kbps: 10.0,
             received_kbps: 11.0,
             acked_kbps: 12.0,
@@ -586,26 +753,27 @@ mod tests {
         };
         let st = e.stats(&counters);
         let times = [
-            st.rtt,
+            Some(st.rtt),
             st.rtt_min,
             st.rtt_max,
             st.rtt_avg,
             st.jitter_avg_vs_min_rtt,
             st.jitter_max_vs_min_rtt,
             st.jitter_stddev_vs_avg_rtt,
-            st.ack_delay,
+            Some(st.ack_delay),
         ];
         assert_eq!(
             times,
-            core::array::from_fn(|i| Duration::from_millis(i as u64 + 1))
+            core::array::from_fn(|i| Some(Duration::from_millis(i as u64 + 1)))
         );
         let rates = [
             st.packet_loss_percent,
-            st.sent_kbps,
-            st.received_kbps,
-            st.acked_kbps,
+            st.packet_loss_percent_long,
+            Some(st.sent_kbps),
+            Some(st.received_kbps),
+            Some(st.acked_kbps),
         ];
-        assert_eq!(rates, [9.0, 10.0, 11.0, 12.0]);
+        assert_eq!(rates, [9.0, 9.5, 10.0, 11.0, 12.0].map(Some));
         assert_eq!((st.packets_sent, st.packets_dropped_invalid), (13, 14));
     }
 
@@ -630,7 +798,7 @@ mod tests {
             e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
             assert_eq!(
                 e.estimates().rtt_max,
-                Duration::from_nanos(NO_SAMPLE - 1),
+                Some(Duration::from_nanos(NO_SAMPLE - 1)),
                 "{sample:?}"
             );
         }
@@ -675,7 +843,7 @@ mod tests {
         let min_at = |e: &mut Estimator, rtt: f64, secs: f64| {
             e.rtt_sample(Sequence(0), millis(rtt), 1);
             e.update(Time::from_secs_f64(secs), &sent, &received);
-            ms(e.estimates().rtt_min)
+            ms(e.estimates().rtt_min.expect("measured"))
         };
         assert_eq!(min_at(&mut e, 50.0, 1.0), 50.0, "the first update passes");
         assert_eq!(min_at(&mut e, 40.0, 1.1), 50.0, "0.1 s later: not yet");
@@ -697,7 +865,7 @@ mod tests {
         let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
         e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
         // Deviations -10, 10, 0, 0 ms: variance 50 ms^2.
-        let stddev = ms(e.estimates().jitter_stddev_vs_avg_rtt);
+        let stddev = ms(e.estimates().jitter_stddev_vs_avg_rtt.expect("measured"));
         assert!((stddev - 50f64.sqrt()).abs() < 1e-6, "{stddev}");
     }
 

@@ -271,6 +271,17 @@ impl<M: MessageSet> UdpClient<M> {
         self.stack.send(channel, message)
     }
 
+    /// Queues `message` on `channel`, a channel declared for its type alone
+    /// ([`LayerConfig::add_typed`](crate::channel::LayerConfig::add_typed)): another
+    /// type does not compile. Otherwise as [`send`](Self::send).
+    pub fn send_on<T: Into<M>>(
+        &mut self,
+        channel: crate::channel::Channel<T>,
+        message: T,
+    ) -> Result<(), SendError> {
+        self.stack.send_on(channel, message)
+    }
+
     /// The next message delivered on `channel`.
     pub fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.stack.receive(channel)

@@ -370,6 +370,18 @@ impl<M: MessageSet> UdpServer<M> {
         self.stack.send(client, channel, message)
     }
 
+    /// Queues `message` to `client` on `channel`, a channel declared for its type
+    /// alone ([`LayerConfig::add_typed`](crate::channel::LayerConfig::add_typed)):
+    /// another type does not compile. Otherwise as [`send`](Self::send).
+    pub fn send_on<T: Into<M>>(
+        &mut self,
+        client: ClientId,
+        channel: crate::channel::Channel<T>,
+        message: T,
+    ) -> Result<(), SendError> {
+        self.stack.send_on(client, channel, message)
+    }
+
     /// Queues `message` on `channel` for every connected client, encoded once; see
     /// [`ServerStack::broadcast`]. Returns the clients it was queued for.
     pub fn broadcast(

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::peer::{Peer, Refused, ServerSlot};
 use super::{ConnectionStats, SendError, StackStats, TransportError};
 use crate::MessageSet;
-use crate::channel::{ChannelId, LayerConfig, MessageLayer};
+use crate::channel::{Channel, ChannelId, LayerConfig, MessageLayer};
 use crate::connection::{
     Client, ClientEvent, ClientId, ClientState, ConnectionConfig, Server, ServerConfig, ServerEvent,
 };
@@ -261,6 +261,18 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         self.peer_mut(client)
             .ok_or(SendError::NotConnected)?
             .send(channel, message)
+    }
+
+    /// Queues `message` to `client` on `channel`, a channel declared for its type
+    /// alone ([`LayerConfig::add_typed`](crate::channel::LayerConfig::add_typed)):
+    /// another type does not compile. Otherwise as [`send`](Self::send).
+    pub fn send_on<T: Into<M>>(
+        &mut self,
+        client: ClientId,
+        channel: Channel<T>,
+        message: T,
+    ) -> Result<(), SendError> {
+        self.send(client, channel.id(), message.into())
     }
 
     /// Queues `message` on `channel` for every connected client (but those closing),
@@ -534,6 +546,17 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
             return Err(SendError::NotConnected);
         }
         self.peer.send(channel, message)
+    }
+
+    /// Queues `message` on `channel`, a channel declared for its type alone
+    /// ([`LayerConfig::add_typed`](crate::channel::LayerConfig::add_typed)): another
+    /// type does not compile. Otherwise as [`send`](Self::send).
+    pub fn send_on<T: Into<M>>(
+        &mut self,
+        channel: Channel<T>,
+        message: T,
+    ) -> Result<(), SendError> {
+        self.send(channel.id(), message.into())
     }
 
     /// The next message delivered on `channel`.

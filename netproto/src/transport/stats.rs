@@ -11,13 +11,18 @@ use crate::connection::LinkStats;
 /// [`ClientStack::stats`](super::ClientStack::stats), [`UdpServer::stats`](super::UdpServer::stats)
 /// and [`UdpClient::stats`](super::UdpClient::stats).
 ///
+/// The round-trip history (`rtt_min`, jitter...) and the loss are `None` until
+/// measured: a figure not measured yet is absent, never 0.
+///
 /// ```
 /// # fn show(stats: &netproto::transport::ConnectionStats) {
+/// let e = &stats.link.endpoint;
+/// match (e.jitter_stddev_vs_avg_rtt, e.packet_loss_percent_long) {
+///     (Some(jitter), Some(loss)) => println!("{:?} ± {jitter:?}, {loss:.1}% loss", e.rtt),
+///     _ => println!("link not measured yet"),
+/// }
 /// println!(
-///     "{:?} ± {:?}, {:.1}% loss, {:.1}/{:.1} kbps, {} resent, {} queued",
-///     stats.link.endpoint.rtt,
-///     stats.link.endpoint.jitter_stddev_vs_avg_rtt,
-///     stats.link.endpoint.packet_loss_percent,
+///     "{:.1}/{:.1} kbps, {} resent, {} queued",
 ///     stats.link.sent_kbps,
 ///     stats.link.received_kbps,
 ///     stats.messages.messages_resent,

@@ -97,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         timeout_seconds: 10,
         session_lifetime: 3600,
         admin_key: std::env::var("BACKEND_ADMIN_KEY").ok(),
-        clock: service::unix_time,
+        clock: Box::new(service::unix_time),
     };
     let backend = Backend::new(config)?;
     let fleet = backend.servers();

@@ -71,7 +71,6 @@ impl GameServer {
 }
 
 /// What the backend is started with.
-#[derive(Debug)]
 pub(crate) struct Config {
     /// The key shared with the game servers (`Key::from_env`, `Key::from_file`).
     pub(crate) private_key: Key,
@@ -93,8 +92,9 @@ pub(crate) struct Config {
     pub(crate) session_lifetime: u64,
     /// The bearer key of `PUT /servers/{address}`; `None` turns the route off.
     pub(crate) admin_key: Option<String>,
-    /// The time in seconds since the Unix epoch (a fixed value in tests).
-    pub(crate) clock: fn() -> u64,
+    /// The time in seconds since the Unix epoch ([`unix_time`]; a fixed value in
+    /// tests).
+    pub(crate) clock: Box<dyn Fn() -> u64 + Send + Sync>,
 }
 
 /// The wall clock, for [`Config::clock`].
@@ -111,7 +111,6 @@ struct Session {
 }
 
 /// The service's state, shared by the request handlers.
-#[derive(Debug)]
 pub(crate) struct Backend {
     config: Config,
     /// Live sessions by their bearer string: one per account at most (a new login

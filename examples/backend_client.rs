@@ -13,6 +13,8 @@
 //! Options: `--backend URL` (default http://127.0.0.1:8080), `--name`, `--password`
 //! (default alice / wonderland), `--game-server ADDR` (repeat it). The game servers
 //! start before the token is fetched: a server refuses tokens made before it started.
+//! Start only one (`--game-server 127.0.0.1:40001`) to see the client fail over: it
+//! gives the token's first server the token's timeout (10 s), then tries the next.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -160,7 +162,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         if let Some(GameMessage::Chat(reply)) = client.receive(ChannelId::RELIABLE) {
-            println!("client: {}", reply.text);
+            println!(
+                "client (connected to {}): {}",
+                client.server_addr(),
+                reply.text
+            );
             client.disconnect();
             return Ok(());
         }

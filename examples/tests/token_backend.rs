@@ -23,7 +23,12 @@ const ADMIN_KEY: &str = "fleet-admin-key";
 /// thread (it lives as long as the test process), and returns its base URL and the
 /// time its clock is fixed at: read now, after the game servers started (a server
 /// refuses tokens made before its start), so that every timestamp is exact.
-fn start_backend(private_key: Key, servers: &[SocketAddr], capacity: u32) -> (String, u64) {
+fn start_backend(
+    private_key: Key,
+    servers: &[SocketAddr],
+    capacity: u32,
+    timeout_seconds: i32,
+) -> (String, u64) {
     let now = service::unix_time();
     let config = Config {
         private_key,
@@ -46,7 +51,7 @@ fn start_backend(private_key: Key, servers: &[SocketAddr], capacity: u32) -> (St
             .collect(),
         servers_per_token: 2,
         token_lifetime: 300,
-        timeout_seconds: 7,
+        timeout_seconds,
         session_lifetime: 3600,
         admin_key: Some(ADMIN_KEY.into()),
         clock: Box::new(move || now),
@@ -165,6 +170,10 @@ fn join(token: &ConnectToken, servers: &mut [UdpServer<GameMessage>]) -> (Socket
             }
         }
         if let Some(GameMessage::Chat(reply)) = client.receive(ChannelId::RELIABLE) {
+            assert_eq!(
+                Some(client.server_addr()),
+                joined.map(|(address, _)| address)
+            );
             client.disconnect();
             for server in servers.iter_mut() {
                 server.update().expect("server update");
@@ -186,7 +195,7 @@ fn a_login_gives_a_token_the_listed_servers_accept() {
         .iter()
         .map(|s| s.local_addr().expect("address"))
         .collect();
-    let (base, now) = start_backend(key, &addresses, 4);
+    let (base, now) = start_backend(key, &addresses, 4, 7);
 
     let body = r#"{"name": "alice", "password": "wonderland"}"#;
     let (status, text) = call("POST", &format!("{base}/login"), None, Some(body));
@@ -229,10 +238,31 @@ fn a_login_gives_a_token_the_listed_servers_accept() {
 }
 
 #[test]
+fn a_client_fails_over_to_the_next_server_the_token_lists() {
+    let key = Key::random();
+    let [first, second] = [game_server(&key), game_server(&key)];
+    let addresses: Vec<_> = [&first, &second]
+        .iter()
+        .map(|s| s.local_addr().expect("address"))
+        .collect();
+    // A 1-second timeout: the time the client gives each silent server.
+    let (base, _) = start_backend(key, &addresses, 4, 1);
+    let session = login(&base, "alice", "wonderland");
+    let (_, token) = fetch_token(&base, &session);
+    assert_eq!(token.server_addresses, addresses);
+    // The first server dies after the backend listed it (before its next report).
+    drop(first);
+    assert_eq!(
+        join(&token, &mut [second]),
+        (addresses[1], 1, format!("{} got hello", addresses[1]))
+    );
+}
+
+#[test]
 fn wrong_credentials_and_sessions_get_401_with_the_reason() {
     let key = Key::random();
     let server = game_server(&key);
-    let (base, _) = start_backend(key, &[server.local_addr().expect("address")], 4);
+    let (base, _) = start_backend(key, &[server.local_addr().expect("address")], 4, 7);
     let login_url = format!("{base}/login");
     let connect_url = format!("{base}/connect");
     let wrong = (401, "wrong name or password".to_owned());
@@ -261,7 +291,7 @@ fn wrong_credentials_and_sessions_get_401_with_the_reason() {
 fn malformed_and_oversized_requests_are_refused_unread() {
     let key = Key::random();
     let server = game_server(&key);
-    let (base, _) = start_backend(key, &[server.local_addr().expect("address")], 4);
+    let (base, _) = start_backend(key, &[server.local_addr().expect("address")], 4, 7);
     let login_url = format!("{base}/login");
     // axum's JSON extractor: 400 for bad syntax, 422 for a missing field.
     assert_eq!(call("POST", &login_url, None, Some("{")).0, 400);
@@ -282,7 +312,7 @@ fn unhealthy_and_full_servers_are_not_handed_out() {
         .iter()
         .map(|s| s.local_addr().expect("address"))
         .collect();
-    let (base, _) = start_backend(key, &addresses, 4);
+    let (base, _) = start_backend(key, &addresses, 4, 7);
     let report = |address: SocketAddr, bearer: &str, body: &str| {
         call(
             "PUT",

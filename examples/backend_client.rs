@@ -13,8 +13,9 @@
 //! Options: `--backend URL` (default http://127.0.0.1:8080), `--name`, `--password`
 //! (default alice / wonderland), `--game-server ADDR` (repeat it). The game servers
 //! start before the token is fetched: a server refuses tokens made before it started.
-//! Start only one (`--game-server 127.0.0.1:40001`) to see the client fail over: it
-//! gives the token's first server the token's timeout (10 s), then tries the next.
+//! To see the client fail over, start only the second (`--game-server 127.0.0.1:40001`)
+//! against a backend just started, whose first token lists 127.0.0.1:40000 first: the
+//! client gives that silent server the token's timeout (10 s), then tries the next.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -1,8 +1,9 @@
 //! The UDP client.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 
 use super::clock::Clock;
+use super::plain_socket::local_for;
 use super::{
     ClientStack, ConnectionStats, RECV_BUFFER_SIZE, Recv, SendError, TransportError,
     TransportStats, recv, resolve,
@@ -92,20 +93,10 @@ impl<M: MessageSet> UdpClient<M> {
     /// and is given up after the timeout). The first request goes out at the first
     /// [`update`](Self::update).
     pub fn connect(token: &ConnectToken, layer: LayerConfig) -> Result<Self, TransportError> {
-        let first = *token
-            .server_addresses
-            .first()
-            .ok_or(TransportError::NoAddress)?;
-        let loopback = token.server_addresses.iter().all(|a| a.ip().is_loopback());
-        let ip = match (loopback, first) {
-            (true, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::LOCALHOST),
-            (true, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::LOCALHOST),
-            (false, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-            (false, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
-        };
+        let local = local_for(&token.server_addresses).ok_or(TransportError::NoAddress)?;
         let config = Self::armed(ConnectionConfig::new(crate::protocol_id::<M>(&layer)));
         let stack = ClientStack::from_token(config, token, layer, Time::ZERO, |a| a)?;
-        Self::with_stack(SocketAddr::new(ip, 0), stack)
+        Self::with_stack(local, stack)
     }
 
     /// Connects to `server` with a token of its own making, sealed with

@@ -282,16 +282,16 @@ pub struct NetcodeClient {
 }
 
 impl NetcodeClient {
-    /// Connects to the first server of `token` with the default settings and the
-    /// token's protocol id, from an address the system chooses (on loopback for a
-    /// loopback server).
+    /// Connects with the default settings and the token's protocol id, trying every
+    /// server of `token` in turn, each for the token's timeout, as the netcode standard
+    /// says (see [`Client::from_token`](crate::connection::Client::from_token)); from an
+    /// ephemeral port of the first server's address family, on loopback when every
+    /// server is.
     pub fn connect(token: &ConnectToken) -> Result<Self, TransportError> {
-        let server = *token
-            .server_addresses
-            .first()
-            .ok_or(TransportError::NoAddress)?;
+        let local = local_for(&token.server_addresses).ok_or(TransportError::NoAddress)?;
         let config = ConnectionConfig::new(token.protocol_id);
-        Self::connect_with(local_for(server), server, token, config)
+        let client = RawClient::from_token(config, token, Time::ZERO, |a| a)?;
+        Self::with_client(local, client)
     }
 
     /// Connects from `local` to `server` (one of the token's addresses) with
@@ -304,7 +304,14 @@ impl NetcodeClient {
     ) -> Result<Self, TransportError> {
         let server = resolve(server)?;
         let client = RawClient::new(config, token, server, Time::ZERO)?;
-        let socket = UdpSocket::bind(resolve(local)?)?;
+        Self::with_client(resolve(local)?, client)
+    }
+
+    fn with_client(
+        local: SocketAddr,
+        client: RawClient<SocketAddr>,
+    ) -> Result<Self, TransportError> {
+        let socket = UdpSocket::bind(local)?;
         Ok(Self {
             socket: PlainSocket::new(socket, "client")?,
             client,

@@ -94,14 +94,18 @@ impl PlainSocket {
     }
 }
 
-/// The local address a client binds to reach `server`: the loopback of its family
-/// for a loopback server, the unspecified address of its family otherwise; port 0.
-pub(crate) fn local_for(server: SocketAddr) -> SocketAddr {
-    let ip = match (server.ip().is_loopback(), server) {
+/// The address a client socket binds for the servers of a token: an ephemeral port of
+/// the first server's address family, on the loopback interface when every server is
+/// on it, on every interface otherwise (a server of the other family cannot be reached
+/// from it, and is given up after its timeout).
+pub(crate) fn local_for(servers: &[SocketAddr]) -> Option<SocketAddr> {
+    let first = *servers.first()?;
+    let loopback = servers.iter().all(|a| a.ip().is_loopback());
+    let ip = match (loopback, first) {
         (true, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::LOCALHOST),
         (true, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::LOCALHOST),
         (false, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         (false, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
     };
-    SocketAddr::new(ip, 0)
+    Some(SocketAddr::new(ip, 0))
 }

@@ -78,6 +78,17 @@ impl<A: Copy + Eq + Debug> RawClient<A> {
         Client::new(config, token, server, now).map(|inner| Self { inner })
     }
 
+    /// A client that tries every server of `token` in turn, each for the token's
+    /// timeout: see [`Client::from_token`].
+    pub fn from_token(
+        config: ConnectionConfig,
+        token: &ConnectToken,
+        now: Time,
+        address: impl FnMut(std::net::SocketAddr) -> A,
+    ) -> Result<Self, ConnectionConfigError> {
+        Client::from_token(config, token, now, address).map(|inner| Self { inner })
+    }
+
     /// The connection (state, statistics of traffic, counters).
     pub fn connection(&self) -> &Client<A> {
         &self.inner

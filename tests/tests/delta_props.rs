@@ -7,10 +7,10 @@
 
 use netproto::delta::{NetDelta, decode_delta, encode_delta};
 use netproto::sim::Rng;
-use netproto::{ErrorKind, MeasureStream, Quantization, Stream, WriteStream};
+use netproto::{ErrorKind, MeasureStream, Stream, WriteStream};
 use netproto_tests::delta_workload::{
-    ArenaEntity, ArenaState, Cube, CubePosition, CubeScene, SmallestThree,
-    arena_scene, arena_tick, cube_scene, cube_tick,
+    ARENA_Q as ARENA, ArenaEntity, ArenaState, Cube, CubePosition, CubeScene, POS_Q as POS,
+    ROT_Q as ROT, SmallestThree, YAW_Q as YAW, arena_scene, arena_tick, cube_scene, cube_tick,
 };
 use proptest::prelude::*;
 
@@ -18,11 +18,6 @@ mod common;
 
 /// The seed of this file's property tests.
 const SEED: u64 = 0x6465_6c74_6173_0027;
-
-const POS: Quantization = Quantization::new(0.0, 256.0, 0.001);
-const ROT: Quantization = Quantization::new(-0.7072, 0.7072, 0.003);
-const ARENA: Quantization = Quantization::new(-64.0, 64.0, 0.01);
-const YAW: Quantization = Quantization::new(-3.1416, 3.1416, 0.01);
 
 /// A step in `[0, max]`: an edge, near an edge, or anywhere.
 fn step(max: u32) -> impl Strategy<Value = u32> {
@@ -53,7 +48,11 @@ fn near(base: u32, max: u32, limit: i64) -> impl Strategy<Value = u32> {
 fn position() -> impl Strategy<Value = ([u32; 3], [u32; 3])> {
     let m = POS.max_int();
     [step(m), step(m), step(m)].prop_flat_map(move |base| {
-        let now = [near(base[0], m, 511), near(base[1], m, 511), near(base[2], m, 511)];
+        let now = [
+            near(base[0], m, 511),
+            near(base[1], m, 511),
+            near(base[2], m, 511),
+        ];
         (Just(base), now)
     })
 }
@@ -63,7 +62,11 @@ fn rotation() -> impl Strategy<Value = ((u8, [u32; 3]), (u8, [u32; 3]))> {
     (0u8..4, [step(m), step(m), step(m)]).prop_flat_map(move |(l, base)| {
         let now = (
             prop_oneof![Just(l), 0u8..4],
-            [near(base[0], m, 15), near(base[1], m, 15), near(base[2], m, 15)],
+            [
+                near(base[0], m, 15),
+                near(base[1], m, 15),
+                near(base[2], m, 15),
+            ],
         );
         (Just((l, base)), now)
     })
@@ -87,9 +90,8 @@ fn cube_of(p: [u32; 3], (largest, r): (u8, [u32; 3]), at_rest: bool) -> Cube {
 }
 
 fn cube_pair() -> impl Strategy<Value = (Cube, Cube)> {
-    (position(), rotation(), any::<bool>(), any::<bool>()).prop_map(
-        |((pb, pn), (rb, rn), ab, an)| (cube_of(pn, rn, an), cube_of(pb, rb, ab)),
-    )
+    (position(), rotation(), any::<bool>(), any::<bool>())
+        .prop_map(|((pb, pn), (rb, rn), ab, an)| (cube_of(pn, rn, an), cube_of(pb, rb, ab)))
 }
 
 fn state() -> impl Strategy<Value = ArenaState> {
@@ -115,7 +117,13 @@ fn health_near(base: u8) -> impl Strategy<Value = u8> {
 
 fn arena_pair() -> impl Strategy<Value = (ArenaEntity, ArenaEntity)> {
     let (m, y) = (ARENA.max_int(), YAW.max_int());
-    (step(m), step(m), step(y), prop_oneof![Just(0u8), Just(100), 0u8..=100], state())
+    (
+        step(m),
+        step(m),
+        step(y),
+        prop_oneof![Just(0u8), Just(100), 0u8..=100],
+        state(),
+    )
         .prop_flat_map(move |(x, yy, yaw, health, st)| {
             let base = ArenaEntity {
                 x: ARENA.dequantize(x),
@@ -146,10 +154,14 @@ fn arena_pair() -> impl Strategy<Value = (ArenaEntity, ArenaEntity)> {
 
 /// Writes `now` against `base`, checks the measures against the written bits and the
 /// static bound, and reads it back.
-fn check<T: NetDelta + PartialEq + core::fmt::Debug>(now: &T, base: &T) -> Result<usize, TestCaseError> {
+fn check<T: NetDelta + PartialEq + core::fmt::Debug>(
+    now: &T,
+    base: &T,
+) -> Result<usize, TestCaseError> {
     let mut buf = vec![0u8; T::DELTA_MAX_BITS.div_ceil(8)];
     let mut writer = WriteStream::new(&mut buf);
-    now.write_delta(base, &mut writer).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    now.write_delta(base, &mut writer)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let written = writer.bits_processed();
     let mut measure = MeasureStream::new();
     let Ok(()) = now.write_delta(base, &mut measure);
@@ -243,7 +255,10 @@ fn every_fallback_costs_what_the_layout_says() {
     now.state = ArenaState::Shooting(9);
     assert_eq!(bits(&now), 5 + 2 + 4);
     for now in [base, now] {
-        assert_eq!(decode_delta(&encode_delta(&now, &base).unwrap(), &base), Ok(now));
+        assert_eq!(
+            decode_delta(&encode_delta(&now, &base).unwrap(), &base),
+            Ok(now)
+        );
     }
 }
 
@@ -259,7 +274,10 @@ fn a_delta_landing_outside_the_range_is_rejected_never_clamped() {
     // +15 written against 85, read against a baseline of 90: 105 > 100.
     let bytes = encode_delta(&at(100), &at(85)).unwrap();
     let e = decode_delta(&bytes, &at(90)).unwrap_err();
-    assert_eq!((e.kind(), e.field()), (ErrorKind::OutOfRange, Some("ArenaEntity.health")));
+    assert_eq!(
+        (e.kind(), e.field()),
+        (ErrorKind::OutOfRange, Some("ArenaEntity.health"))
+    );
     // A position step below 0.
     let mut base = at(0);
     base.x = ARENA.dequantize(10);
@@ -268,10 +286,16 @@ fn a_delta_landing_outside_the_range_is_rejected_never_clamped() {
     let bytes = encode_delta(&now, &base).unwrap();
     base.x = ARENA.dequantize(5);
     let e = decode_delta(&bytes, &base).unwrap_err();
-    assert_eq!((e.kind(), e.field()), (ErrorKind::OutOfRange, Some("ArenaEntity.x")));
+    assert_eq!(
+        (e.kind(), e.field()),
+        (ErrorKind::OutOfRange, Some("ArenaEntity.x"))
+    );
     // The writer refuses a value outside its range rather than send another.
     let e = encode_delta(&at(101), &at(100)).unwrap_err();
-    assert_eq!((e.kind(), e.field()), (ErrorKind::OutOfRange, Some("ArenaEntity.health")));
+    assert_eq!(
+        (e.kind(), e.field()),
+        (ErrorKind::OutOfRange, Some("ArenaEntity.health"))
+    );
 }
 
 /// Bits of the full form and of the delta against the previous tick, summed over
@@ -309,5 +333,8 @@ fn workload_sizes() {
         adelta / 60,
         adelta / 60 / 8
     );
-    assert_eq!((full, delta, afull, adelta), (4_603_560, 392_841, 187_088, 103_607));
+    assert_eq!(
+        (full, delta, afull, adelta),
+        (4_603_560, 392_841, 187_088, 103_607)
+    );
 }

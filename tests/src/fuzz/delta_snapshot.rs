@@ -72,14 +72,21 @@ where
     );
     let Ok(got) = first else { return false };
     assert!(got.len() <= MAX_LEN);
-    assert!(got.as_slice().windows(2).all(|w| w[0].0 < w[1].0), "ids out of order");
+    assert!(
+        got.as_slice().windows(2).all(|w| w[0].0 < w[1].0),
+        "ids out of order"
+    );
     assert!(got.iter().all(|(id, _)| id <= MAX_ID), "id out of bounds");
     assert!(delta.len() * 8 <= Entities::<T, MAX_ID, MAX_LEN>::DELTA_MAX_BITS + 7);
     if valid {
         let again = encode_delta(&got, base)
             .unwrap_or_else(|e| panic!("a decoded delta does not re-encode: {e}"));
         assert_eq!(got.measure_delta(base).div_ceil(8), again.len());
-        assert_eq!(decode_delta(&again, base).as_ref(), Ok(&got), "decode(encode(d)) != d");
+        assert_eq!(
+            decode_delta(&again, base).as_ref(),
+            Ok(&got),
+            "decode(encode(d)) != d"
+        );
     }
     true
 }
@@ -93,7 +100,7 @@ pub fn delta_snapshot(data: &[u8]) -> usize {
         return 0;
     };
     let seed = u64::from_le_bytes(*seed);
-    let decoded = if kind % 2 == 0 {
+    let decoded = if kind.is_multiple_of(2) {
         let (base, valid) = cube_baseline(seed);
         check(delta, &base, valid)
     } else {
@@ -115,7 +122,7 @@ pub(super) mod seeds {
         while out.len() < count {
             let kind = rng.below(256) as u8;
             let base_seed = rng.next_u64();
-            let delta = if kind % 2 == 0 {
+            let delta = if kind.is_multiple_of(2) {
                 let (base, valid) = cube_baseline(base_seed);
                 if !valid {
                     continue;

@@ -16,7 +16,7 @@
 //!   delta form.
 //!
 //! The reader rejects a delta that lands outside the field's range
-//! ([`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)); nothing is clamped.
+//! ([`ErrorKind::OutOfRange`](crate::ErrorKind)); nothing is clamped.
 //!
 //! [`Entities`] is a keyed collection with a delta form (removed ids, changed entities as
 //! deltas, added entities whole, ids gap-coded).

@@ -146,11 +146,10 @@ pub fn cube_scene(rng: &mut Rng, count: usize) -> CubeScene {
 }
 
 /// One 60 Hz tick: each cube moves with probability `moving` (a few cm per axis, a
-/// small turn, awake), the others come to rest.
+/// small turn, awake); the others do not change.
 pub fn cube_tick(rng: &mut Rng, scene: &mut CubeScene, moving: f64) {
     for (_, cube) in scene.iter_mut() {
         if !rng.chance(moving) {
-            cube.at_rest = true;
             continue;
         }
         cube.at_rest = false;

@@ -147,7 +147,7 @@ fn delta_snapshot() {
     let (n, per) = DELTA_SNAPSHOT;
     let inputs = seeds::delta_snapshot(n, 27);
     let r = run("delta_snapshot", &inputs, per, 27, fuzz::delta_snapshot);
-    check(&r, total(DELTA_SNAPSHOT), &inputs, (8_770, 8_770));
+    check(&r, total(DELTA_SNAPSHOT), &inputs, (9_400, 9_400));
 }
 
 #[test]

@@ -295,3 +295,54 @@ fn hostile_bytes_against_random_baselines_never_panic() {
     }
     assert_eq!((accepted, rejected), (2_627, 17_373));
 }
+
+#[test]
+fn a_reader_given_a_shared_reference_validates_and_stores_nothing() {
+    let mut rng = Rng(99);
+    let base = scene(&mut rng, 20);
+    let now = scene(&mut rng, 30);
+    let bytes = encode_delta(&now, &base).unwrap();
+    let untouched = Scene::new();
+    let mut r = ReadStream::new(&bytes);
+    Scene::serialize_delta_in(&untouched, &base, &mut r).unwrap();
+    assert!(untouched.is_empty());
+    assert_eq!(r.bits_processed(), now.measure_delta(&base));
+    // And it still rejects: a removed id the baseline lacks.
+    let mut r = ReadStream::new(&bytes);
+    let e = Scene::serialize_delta_in(&untouched, &Scene::new(), &mut r).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::OutOfRange);
+    // Option: the value read and dropped.
+    let bytes = encode_delta(&Some(3u8), &Some(1u8)).unwrap();
+    let mut r = ReadStream::new(&bytes);
+    Option::<u8>::serialize_delta_in(&None, &Some(1u8), &mut r).unwrap();
+    assert_eq!(r.bits_processed(), 9);
+}
+
+#[test]
+fn decoding_into_a_reused_slot_keeps_its_allocation() {
+    let mut rng = Rng(5);
+    let base = scene(&mut rng, 60);
+    let mut slot = Scene::new();
+    slot.insert(0, 0).unwrap();
+    let mut first_ptr = None;
+    for round in 0..50 {
+        let mut now = base.clone();
+        for _ in 0..rng.below(8) {
+            let id = rng.below(1024) as u32;
+            if rng.below(2) == 0 {
+                now.remove(id);
+            } else {
+                let _ = now.insert(id, 1);
+            }
+        }
+        let bytes = encode_delta(&now, &base).unwrap();
+        decode_delta_into(&mut slot, &bytes, &base).unwrap();
+        assert_eq!(slot, now, "round {round}");
+        // Grown once to the largest scene, then reused.
+        let ptr = slot.as_slice().as_ptr();
+        if round > 0 {
+            assert_eq!(Some(ptr), first_ptr, "round {round} reallocated");
+        }
+        first_ptr = Some(ptr);
+    }
+}

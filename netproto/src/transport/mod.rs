@@ -18,6 +18,11 @@
 //! messages or other channels refuses the token (its
 //! [`ClientStack::new`] fails), and its requests get no answer.
 //!
+//! To test a game under loss, latency, jitter, duplicates, reordering and a bandwidth
+//! cap on the real socket, build with the `conditioner` feature and set
+//! `NETPROTO_CONDITIONER` (or call `set_conditioner`): see `conditioner` (present with
+//! the feature).
+//!
 //! For local play and tests without a backend, [`insecure_dev`] makes tokens from a
 //! key compiled into the library: never ship it.
 //!
@@ -26,8 +31,11 @@
 
 mod client;
 mod clock;
+#[cfg(feature = "conditioner")]
+pub mod conditioner;
 pub mod insecure_dev;
 mod peer;
+mod seam;
 mod server;
 mod stack;
 mod stats;
@@ -86,6 +94,11 @@ pub enum TransportError {
         /// [`protocol_id`](crate::protocol_id) of the message set and layer.
         expected: u64,
     },
+    /// The link conditioner's environment variable
+    /// ([`conditioner::ENV_VAR`]) is malformed (feature `conditioner`).
+    #[cfg(feature = "conditioner")]
+    #[error(transparent)]
+    Conditioner(#[from] conditioner::ConditionerError),
 }
 
 /// Why a message could not be queued for sending.

@@ -36,9 +36,12 @@ fn sockets() -> (UdpSocket, UdpSocket, SocketAddr) {
     (a, b, to)
 }
 
+/// A datagram received: its index, when (seconds on the test's clock), its length.
+type Arrival = (u32, f64, usize);
+
 /// What the receiver got: each datagram's index (the first 4 bytes) and the time it
 /// arrived, on `clock`.
-fn drain(socket: &UdpSocket, clock: Instant, got: &mut Vec<(u32, f64, usize)>) {
+fn drain(socket: &UdpSocket, clock: Instant, got: &mut Vec<Arrival>) {
     let mut buf = [0u8; 2048];
     while let Ok((n, _)) = socket.recv_from(&mut buf) {
         let index = u32::from_le_bytes(buf[..4].try_into().expect("4 bytes"));
@@ -57,7 +60,7 @@ fn run(
     count: u32,
     len: usize,
     every: Duration,
-) -> (Vec<(u32, f64, usize)>, Conditioner<SocketAddr>, Vec<u32>) {
+) -> (Vec<Arrival>, Conditioner<SocketAddr>, Vec<u32>) {
     let (a, b, to) = sockets();
     let config = ConditionerConfig {
         outgoing: link,

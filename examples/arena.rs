@@ -11,6 +11,7 @@
 //! ```sh
 //! cargo run --release --example arena                      # everything in one process
 //! cargo run --release --example arena -- --loss 20 --latency 150
+//! cargo run --release --example arena -- --conditioner "latency=50ms,jitter=5ms,loss=1%,rate=2mbit"
 //! cargo run --release --example arena -- --server 127.0.0.1:40000       # terminal 1
 //! cargo run --release --example arena -- --client 127.0.0.1:40000       # terminal 2
 //! ```
@@ -20,6 +21,8 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use netproto::sim::LinkConfig;
+use netproto::transport::conditioner::ConditionerConfig;
 use netproto_examples::arena::{Arena, ArenaConfig, Live};
 
 const HELP: &str = "\
@@ -42,6 +45,12 @@ usage: cargo run --release --example arena -- [options]
                     threshold)
   --perfect         a perfect link: no latency, jitter, loss, duplicates or
                     reordering (later flags still apply)
+  --conditioner SPEC
+                    the bots' links in the grammar of netproto's link conditioner
+                    and NETPROTO_CONDITIONER, e.g. \"latency=50ms,jitter=5ms,loss=1%,
+                    dup=0.5%,reorder=1%,rate=2mbit\": a perfect link with those
+                    settings, both ways (later flags still apply; no dir, and the
+                    seed is --seed's)
   --tick HZ         game ticks per second (default 60)
   --seed N          seed of the simulator and the bots (default 1)
   --quiet           no live table, just the summary
@@ -88,6 +97,18 @@ fn parse() -> Result<Options, lexopt::Error> {
             Long("reorder") => config.link.reorder = pct(parser.value()?.parse()?),
             Long("no-spread") => config.spread = false,
             Long("perfect") => config.link = netproto::sim::LinkConfig::PERFECT,
+            Long("conditioner") => {
+                let spec = parser.value()?;
+                let spec = spec.to_str().ok_or("--conditioner: not UTF-8")?;
+                let parsed = ConditionerConfig::parse(spec).map_err(|e| e.to_string())?;
+                let parsed = parsed.unwrap_or(ConditionerConfig::both(LinkConfig::PERFECT));
+                if parsed.outgoing != parsed.incoming {
+                    return Err(
+                        "--conditioner: the arena's links are the same both ways (no dir)".into(),
+                    );
+                }
+                config.link = parsed.outgoing;
+            }
             Long("tick") => config.tick_rate = parser.value()?.parse()?,
             Long("seed") => config.seed = parser.value()?.parse()?,
             Long("quiet") => quiet = true,

@@ -9,8 +9,15 @@
 //! server moves the dots and sends every client the positions of all of them 20 times
 //! a second (unreliable channel); each client prints what it sees once a second. Run
 //! more clients in more terminals. `--seconds N` stops after N seconds, `--address`
-//! picks the server's (127.0.0.1:40000 by default). The connection events are
-//! netproto's `tracing` events, printed to the terminal.
+//! picks the server's (127.0.0.1:40000 by default). `--conditioner SPEC` puts
+//! netproto's link conditioner on this side's socket, in the grammar of
+//! `NETPROTO_CONDITIONER` (which works too):
+//!
+//! ```sh
+//! cargo run -p netproto-bevy --example bevy_game -- client --conditioner "latency=50ms,jitter=5ms,loss=1%"
+//! ```
+//!
+//! The connection events are netproto's `tracing` events, printed to the terminal.
 //!
 //! Development tokens only (`insecure_dev`): a real game's clients get theirs from
 //! its backend.
@@ -27,6 +34,7 @@ use bevy_ecs::prelude::*;
 use netproto::NetMessage;
 use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::ClientId;
+use netproto::transport::conditioner::ConditionerConfig;
 use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
 use netproto_bevy::{
     ClientConnectionEvent, ClientPlugin, FromClient, FromServer, NetClient, NetServer,
@@ -267,10 +275,12 @@ struct Args {
     server: bool,
     address: SocketAddr,
     seconds: Option<f64>,
+    conditioner: Option<ConditionerConfig>,
 }
 
 fn args() -> Result<Args, String> {
-    let usage = "usage: bevy_game (server | client) [--address IP:PORT] [--seconds N]";
+    let usage =
+        "usage: bevy_game (server | client) [--address IP:PORT] [--seconds N] [--conditioner SPEC]";
     let mut args = std::env::args().skip(1);
     let server = match args.next().as_deref() {
         Some("server") => true,
@@ -281,6 +291,7 @@ fn args() -> Result<Args, String> {
         server,
         address: SocketAddr::from(([127, 0, 0, 1], 40000)),
         seconds: None,
+        conditioner: None,
     };
     while let Some(arg) = args.next() {
         let value = args.next().ok_or(usage)?;
@@ -288,6 +299,9 @@ fn args() -> Result<Args, String> {
             "--address" => parsed.address = value.parse().map_err(|e| format!("{value}: {e}"))?,
             "--seconds" => {
                 parsed.seconds = Some(value.parse().map_err(|e| format!("{value}: {e}"))?)
+            }
+            "--conditioner" => {
+                parsed.conditioner = ConditionerConfig::parse(&value).map_err(|e| e.to_string())?
             }
             _ => return Err(usage.into()),
         }
@@ -309,11 +323,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .add_systems(Update, tick);
     if args.server {
-        let server = UdpServer::<GameMessage>::bind_insecure_dev(
+        let mut server = UdpServer::<GameMessage>::bind_insecure_dev(
             args.address,
             MAX_CLIENTS,
             LayerConfig::default(),
         )?;
+        if args.conditioner.is_some() {
+            server.set_conditioner(args.conditioner);
+        }
         println!(
             "serving on {}: run `cargo run -p netproto-bevy --example bevy_game -- client`",
             args.address
@@ -327,11 +344,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         // Any id the backend would give: the process id keeps two clients apart.
         let user_id = u64::from(std::process::id());
-        let client = UdpClient::<GameMessage>::connect_insecure_dev(
+        let mut client = UdpClient::<GameMessage>::connect_insecure_dev(
             args.address,
             user_id,
             LayerConfig::default(),
         )?;
+        if args.conditioner.is_some() {
+            client.set_conditioner(args.conditioner);
+        }
         app.add_plugins(ClientPlugin::<GameMessage>::default())
             .insert_resource(NetClient(client))
             .init_resource::<View>()

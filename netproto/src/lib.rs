@@ -72,6 +72,7 @@
 //! | [`connection`] | netcode 1.02: connect tokens, encrypted sessions, client slots, keep-alives, timeouts, congestion avoidance |
 //! | [`transport`] | the whole stack: [`transport::UdpServer`] and [`transport::UdpClient`] over a socket; [`transport::ServerStack`] and [`transport::ClientStack`] without one |
 //! | `sim` (feature `sim`) | a deterministic lossy network on virtual time, for tests |
+//! | `transport::conditioner` (feature `conditioner`) | loss, latency, jitter, duplicates, reordering and a bandwidth cap on the UDP transports' real socket, from code or `NETPROTO_CONDITIONER` |
 //!
 //! The `netproto-bevy` crate drives the UDP server and client from Bevy systems.
 //!
@@ -186,6 +187,7 @@
 //! | `netproto::congestion` | debug | `congestion mode changed` | `client`, `addr`, `mode` (`good`, `bad`), `rtt_ms`, `penalty_s`, `send_rate` (packets per second) |
 //! | `netproto::drop` | debug | `dropped` | `addr`, `reason`, and `error` where there is one; rate-limited |
 //! | `netproto::drop` | debug | `drop events suppressed` | `suppressed`: the drops not logged in the last second |
+//! | `netproto::conditioner` | warn | `link conditioner active: ...` | `side`, `from` (`environment`, `code`), `outgoing`, `incoming`, `seed`; no `addr` (feature `conditioner` only) |
 //!
 //! A `dropped` event's `reason` names the counter it landed in: on a server, the
 //! fields of [`connection::ServerStats`] without their `datagrams_dropped_` prefix

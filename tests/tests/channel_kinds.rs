@@ -39,7 +39,10 @@ const UNORDERED: ChannelId = ChannelId::new(0);
 const SEQUENCED: ChannelId = ChannelId::new(1);
 const BULK: ChannelId = ChannelId::new(2);
 
-/// Channel 0 reliable-unordered, 1 sequenced (both for `Num` only), 2 bulk.
+/// Channel 0 reliable-unordered, 1 sequenced (both for `Num` only), 2 bulk with
+/// small blocks: `Big` (4000 bytes) fits the preset's 8 KiB packets inline, so the
+/// channel takes at most 2000 bits inline and sends 256-byte fragments, two a packet,
+/// for `Big` to cross as a block of several packets.
 fn config() -> LayerConfig {
     LayerConfig::with_channels(vec![
         ChannelConfig::reliable_unordered()
@@ -49,7 +52,13 @@ fn config() -> LayerConfig {
         ChannelConfig::sequenced()
             .carries::<Msg, Num>()
             .with_max_messages_per_packet(8),
-        ChannelConfig::bulk(),
+        ChannelConfig::bulk()
+            .with_max_message_bits(2000)
+            .with_blocks(BlockConfig {
+                fragment_size: 256,
+                max_fragments_per_packet: 2,
+                ..BlockConfig::bulk()
+            }),
     ])
 }
 

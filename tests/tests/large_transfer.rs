@@ -275,7 +275,12 @@ fn map_download_with_defaults_takes_under_two_seconds() {
         let f = run(game_layer(), ConnectionConfig::new, 1, seed);
         println!("bulk preset, one block, seed {seed}: {f:#?}");
         assert!(f.map_seconds < 2.0, "{f:?}");
-        assert!(f.snapshots_received * 10 >= f.snapshots_sent * 9, "{f:?}");
+        // The map now takes a few snapshot intervals (8 KiB packets): one snapshot
+        // lost with a packet is allowed beside the 90%.
+        assert!(
+            f.snapshots_received * 10 + 10 >= f.snapshots_sent * 9,
+            "{f:?}"
+        );
         assert!(f.snapshot_p50 < 0.1, "{f:?}");
         assert!(f.snapshot_gap < 0.3, "{f:?}");
     }

@@ -55,9 +55,12 @@ fn config() -> LayerConfig {
         ChannelConfig::sequenced()
             .carries::<Msg, Num>()
             .with_queues(64, 64),
+        // 1 KiB packets (the bulk preset's 8 KiB would carry `Big` inline): `Big`
+        // goes as a block, as on the other block channel.
         ChannelConfig::bulk()
             .with_queues(16, 16)
-            .with_blocks(blocks),
+            .with_blocks(blocks)
+            .with_max_bits_per_packet(7936),
     ])
 }
 

@@ -68,12 +68,18 @@ const CHALLENGE_KEY: [u8; 32] = [0xc4; 32];
 const TICK: f64 = 1.0 / 60.0;
 
 /// Channel 0: the reliable preset with the default blocks (64 KiB in 256-byte
-/// fragments, 4 in flight); channel 1: the bulk preset (1 MiB blocks in 128-byte
-/// fragments, 2 in flight).
+/// fragments, 4 in flight); channel 1: the bulk preset with the 1 KiB packets it had
+/// before its 8 KiB ones (1 MiB blocks in 128-byte fragments, 2 in flight): the
+/// attacker's payloads here are built as regular, unfragmented packets.
 fn layer_config() -> LayerConfig {
     LayerConfig::with_channels(vec![
         ChannelConfig::reliable().with_blocks(BlockConfig::default()),
-        ChannelConfig::bulk(),
+        ChannelConfig::bulk()
+            .with_blocks(BlockConfig {
+                fragment_size: 128,
+                ..BlockConfig::bulk()
+            })
+            .with_max_bits_per_packet(7936),
     ])
 }
 

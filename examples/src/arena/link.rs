@@ -1,15 +1,13 @@
-//! A simulated last mile over real UDP: the network simulator between one client and
-//! the server.
+//! A simulated last mile over real UDP: the library's link conditioner (the network
+//! simulator's link model) between one client and the server.
 
 use netproto::Time;
 use std::io::{self, ErrorKind};
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Instant;
 
-use netproto::sim::{LinkConfig, Network, NodeId};
-
-const CLIENT: NodeId = NodeId(0);
-const SERVER: NodeId = NodeId(1);
+use netproto::sim::LinkConfig;
+use netproto::transport::conditioner::{Conditioner, ConditionerConfig};
 
 /// What a [`SimLink`] carried: the simulator's ground truth, which the connections'
 /// estimates are checked against.
@@ -81,7 +79,9 @@ impl WireStats {
     }
 }
 
-/// One client's link to the server through the [network simulator](netproto::sim):
+/// One client's link to the server through a link conditioner
+/// ([`netproto::transport::conditioner`], the [network simulator](netproto::sim)'s
+/// link model), as a proxy:
 /// the client sends to [`address`](Self::address); the link delays, loses,
 /// duplicates and reorders the datagram by its [`LinkConfig`] and forwards it to the
 /// server from a socket of its own (so the server sees one address per link), and
@@ -96,10 +96,9 @@ pub struct SimLink {
     back: UdpSocket,
     server: SocketAddr,
     client: Option<SocketAddr>,
-    /// Client to server, and server to client: one simulator each way, so that each
-    /// way's losses are known.
-    up: Network,
-    down: Network,
+    /// Client to server ("outgoing") and server to client ("incoming"), each with
+    /// its own counters, so that each way's losses are known.
+    conditioner: Conditioner<SocketAddr>,
     epoch: Instant,
     buf: Vec<u8>,
     stats: WireStats,
@@ -113,20 +112,12 @@ impl SimLink {
         let back = UdpSocket::bind("127.0.0.1:0")?;
         front.set_nonblocking(true)?;
         back.set_nonblocking(true)?;
-        let network = |seed| {
-            let mut network = Network::new(seed);
-            network.set_oracle_enabled(false);
-            network.set_link(CLIENT, SERVER, config);
-            network.set_link(SERVER, CLIENT, config);
-            network
-        };
         Ok(Self {
             front,
             back,
             server,
             client: None,
-            up: network(seed),
-            down: network(seed ^ 0x5eed_d0e5),
+            conditioner: Conditioner::new(ConditionerConfig::both(config).with_seed(seed)),
             epoch: Instant::now(),
             buf: vec![0; 65536],
             stats: WireStats::default(),
@@ -146,8 +137,9 @@ impl SimLink {
     /// What the link carried so far.
     pub fn stats(&self) -> WireStats {
         let mut stats = self.stats;
-        stats.up_lost = self.up.stats().datagrams_dropped;
-        stats.down_lost = self.down.stats().datagrams_dropped;
+        let c = self.conditioner.stats();
+        stats.up_lost = c.outgoing.datagrams_dropped + c.outgoing.datagrams_dropped_queue_full;
+        stats.down_lost = c.incoming.datagrams_dropped + c.incoming.datagrams_dropped_queue_full;
         stats
     }
 
@@ -162,8 +154,9 @@ impl SimLink {
             }
             self.stats.up_datagrams += 1;
             self.stats.up_bytes += len as u64;
-            self.up
-                .send(Time::from_secs_f64(now), CLIENT, SERVER, &self.buf[..len]);
+            let server = self.server;
+            self.conditioner
+                .send(Time::from_secs_f64(now), server, &self.buf[..len]);
         }
         while let Some((len, from)) = recv(&self.back, &mut self.buf)? {
             if from != self.server {
@@ -172,24 +165,25 @@ impl SimLink {
             }
             self.stats.down_datagrams += 1;
             self.stats.down_bytes += len as u64;
-            self.down
-                .send(Time::from_secs_f64(now), SERVER, CLIENT, &self.buf[..len]);
+            self.conditioner
+                .receive(Time::from_secs_f64(now), from, &self.buf[..len]);
         }
+        let at = Time::from_secs_f64(now);
         loop {
-            let (delivery, delivered) = if let Some(d) = self.up.poll(Time::from_secs_f64(now)) {
-                (d, &mut self.stats.up_delivered)
-            } else if let Some(d) = self.down.poll(Time::from_secs_f64(now)) {
-                (d, &mut self.stats.down_delivered)
+            let (to_server, delivery, delivered) = if let Some(d) = self.conditioner.poll_send(at) {
+                (true, d, &mut self.stats.up_delivered)
+            } else if let Some(d) = self.conditioner.poll_receive(at) {
+                (false, d, &mut self.stats.down_delivered)
             } else {
                 break;
             };
-            // Delayed by the simulator until now (the pump's time, when it forwards).
+            // Delayed by the conditioner until now (the pump's time, when it forwards).
             delivered.0 += 1;
             delivered.1 += now - delivery.sent_at.as_secs_f64();
-            let sent = if delivery.to == SERVER {
-                self.back.send_to(&delivery.payload, self.server)
+            let sent = if to_server {
+                self.back.send_to(&delivery.bytes, self.server)
             } else if let Some(client) = self.client {
-                self.front.send_to(&delivery.payload, client)
+                self.front.send_to(&delivery.bytes, client)
             } else {
                 continue;
             };

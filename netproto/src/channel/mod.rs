@@ -187,8 +187,8 @@ mod unreliable;
 mod writer;
 
 pub use config::{
-    BlockConfig, ChannelConfig, ChannelKind, LayerConfig, LayerConfigError, MAX_CHANNELS,
-    MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
+    BULK_BITS_PER_PACKET, BlockConfig, ChannelConfig, ChannelKind, LayerConfig, LayerConfigError,
+    MAX_CHANNELS, MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
 pub use encoded::Encoded;
 pub use error::{ChannelSendError, PayloadError};

@@ -1,5 +1,5 @@
 //! The model of one direction of a link: latency, jitter, loss, bursts, duplicates,
-//! reordering.
+//! reordering, and a bottleneck of limited bandwidth with a bounded queue.
 
 use std::time::Duration;
 
@@ -68,6 +68,14 @@ impl GilbertElliott {
 /// a second copy is delivered after its own independent delay. Jitter alone already
 /// reorders datagrams sent closer together than the jitter range.
 ///
+/// With a `bandwidth` (bytes per second, 0 for none), the link is a bottleneck in
+/// front of that delay: datagrams leave it one after the other, each taking
+/// `len / bandwidth` seconds, and wait in its queue meanwhile; a datagram that would
+/// wait longer than `queue_limit` is dropped (drop-tail, as a router's full buffer),
+/// before any other draw. Lengths are the datagrams' bytes (UDP payload: the IP and
+/// UDP headers are not counted). A duplicate copy is made behind the bottleneck and
+/// takes no bandwidth.
+///
 /// ```
 /// use netproto::sim::LinkConfig;
 /// use std::time::Duration;
@@ -96,6 +104,11 @@ pub struct LinkConfig {
     pub reorder: f64,
     /// Upper bound of that extra delay.
     pub reorder_delay: Duration,
+    /// Bytes per second the link carries; 0 for no limit.
+    pub bandwidth: u64,
+    /// Longest wait in the bottleneck's queue before a datagram is dropped (with a
+    /// `bandwidth` only).
+    pub queue_limit: Duration,
 }
 
 impl LinkConfig {
@@ -108,6 +121,8 @@ impl LinkConfig {
         duplicate: 0.0,
         reorder: 0.0,
         reorder_delay: Duration::ZERO,
+        bandwidth: 0,
+        queue_limit: Duration::ZERO,
     };
 
     /// With mean one-way delay `latency`.
@@ -153,6 +168,15 @@ impl LinkConfig {
         self
     }
 
+    /// Limited to `bytes_per_second`, with a queue that holds datagrams for
+    /// `queue_limit` at most (a datagram that would wait longer is dropped).
+    #[must_use]
+    pub fn with_bandwidth(mut self, bytes_per_second: u64, queue_limit: Duration) -> Self {
+        self.bandwidth = bytes_per_second;
+        self.queue_limit = queue_limit;
+        self
+    }
+
     /// Twice the mean one-way delay (excluding reordering delays).
     pub fn mean_round_trip(&self) -> Duration {
         2 * self.latency
@@ -170,6 +194,8 @@ impl LinkConfig {
 pub(crate) enum Fate {
     /// Lost.
     Dropped,
+    /// Dropped by the bottleneck: its queue was full.
+    Overflow,
     /// Delivered after `first`, and again after `second` when duplicated (seconds,
     /// drawn in `f64`).
     Delivered { first: f64, second: Option<f64> },
@@ -180,11 +206,33 @@ pub(crate) enum Fate {
 pub(crate) struct Link {
     pub(crate) config: LinkConfig,
     bad: bool,
+    /// When the bottleneck has sent everything queued so far (seconds).
+    busy_until: f64,
 }
 
 impl Link {
     pub(crate) fn new(config: LinkConfig) -> Self {
-        Self { config, bad: false }
+        Self {
+            config,
+            bad: false,
+            busy_until: f64::NEG_INFINITY,
+        }
+    }
+
+    /// The bottleneck: the time `len` bytes sent at `now` wait in the queue and take
+    /// to leave it, or `None` when the queue is full. No limit: 0.
+    fn queue(&mut self, now: f64, len: usize) -> Option<f64> {
+        let rate = self.config.bandwidth;
+        if rate == 0 {
+            return Some(0.0);
+        }
+        let start = self.busy_until.max(now);
+        // A nanosecond of slack: waits summed from many lengths are inexact.
+        if start - now > self.config.queue_limit.as_secs_f64() + 1e-9 {
+            return None;
+        }
+        self.busy_until = start + len as f64 / rate as f64;
+        Some(self.busy_until - now)
     }
 
     fn delay(&self, rng: &mut Rng) -> f64 {
@@ -200,8 +248,11 @@ impl Link {
         delay.max(0.0)
     }
 
-    /// Draws the fate of the next datagram.
-    pub(crate) fn fate(&mut self, rng: &mut Rng) -> Fate {
+    /// Draws the fate of the next datagram, of `len` bytes sent at `now` (seconds).
+    pub(crate) fn fate(&mut self, rng: &mut Rng, now: f64, len: usize) -> Fate {
+        let Some(queued) = self.queue(now, len) else {
+            return Fate::Overflow;
+        };
         let mut lost = self.config.loss > 0.0 && rng.chance(self.config.loss);
         if let Some(ge) = self.config.burst {
             let flip = if self.bad {
@@ -222,9 +273,9 @@ impl Link {
         if lost {
             return Fate::Dropped;
         }
-        let first = self.delay(rng);
+        let first = queued + self.delay(rng);
         let second = (self.config.duplicate > 0.0 && rng.chance(self.config.duplicate))
-            .then(|| self.delay(rng));
+            .then(|| queued + self.delay(rng));
         Fate::Delivered { first, second }
     }
 }
@@ -240,8 +291,8 @@ mod tests {
         let (mut dropped, mut dups) = (0, 0);
         let n = 100_000;
         for _ in 0..n {
-            match link.fate(&mut rng) {
-                Fate::Dropped => dropped += 1,
+            match link.fate(&mut rng, 0.0, 0) {
+                Fate::Dropped | Fate::Overflow => dropped += 1,
                 Fate::Delivered { second, .. } => dups += usize::from(second.is_some()),
             }
         }
@@ -258,7 +309,7 @@ mod tests {
                 .with_jitter(Duration::from_millis(100)),
         );
         for _ in 0..10_000 {
-            if let Fate::Delivered { first, .. } = link.fate(&mut rng) {
+            if let Fate::Delivered { first, .. } = link.fate(&mut rng, 0.0, 0) {
                 assert!((0.0..=0.15).contains(&first));
             }
         }
@@ -274,7 +325,7 @@ mod tests {
         let mut bursts = 0usize;
         let mut previous_lost = false;
         for _ in 0..n {
-            let is_lost = link.fate(&mut rng) == Fate::Dropped;
+            let is_lost = link.fate(&mut rng, 0.0, 0) == Fate::Dropped;
             lost += usize::from(is_lost);
             bursts += usize::from(is_lost && !previous_lost);
             previous_lost = is_lost;
@@ -284,5 +335,32 @@ mod tests {
         // Mean burst length 1 / 0.25 = 4 datagrams.
         let mean_burst = lost as f64 / bursts as f64;
         assert!((mean_burst - 4.0).abs() < 0.3, "{mean_burst}");
+    }
+
+    #[test]
+    fn the_bottleneck_spaces_datagrams_and_drops_when_its_queue_is_full() {
+        let mut rng = Rng::new(6);
+        // 1000 bytes per second, 100 ms of queue: 100-byte datagrams take 0.1 s each.
+        let config = LinkConfig::PERFECT
+            .with_latency(Duration::from_millis(10))
+            .with_bandwidth(1000, Duration::from_millis(100));
+        let mut link = Link::new(config);
+        let mut fates = Vec::new();
+        for _ in 0..4 {
+            fates.push(link.fate(&mut rng, 1.0, 100));
+        }
+        let first = |fate: Fate| match fate {
+            Fate::Delivered {
+                first,
+                second: None,
+            } => first,
+            other => panic!("{other:?}"),
+        };
+        // Waits 0, then 0.1 (at the limit: kept), then 0.2 (over it: dropped).
+        assert!((first(fates[0]) - 0.11).abs() < 1e-9);
+        assert!((first(fates[1]) - 0.21).abs() < 1e-9);
+        assert_eq!(&fates[2..], [Fate::Overflow, Fate::Overflow]);
+        // Once the queue drained, the next one goes at once.
+        assert!((first(link.fate(&mut rng, 2.0, 50)) - 0.06).abs() < 1e-9);
     }
 }

@@ -40,6 +40,8 @@ mod link;
 mod network;
 mod rng;
 
+#[cfg(feature = "conditioner")]
+pub(crate) use link::{Fate, Link};
 pub use link::{GilbertElliott, LinkConfig};
 pub use network::{DatagramId, Delivery, Network, NetworkStats, NodeId, OracleRecord};
 pub use rng::Rng;

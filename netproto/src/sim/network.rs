@@ -62,8 +62,11 @@ pub struct OracleRecord {
 pub struct NetworkStats {
     /// Datagrams handed to `send`.
     pub datagrams_sent: u64,
-    /// Datagrams the links lost.
+    /// Datagrams the links lost (at random, by their loss models).
     pub datagrams_dropped: u64,
+    /// Datagrams a link's bottleneck dropped: its queue was full (see
+    /// [`LinkConfig::bandwidth`]).
+    pub datagrams_dropped_queue_full: u64,
     /// Extra copies the links made.
     pub datagrams_duplicated: u64,
     /// Copies handed out by `poll` (originals and duplicates).
@@ -201,8 +204,9 @@ impl Network {
             .links
             .entry((from, to))
             .or_insert_with(|| Link::new(default));
-        match link.fate(&mut self.rng) {
+        match link.fate(&mut self.rng, now.as_secs_f64(), payload.len()) {
             Fate::Dropped => self.stats.datagrams_dropped += 1,
+            Fate::Overflow => self.stats.datagrams_dropped_queue_full += 1,
             Fate::Delivered { first, second } => {
                 let delivery = Delivery {
                     id,

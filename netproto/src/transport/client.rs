@@ -77,6 +77,8 @@ pub struct UdpClient<M: MessageSet> {
     send_buf: Vec<u8>,
     counters: TransportStats,
     drop_log: DropLog,
+    /// Where a link conditioner holds the datagrams (feature `conditioner`).
+    seam: super::seam::Seam,
 }
 
 impl<M: MessageSet> UdpClient<M> {
@@ -117,6 +119,10 @@ impl<M: MessageSet> UdpClient<M> {
     /// `config` as given (its protocol id must be [`protocol_id`](crate::protocol_id)
     /// of `M` and `layer`) and `layer`. Only `server` is tried: see
     /// [`connect`](Self::connect) for the token's servers in turn.
+    ///
+    /// With the `conditioner` feature, the link conditioner of the environment
+    /// variable `NETPROTO_CONDITIONER` applies when set (a malformed value is an
+    /// error): see `transport::conditioner`.
     pub fn connect_with(
         local: impl ToSocketAddrs,
         server: impl ToSocketAddrs,
@@ -152,6 +158,7 @@ impl<M: MessageSet> UdpClient<M> {
             send_buf: vec![0; MAX_DATAGRAM_BYTES],
             counters: TransportStats::default(),
             drop_log: DropLog::new(Time::ZERO),
+            seam: super::seam::Seam::new("client")?,
         })
     }
 
@@ -159,6 +166,20 @@ impl<M: MessageSet> UdpClient<M> {
     /// (see [`Client::server_index`] for its place in the token).
     pub fn server_addr(&self) -> SocketAddr {
         self.stack.connection().server()
+    }
+
+    /// Puts a link conditioner on the socket (`None` takes it off; the datagrams it
+    /// held are dropped): from now, the datagrams sent and received go through it.
+    /// Replaces the one of the environment variable.
+    #[cfg(feature = "conditioner")]
+    pub fn set_conditioner(&mut self, config: Option<super::conditioner::ConditionerConfig>) {
+        self.seam.set("client", config);
+    }
+
+    /// What the link conditioner did, when there is one.
+    #[cfg(feature = "conditioner")]
+    pub fn conditioner_stats(&self) -> Option<super::conditioner::ConditionerStats> {
+        self.seam.stats()
     }
 
     /// The address the socket is bound to.
@@ -220,8 +241,14 @@ impl<M: MessageSet> UdpClient<M> {
             self.counters.datagrams_received += 1;
             self.counters.bytes_received += len as u64;
             let datagram = self.recv_buf.get(..len).unwrap_or_default();
-            self.stack.handle_datagram(now, from, datagram);
+            let stack = &mut self.stack;
+            self.seam.receive(now, from, datagram, |from, d| {
+                stack.handle_datagram(now, from, d)
+            });
         }
+        let stack = &mut self.stack;
+        self.seam
+            .release_received(now, |from, d| stack.handle_datagram(now, from, d));
         self.stack.update(now);
         self.flush();
         Ok(())
@@ -231,28 +258,31 @@ impl<M: MessageSet> UdpClient<M> {
     fn flush(&mut self) {
         self.counters.payloads_dropped_by_layer =
             self.stack.stack_stats().payloads_dropped_by_layer;
-        while let Some((to, len)) = self.stack.poll_transmit(&mut self.send_buf) {
-            match self.socket.send_to(&self.send_buf[..len], to) {
-                Ok(_) => {
-                    self.counters.datagrams_sent += 1;
-                    self.counters.bytes_sent += len as u64;
-                }
-                Err(error) => {
-                    self.counters.datagrams_dropped_send_error += 1;
-                    let now = self.clock.now();
-                    trace::log_drop!(
-                        self.drop_log,
-                        now,
-                        "client",
-                        addr = ?to,
-                        reason = %trace::DropReason::SendFailed,
-                        datagrams = 1,
-                        %error,
-                        "dropped"
-                    );
-                }
+        let now = self.clock.now();
+        let (socket, counters, drop_log) = (&self.socket, &mut self.counters, &mut self.drop_log);
+        let mut send = |to: SocketAddr, datagram: &[u8]| match socket.send_to(datagram, to) {
+            Ok(_) => {
+                counters.datagrams_sent += 1;
+                counters.bytes_sent += datagram.len() as u64;
             }
+            Err(error) => {
+                counters.datagrams_dropped_send_error += 1;
+                trace::log_drop!(
+                    drop_log,
+                    now,
+                    "client",
+                    addr = ?to,
+                    reason = %trace::DropReason::SendFailed,
+                    datagrams = 1,
+                    %error,
+                    "dropped"
+                );
+            }
+        };
+        while let Some((to, len)) = self.stack.poll_transmit(&mut self.send_buf) {
+            self.seam.send(now, to, &self.send_buf[..len], &mut send);
         }
+        self.seam.release_sends(now, send);
     }
 
     /// Queues `message` on `channel`; it goes out with the next packets (once

@@ -23,6 +23,11 @@
 //! [`NetcodeClient`] carry raw payloads in netcode payload packets: no packet
 //! endpoint, no message layer.
 //!
+//! To test a game under loss, latency, jitter, duplicates, reordering and a bandwidth
+//! cap on the real socket, build with the `conditioner` feature and set
+//! `NETPROTO_CONDITIONER` (or call `set_conditioner`): see `conditioner` (present with
+//! the feature).
+//!
 //! For local play and tests without a backend, [`insecure_dev`] makes tokens from a
 //! key compiled into the library: never ship it.
 //!
@@ -31,10 +36,13 @@
 
 mod client;
 mod clock;
+#[cfg(feature = "conditioner")]
+pub mod conditioner;
 pub mod insecure_dev;
 mod netcode_udp;
 mod peer;
 mod plain_socket;
+mod seam;
 mod server;
 mod stack;
 mod stats;
@@ -94,6 +102,11 @@ pub enum TransportError {
         /// [`protocol_id`](crate::protocol_id) of the message set and layer.
         expected: u64,
     },
+    /// The link conditioner's environment variable
+    /// ([`conditioner::ENV_VAR`]) is malformed (feature `conditioner`).
+    #[cfg(feature = "conditioner")]
+    #[error(transparent)]
+    Conditioner(#[from] conditioner::ConditionerError),
 }
 
 /// Why a message could not be queued for sending.

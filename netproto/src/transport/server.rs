@@ -97,6 +97,8 @@ pub struct UdpServer<M: MessageSet> {
     send_buf: Box<[u8]>,
     counters: TransportStats,
     drop_log: DropLog,
+    /// Where a link conditioner holds the datagrams (feature `conditioner`).
+    seam: super::seam::Seam,
 }
 
 /// The receive and send buffer size the server asks of its socket (the system may
@@ -165,6 +167,10 @@ impl<M: MessageSet> UdpServer<M> {
     /// updates), with `config` as given (its protocol id must be
     /// [`protocol_id`](crate::protocol_id) of `M` and `layer`) and `layer` for every
     /// client. The socket is made non-blocking.
+    ///
+    /// With the `conditioner` feature, the link conditioner of the environment
+    /// variable `NETPROTO_CONDITIONER` applies when set (a malformed value is an
+    /// error): see `transport::conditioner`.
     pub fn with_socket(
         socket: UdpSocket,
         config: ServerConfig,
@@ -186,7 +192,22 @@ impl<M: MessageSet> UdpServer<M> {
             send_buf: vec![0; SEND_BUFFER_DATAGRAMS * MAX_DATAGRAM_BYTES].into_boxed_slice(),
             counters: TransportStats::default(),
             drop_log: DropLog::new(Time::ZERO),
+            seam: super::seam::Seam::new("server")?,
         })
+    }
+
+    /// Puts a link conditioner on the socket (`None` takes it off; the datagrams it
+    /// held are dropped): from now, the datagrams sent and received go through it.
+    /// Replaces the one of the environment variable.
+    #[cfg(feature = "conditioner")]
+    pub fn set_conditioner(&mut self, config: Option<super::conditioner::ConditionerConfig>) {
+        self.seam.set("server", config);
+    }
+
+    /// What the link conditioner did, when there is one.
+    #[cfg(feature = "conditioner")]
+    pub fn conditioner_stats(&self) -> Option<super::conditioner::ConditionerStats> {
+        self.seam.stats()
     }
 
     /// The address the socket is bound to (with the port chosen by the system when
@@ -267,11 +288,19 @@ impl<M: MessageSet> UdpServer<M> {
                 for datagram in data.chunks(meta.stride.max(1)).chain(empty) {
                     self.counters.datagrams_received += 1;
                     self.counters.bytes_received += datagram.len() as u64;
-                    self.stack.handle_datagram(now, meta.addr, datagram);
+                    let stack = &mut self.stack;
+                    self.seam
+                        .receive(now, meta.addr, datagram, |from, datagram| {
+                            stack.handle_datagram(now, from, datagram);
+                        });
                     budget = budget.saturating_sub(1);
                 }
             }
         }
+        let stack = &mut self.stack;
+        self.seam.release_received(now, |from, datagram| {
+            stack.handle_datagram(now, from, datagram);
+        });
         self.stack.update(now);
         self.flush();
         Ok(())
@@ -283,6 +312,9 @@ impl<M: MessageSet> UdpServer<M> {
     fn flush(&mut self) {
         self.counters.payloads_dropped_by_layer =
             self.stack.stack_stats().payloads_dropped_by_layer;
+        if self.seam.is_active() {
+            return self.flush_conditioned();
+        }
         let max_segments = self.state.max_gso_segments().clamp(1, MAX_SEGMENTS);
         // The batch: `count` datagrams to `to` in `send_buf[start..start + len]`, each
         // `segment` bytes but the last, which may be shorter (and then closes the
@@ -315,6 +347,23 @@ impl<M: MessageSet> UdpServer<M> {
         }
         if count > 0 {
             self.send_batch(to, start, len, segment, count);
+        }
+    }
+
+    /// [`flush`](Self::flush) through the link conditioner: it takes every queued
+    /// datagram, and the ones it releases now go out one per call.
+    fn flush_conditioned(&mut self) {
+        let now = self.now();
+        while let Some((to, n)) = self.stack.poll_transmit(&mut self.send_buf) {
+            self.seam.send(now, to, &self.send_buf[..n], |_, _| {});
+        }
+        let mut released = Vec::new();
+        self.seam
+            .release_sends(now, |to, datagram| released.push((to, datagram.to_vec())));
+        for (to, datagram) in released {
+            let n = datagram.len();
+            self.send_buf[..n].copy_from_slice(&datagram);
+            self.send_batch(Some(to), 0, n, n, 1);
         }
     }
 

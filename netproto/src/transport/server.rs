@@ -126,9 +126,21 @@ impl<M: MessageSet> UdpServer<M> {
         max_clients: usize,
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
+        let connection = ConnectionConfig::new(crate::protocol_id::<M>(&layer));
+        Self::bind_keyed(addr, private_key, max_clients, connection, layer)
+    }
+
+    /// [`bind`](Self::bind) with `connection` for the connection settings (timeouts,
+    /// congestion rates, endpoint limits) instead of the defaults.
+    fn bind_keyed(
+        addr: impl ToSocketAddrs,
+        private_key: Key,
+        max_clients: usize,
+        connection: ConnectionConfig,
+        layer: LayerConfig,
+    ) -> Result<Self, TransportError> {
         let socket = UdpSocket::bind(resolve(addr)?)?;
         let local = socket.local_addr()?;
-        let connection = ConnectionConfig::new(crate::protocol_id::<M>(&layer));
         let mut config = ServerConfig::new(connection, private_key, vec![local]);
         config.max_clients = max_clients;
         Self::with_socket(socket, config, layer)
@@ -148,6 +160,40 @@ impl<M: MessageSet> UdpServer<M> {
             max_clients,
             layer,
         )
+    }
+
+    /// [`bind_insecure_dev`](Self::bind_insecure_dev) with connection settings of your
+    /// own (congestion rates, timeouts, endpoint limits): start from
+    /// `ConnectionConfig::new(netproto::protocol_id::<M>(&layer))`, as the client does
+    /// with [`UdpClient::connect_with`](super::UdpClient::connect_with); another
+    /// protocol id fails here. For local play and tests only; never ship it.
+    ///
+    /// ```
+    /// use netproto::channel::LayerConfig;
+    /// use netproto::connection::ConnectionConfig;
+    /// use netproto::transport::UdpServer;
+    ///
+    /// #[derive(netproto::NetMessage, Debug, Clone)]
+    /// #[net(message_set)]
+    /// enum Msg {
+    ///     Ping(u8),
+    /// }
+    ///
+    /// let layer = LayerConfig::default();
+    /// let mut connection = ConnectionConfig::new(netproto::protocol_id::<Msg>(&layer));
+    /// connection.congestion.good_rate = 60.0;
+    /// let server = UdpServer::<Msg>::bind_insecure_dev_with("127.0.0.1:0", 8, connection, layer)?;
+    /// assert_eq!(server.connection().config().connection.congestion.good_rate, 60.0);
+    /// # Ok::<(), netproto::transport::TransportError>(())
+    /// ```
+    pub fn bind_insecure_dev_with(
+        addr: impl ToSocketAddrs,
+        max_clients: usize,
+        connection: ConnectionConfig,
+        layer: LayerConfig,
+    ) -> Result<Self, TransportError> {
+        let key = super::insecure_dev::INSECURE_DEV_KEY;
+        Self::bind_keyed(addr, key, max_clients, connection, layer)
     }
 
     /// Binds a server at `addr` with `config` as given (its protocol id must be

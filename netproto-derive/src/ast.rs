@@ -19,6 +19,8 @@ pub(crate) struct Input<'a> {
     /// The path of the netproto crate that every generated path starts with:
     /// `#[net(crate = "...")]`, or `::netproto`.
     pub(crate) krate: syn::Path,
+    /// `#[net(delta)]`: the type also gets a `NetDelta` impl (see `delta`).
+    pub(crate) delta: Option<Ident>,
 }
 
 pub(crate) enum Body<'a> {
@@ -54,6 +56,17 @@ pub(crate) struct Field<'a> {
     /// `"Type.field"` or `"Type::Variant.field"`: names the field in errors and traces.
     pub(crate) path: String,
     pub(crate) kind: Kind<'a>,
+    /// `#[net(delta = LO..=HI)]`, checked against the kind (see `check::delta`).
+    pub(crate) delta: Option<DeltaRange>,
+}
+
+/// The declared range of a changed value's difference, in the field's units (quantized
+/// steps for a quantized float), inclusive. Literals only: the macro checks it against
+/// the field's range.
+#[derive(Clone, Copy)]
+pub(crate) struct DeltaRange {
+    pub(crate) lo: i64,
+    pub(crate) hi: i64,
 }
 
 /// How a field goes on the wire.
@@ -158,9 +171,12 @@ impl<'a> Input<'a> {
         let type_attrs = attr::type_attrs(&input.attrs, &mut errors);
         let type_name = input.ident.to_string();
         let body = match &input.data {
-            Data::Struct(data) => {
-                Body::Struct(Fields::from_syn(&data.fields, &type_name, &mut errors))
-            }
+            Data::Struct(data) => Body::Struct(Fields::from_syn(
+                &data.fields,
+                &type_name,
+                type_attrs.delta.as_ref().map(|_| true),
+                &mut errors,
+            )),
             Data::Enum(data) => {
                 if data.variants.is_empty() {
                     errors.spanned(
@@ -180,7 +196,13 @@ impl<'a> Input<'a> {
                         let prefix = format!("{type_name}::{}", variant.ident);
                         Variant {
                             ident: &variant.ident,
-                            fields: Fields::from_syn(&variant.fields, &prefix, &mut errors),
+                            // An enum goes whole when changed: no field deltas.
+                            fields: Fields::from_syn(
+                                &variant.fields,
+                                &prefix,
+                                type_attrs.delta.as_ref().map(|_| false),
+                                &mut errors,
+                            ),
                         }
                     })
                     .collect();
@@ -206,12 +228,20 @@ impl<'a> Input<'a> {
             body,
             set,
             krate: type_attrs.crate_path(),
+            delta: type_attrs.delta,
         })
     }
 }
 
 impl<'a> Fields<'a> {
-    fn from_syn(fields: &'a syn::Fields, prefix: &str, errors: &mut Errors) -> Self {
+    /// `delta` is `None` without `#[net(delta)]`, `Some(true)` in a delta struct and
+    /// `Some(false)` in a delta enum (which takes no field deltas).
+    fn from_syn(
+        fields: &'a syn::Fields,
+        prefix: &str,
+        delta: Option<bool>,
+        errors: &mut Errors,
+    ) -> Self {
         let style = match fields {
             syn::Fields::Named(_) => Style::Named,
             syn::Fields::Unnamed(_) => Style::Tuple,
@@ -232,12 +262,14 @@ impl<'a> Fields<'a> {
                 let path = format!("{prefix}.{name}");
                 let attrs = attr::field_attrs(&field.attrs, errors);
                 let kind = check::kind(&field.ty, &attrs, errors);
+                let delta = check::delta(&field.ty, &attrs, &kind, delta, errors);
                 Field {
                     member,
                     ty: &field.ty,
                     name,
                     path,
                     kind,
+                    delta,
                 }
             })
             .collect();

@@ -10,7 +10,7 @@ use syn::{Attribute, Expr, Ident, Path, Token};
 use crate::errors::Errors;
 
 /// The keys a field may carry, for the "unknown key" message.
-const FIELD_KEYS: &str = "range, bits, quantize, max_len, skip";
+const FIELD_KEYS: &str = "range, bits, quantize, max_len, skip, delta";
 
 /// A key and the value written after it.
 pub(crate) struct Keyed<T> {
@@ -50,6 +50,10 @@ pub(crate) struct FieldAttrs {
     pub(crate) max_len: Option<Keyed<Expr>>,
     /// `skip`.
     pub(crate) skip: Option<Ident>,
+    /// `delta = LO..=HI`: the range of a changed value's difference (delta encoding).
+    /// Not an encoding of its own: it is not in `order`, and combines with `range`,
+    /// `bits` and `quantize`.
+    pub(crate) delta: Option<Keyed<Expr>>,
     /// Every key in the order written (for conflict messages that point at the later key).
     pub(crate) order: Vec<Ident>,
 }
@@ -78,6 +82,19 @@ pub(crate) fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> FieldAttr
                 "max_len" => {
                     let value = meta.value()?.parse::<Expr>()?;
                     set(&mut out.max_len, key.clone(), value, errors);
+                }
+                "delta" => {
+                    if !meta.input.peek(Token![=]) {
+                        errors.spanned(
+                            &key,
+                            "`delta` on a field takes the range of a difference, e.g. \
+                             `delta = -31..=31`; `#[net(delta)]` alone goes on the type",
+                        );
+                        return skip_value(&meta);
+                    }
+                    let value = meta.value()?.parse::<Expr>()?;
+                    set(&mut out.delta, key, value, errors);
+                    return Ok(());
                 }
                 "quantize" => {
                     let value = quantize(&meta, errors)?;
@@ -118,7 +135,7 @@ pub(crate) fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> FieldAttr
 }
 
 /// The keys the type itself may carry, for the "unknown key" message.
-const TYPE_KEYS: &str = "crate, message_set, max_bits";
+const TYPE_KEYS: &str = "crate, delta, message_set, max_bits";
 
 /// Everything `#[net(...)]` says about the type itself.
 #[derive(Default)]
@@ -129,6 +146,8 @@ pub(crate) struct TypeAttrs {
     pub(crate) max_bits: Option<Keyed<Expr>>,
     /// `crate = "path"`: where the generated code finds netproto (a re-export).
     pub(crate) krate: Option<Keyed<Path>>,
+    /// `delta`: the type also gets a `NetDelta` impl (delta encoding).
+    pub(crate) delta: Option<Ident>,
 }
 
 impl TypeAttrs {
@@ -161,6 +180,22 @@ pub(crate) fn type_attrs(attrs: &[Attribute], errors: &mut Errors) -> TypeAttrs 
                         errors.spanned(&key, "duplicate `message_set`: write it once");
                     } else {
                         out.message_set = Some(key);
+                    }
+                }
+                Some("delta") if !meta.input.peek(Token![=]) => {
+                    let Some(key) = key else { return Ok(()) };
+                    if meta.input.peek(syn::token::Paren) {
+                        errors.spanned(
+                            &key,
+                            "`delta` on the type takes no value: write `#[net(delta)]`, and \
+                             `delta = LO..=HI` on the fields that may send a difference",
+                        );
+                        skip_value(&meta)?;
+                    }
+                    if out.delta.is_some() {
+                        errors.spanned(&key, "duplicate `delta`: write it once");
+                    } else {
+                        out.delta = Some(key);
                     }
                 }
                 Some("max_bits") => {
@@ -324,7 +359,7 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
 
 /// The known key closest to a misspelt one, if any is close.
 fn suggestion(unknown: &str) -> Option<&'static str> {
-    const KEYS: [&str; 5] = ["range", "bits", "quantize", "max_len", "skip"];
+    const KEYS: [&str; 6] = ["range", "bits", "quantize", "max_len", "skip", "delta"];
     let lower = unknown.to_ascii_lowercase();
     KEYS.iter()
         .map(|key| (distance(&lower, key), *key))

@@ -601,3 +601,165 @@ fn unannotated<'a>(ty: &'a Type, shape: Shape<'a>, errors: &mut Errors) -> Optio
         }
     }
 }
+
+/// Checks `#[net(delta = LO..=HI)]` against the field's kind: `delta` is `None` outside
+/// a `#[net(delta)]` type, `Some(false)` in a delta enum (no field deltas).
+pub(crate) fn delta(
+    ty: &Type,
+    attrs: &FieldAttrs,
+    kind: &Kind<'_>,
+    delta: Option<bool>,
+    errors: &mut Errors,
+) -> Option<crate::ast::DeltaRange> {
+    let attr = attrs.delta.as_ref()?;
+    match delta {
+        None => {
+            errors.spanned(
+                &attr.key,
+                "`delta` needs delta encoding on the type: add `#[net(delta)]` to the struct",
+            );
+            return None;
+        }
+        Some(false) => {
+            errors.spanned(
+                &attr.key,
+                "an enum with #[net(delta)] is sent whole when it changes: remove `delta` \
+                 (put the field in a #[net(delta)] struct to send its difference)",
+            );
+            return None;
+        }
+        Some(true) => {}
+    }
+    // The span of the field's values, when the macro knows it.
+    let span: Option<i128> = match kind {
+        Kind::Ranged { min, max, .. } => match (min, max) {
+            (Bound::Known(lo), Bound::Known(hi)) => Some(hi - lo),
+            _ => None,
+        },
+        Kind::Bits { bits, .. } => match bits {
+            Bound::Known(n) => Some((1i128 << n) - 1),
+            Bound::Const(_) => None,
+        },
+        Kind::Quantized(Quant::Known { min, max, res, .. }) => {
+            let values = ((max - min) / res).clamp(1.0, MAX_STEPS);
+            Some(values.ceil() as i128)
+        }
+        Kind::Quantized(Quant::Const { .. }) => None,
+        Kind::Skip => {
+            if attrs.skip.is_some() {
+                errors.spanned(
+                    &attr.key,
+                    "a skipped field is not sent, so it has no delta: remove `delta` or `skip`",
+                );
+            }
+            return None;
+        }
+        other => {
+            let shape = value::shape(ty);
+            let why = match (other, shape) {
+                (_, Shape::Bool) => {
+                    "a bool is sent whole when it changes (1 bit): remove `delta`".to_owned()
+                }
+                (Kind::String { .. } | Kind::Vec { .. }, _) => format!(
+                    "a {} is sent whole when it changes: remove `delta`",
+                    shape.describe(ty)
+                ),
+                (Kind::Prim(Prim::Int(int)), _) => format!(
+                    "a delta needs the field's range: add `range = MIN..=MAX` (or `bits = N`) \
+                     to this {} so that a difference can be checked against it",
+                    int.name()
+                ),
+                (Kind::Prim(_), _) => format!(
+                    "a delta counts quantized steps: add `quantize(min = .., max = .., res = ..)` \
+                     to this {} (a raw float is sent whole when it changes)",
+                    shape.describe(ty)
+                ),
+                _ => format!(
+                    "`{}` is sent by its own NetDelta impl (a #[net(delta)] struct recurses, an \
+                     enum goes whole when changed): remove `delta`",
+                    shape.describe(ty)
+                ),
+            };
+            errors.spanned(&attr.key, why);
+            return None;
+        }
+    };
+    let Expr::Range(range) = &attr.value else {
+        errors.spanned(
+            &attr.value,
+            "expected the range of a difference: write `delta = LO..=HI`, e.g. `delta = -31..=31`",
+        );
+        return None;
+    };
+    let (Some(start), Some(end)) = (&range.start, &range.end) else {
+        errors.spanned(
+            range,
+            "a delta range needs both bounds: write `delta = LO..=HI`, e.g. `delta = -31..=31`",
+        );
+        return None;
+    };
+    let inclusive = matches!(range.limits, RangeLimits::Closed(_));
+    let literal = |expr: &Expr, errors: &mut Errors| match value::int(expr) {
+        Ok(Some(lit)) if lit.suffix.is_empty() => {
+            if lit.value < i128::from(i64::MIN) || lit.value > i128::from(i64::MAX) {
+                errors.spanned(expr, "a delta bound must fit in i64");
+                None
+            } else {
+                Some(lit.value)
+            }
+        }
+        Ok(_) => {
+            errors.spanned(
+                expr,
+                "a delta bound must be an integer literal without suffix (e.g. `-31`), in the \
+                 field's units: quantized steps for a quantized float",
+            );
+            None
+        }
+        Err(error) => {
+            errors.push(error);
+            None
+        }
+    };
+    let lo = literal(start, errors);
+    let hi = literal(end, errors);
+    let (lo, written_hi) = (lo?, hi?);
+    let hi = if inclusive { written_hi } else { written_hi - 1 };
+    let dots = if inclusive { "..=" } else { ".." };
+    if lo > hi {
+        errors.spanned(
+            range,
+            format_args!(
+                "delta range {lo}{dots}{written_hi} is empty: write LO <= HI, e.g. `delta = -{m}..={m}`",
+                m = written_hi.unsigned_abs().max(lo.unsigned_abs()).max(1)
+            ),
+        );
+        return None;
+    }
+    if lo == 0 && hi == 0 {
+        errors.spanned(
+            range,
+            "delta range 0..=0 holds no change: a changed value never differs by 0; give it a \
+             span, e.g. `delta = -31..=31`",
+        );
+        return None;
+    }
+    if let Some(span) = span
+        && (hi - lo > span || lo < -span || hi > span)
+    {
+        let m = (span / 4).max(1);
+        errors.spanned(
+            range,
+            format_args!(
+                "delta range {lo}{dots}{written_hi} does not fit in the field, whose values span \
+                 {span}: no change can be that large and the delta would cost as much as the \
+                 value; narrow it, e.g. `delta = -{m}..={m}`, or remove `delta`"
+            ),
+        );
+        return None;
+    }
+    Some(crate::ast::DeltaRange {
+        lo: lo as i64,
+        hi: hi as i64,
+    })
+}

@@ -126,6 +126,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let items = &cx.items;
     let schema = crate::schema::expr(input);
     let set = crate::set::expand(input);
+    let delta = crate::delta::expand(input, &generics);
     quote! {
         const _: () = {
             #items
@@ -156,6 +157,8 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
             }
 
             #set
+
+            #delta
         };
     }
 }
@@ -533,6 +536,13 @@ impl Cx {
     }
 
     fn len_ref(&self, max_len: &Bound, id: usize) -> TokenStream {
+        len_expr(max_len, id)
+    }
+}
+
+/// A `max_len` as a `usize` expression: the literal, or the field's `__NET_{id}_LEN`.
+pub(crate) fn len_expr(max_len: &Bound, id: usize) -> TokenStream {
+    {
         match max_len {
             Bound::Known(n) => {
                 let n = Literal::usize_unsuffixed(*n as usize);
@@ -559,7 +569,7 @@ fn int_call(int: IntTy, min: &Bound, max: &Bound, id: usize) -> TokenStream {
 }
 
 /// `const _: () = ::core::assert!(cond, "message");`, reported under `spans`.
-fn assertion(spans: Spans, cond: TokenStream, message: &str) -> TokenStream {
+pub(crate) fn assertion(spans: Spans, cond: TokenStream, message: &str) -> TokenStream {
     let assert = spanned_macro(spans, quote!(::core::assert), quote!(#cond, #message));
     quote!(const _: () = #assert;)
 }
@@ -612,7 +622,7 @@ fn bound_text(bound: &Bound) -> String {
 }
 
 /// A typed integer literal (`-5i8`, `100u8`, `i64::MIN`).
-fn int_lit(int: IntTy, value: i128) -> TokenStream {
+pub(crate) fn int_lit(int: IntTy, value: i128) -> TokenStream {
     let t = int.ident();
     if int.signed() && value == int.min() {
         return quote!(#t::MIN);
@@ -640,7 +650,7 @@ fn prim_type(prim: Prim) -> TokenStream {
     }
 }
 
-fn span_of(ty: &Type) -> Span {
+pub(crate) fn span_of(ty: &Type) -> Span {
     syn::spanned::Spanned::span(ty)
 }
 
@@ -648,7 +658,7 @@ fn span_of(ty: &Type) -> Span {
 /// a field that goes on the wire, as serde infers its bounds. A parameter used only by
 /// skipped fields (or by none) gets none: the field's own bound, if it needs one, is
 /// the user's `where` clause.
-fn bounded_params(input: &Input<'_>) -> Vec<Ident> {
+pub(crate) fn bounded_params(input: &Input<'_>) -> Vec<Ident> {
     let mut used = std::collections::BTreeSet::new();
     let fields: Vec<&Field<'_>> = match &input.body {
         Body::Struct(fields) => fields.list.iter().collect(),

@@ -13,6 +13,7 @@ mod ast;
 mod attr;
 mod check;
 mod codegen;
+mod delta;
 mod errors;
 mod schema;
 mod set;

@@ -211,6 +211,7 @@ mod bits;
 pub mod channel;
 mod codec;
 pub mod connection;
+pub mod delta;
 mod error;
 mod grow;
 /// The wire codecs below the public API, for netproto's own tests (`internals` feature).
@@ -241,6 +242,7 @@ pub mod guide {}
 pub use bits::{bits_for_count, bits_required};
 pub use codec::{decode, decode_prefix, encode, encode_into, measure};
 pub use error::{ErrorKind, StreamError};
+pub use delta::NetDelta;
 pub use message::NetMessage;
 pub use message_set::MessageSet;
 pub use netproto_derive::NetMessage;

@@ -61,27 +61,39 @@ pub struct WireView {
 impl WireView {
     /// Encodes `message` and records which field wrote which bits.
     pub fn of<T: NetMessage>(message: &mut T) -> Result<Self, StreamError> {
-        let mut bytes = vec![0u8; T::MAX_BITS.div_ceil(8)];
+        Self::traced(T::MAX_BITS, |tracer| message.serialize(tracer))
+            .map(|view| view.named(core::any::type_name::<T>()))
+    }
+
+    /// Runs `op` on a tracing writer with room for `max_bits`.
+    pub(crate) fn traced(
+        max_bits: usize,
+        op: impl FnOnce(&mut Tracer<'_>) -> Result<(), StreamError>,
+    ) -> Result<Self, StreamError> {
+        let mut bytes = vec![0u8; max_bits.div_ceil(8)];
         let mut tracer = Tracer {
             inner: WriteStream::new(&mut bytes),
             path: Vec::new(),
             fields: Vec::new(),
         };
-        message.serialize(&mut tracer)?;
+        op(&mut tracer)?;
         let Tracer { inner, fields, .. } = tracer;
         let bits = inner.bits_processed();
         let len = inner.finish();
         bytes.truncate(len);
-        let name = core::any::type_name::<T>()
-            .rsplit("::")
-            .next()
-            .unwrap_or("message");
         Ok(Self {
-            name,
+            name: "message",
             bytes,
             bits,
             fields,
         })
+    }
+
+    /// The view, titled with the last segment of `type_name` (generics dropped).
+    pub(crate) fn named(mut self, type_name: &'static str) -> Self {
+        let bare = type_name.split('<').next().unwrap_or(type_name);
+        self.name = bare.rsplit("::").next().unwrap_or("message");
+        self
     }
 
     /// The encoded bytes.
@@ -191,7 +203,7 @@ impl fmt::Display for WireView {
 }
 
 /// A write stream that records, per primitive, which field path wrote it.
-struct Tracer<'a> {
+pub(crate) struct Tracer<'a> {
     inner: WriteStream<'a>,
     path: Vec<&'static str>,
     fields: Vec<WireField>,

@@ -56,6 +56,7 @@ pub mod fixtures {
     }
 }
 
+pub mod delta_workload;
 pub mod fuzz;
 pub mod nonce_log;
 pub mod sealer;

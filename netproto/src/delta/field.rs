@@ -1,0 +1,219 @@
+//! The per-field pieces of a delta form, called by derived code (and usable by
+//! hand-written [`NetDelta`] impls): each sends a field's "changed" bit, then what
+//! changed.
+//!
+//! Each is one function for writing, reading and measuring, like the rest of the
+//! crate. A reader stores the baseline's value into an unchanged field.
+
+use crate::error::ErrorKind;
+use crate::message::NetMessage;
+use crate::quantize::Quantization;
+use crate::stream::{Place, RangedInt, Stream};
+
+use super::NetDelta;
+
+/// Runs `op` between `begin_field(name)` and `end_field()` on a tracing stream.
+#[inline(always)]
+fn traced<S: Stream, R>(
+    stream: &mut S,
+    name: &'static str,
+    op: impl FnOnce(&mut S) -> Result<R, S::Error>,
+) -> Result<R, S::Error> {
+    if S::TRACING {
+        stream.begin_field(name);
+    }
+    let out = op(stream)?;
+    if S::TRACING {
+        stream.end_field();
+    }
+    Ok(out)
+}
+
+/// A field's "changed" bit (traced as `changed`): `changed` is the writer's answer; the
+/// reader's is returned.
+#[inline(always)]
+pub fn changed_bit<S: Stream>(stream: &mut S, changed: bool) -> Result<bool, S::Error> {
+    let mut bit = changed && !S::IS_READING;
+    traced(stream, "changed", |s| s.serialize_bool(&mut bit))?;
+    Ok(bit)
+}
+
+/// The one-bit choice of a field with a delta range (traced as `is_delta`).
+#[inline(always)]
+fn delta_bit<S: Stream>(stream: &mut S, fits: bool) -> Result<bool, S::Error> {
+    let mut bit = fits && !S::IS_READING;
+    traced(stream, "is_delta", |s| s.serialize_bool(&mut bit))?;
+    Ok(bit)
+}
+
+/// A field of a [`NetDelta`] type: the changed bit, then its delta form
+/// ([`NetDelta::serialize_delta_in`]) when changed; a reader copies `base` into an
+/// unchanged field (reusing its allocations).
+#[inline(always)]
+pub fn field<S: Stream, T: NetDelta, P: Place<T>>(
+    stream: &mut S,
+    mut this: P,
+    base: &T,
+) -> Result<(), S::Error> {
+    let changed = !S::IS_READING && this.get().delta_changed(base);
+    if changed_bit(stream, changed)? {
+        T::serialize_delta_in(this, base, stream)
+    } else {
+        if let Some(value) = this.get_mut() {
+            value.clone_from(base);
+        }
+        Ok(())
+    }
+}
+
+/// A ranged integer in `[min, max]`: the changed bit; when changed and `delta` is
+/// `Some((lo, hi))`, one bit (delta or absolute), then `value - base` in `[lo, hi]` or
+/// the value itself in `[min, max]`. Without `delta` a changed value goes whole.
+///
+/// The writer rejects a value outside `[min, max]` ([`ErrorKind::OutOfRange`]), and
+/// sends the absolute value when the difference does not fit in `[lo, hi]`; the reader
+/// rejects a difference that lands outside `[min, max]` (whatever the baseline holds).
+#[inline(always)]
+pub fn int<S, T, P>(
+    stream: &mut S,
+    mut this: P,
+    base: T,
+    min: T,
+    max: T,
+    delta: Option<(i64, i64)>,
+) -> Result<(), S::Error>
+where
+    S: Stream,
+    T: RangedInt + PartialEq + Into<i128> + TryFrom<i128>,
+    P: Place<T>,
+{
+    let value = *this.get();
+    if !S::IS_READING {
+        stream.check(
+            value.offset_from(min) <= max.offset_from(min),
+            ErrorKind::OutOfRange,
+        )?;
+    }
+    if !changed_bit(stream, value != base)? {
+        this.set(base);
+        return Ok(());
+    }
+    if let Some((lo, hi)) = delta {
+        let diff = value.into() - base.into();
+        let fits = diff >= i128::from(lo) && diff <= i128::from(hi);
+        if delta_bit(stream, fits)? {
+            // In `[lo, hi]` when writing; the reader fills it in.
+            let mut d = if S::IS_READING { 0 } else { diff as i64 };
+            traced(stream, "delta", |s| s.serialize_int(&mut d, lo, hi))?;
+            if S::IS_READING {
+                let landed = base.into() + i128::from(d);
+                let lands = landed >= min.into() && landed <= max.into();
+                stream.check(lands, ErrorKind::OutOfRange)?;
+                if let Ok(landed) = T::try_from(landed) {
+                    this.set(landed);
+                }
+            }
+            return Ok(());
+        }
+    }
+    let mut v = value;
+    traced(stream, "value", |s| s.serialize_int(&mut v, min, max))?;
+    this.set(v);
+    Ok(())
+}
+
+/// Whether a quantized field changed: its quantized steps differ.
+#[inline(always)]
+pub fn quantized_changed(q: &Quantization, value: f32, base: f32) -> bool {
+    q.quantize(value) != q.quantize(base)
+}
+
+/// A quantized `f32`: the changed bit (changed when the quantized steps differ); when
+/// changed and `delta` is `Some((lo, hi))`, one bit (delta or absolute), then the
+/// difference in steps in `[lo, hi]` or the value quantized in full.
+///
+/// Both ends apply the difference to `q.quantize(base)` (a baseline the reader decoded
+/// quantizes back to the step it came from). The writer rejects a value outside the
+/// quantization's range; the reader rejects a difference that lands outside
+/// `[0, max_int]`.
+#[inline(always)]
+pub fn quantized<S: Stream, P: Place<f32>>(
+    stream: &mut S,
+    mut this: P,
+    base: f32,
+    q: &Quantization,
+    delta: Option<(i64, i64)>,
+) -> Result<(), S::Error> {
+    let value = *this.get();
+    if !S::IS_READING {
+        stream.check(q.contains(value), ErrorKind::OutOfRange)?;
+    }
+    let (now, then) = (i64::from(q.quantize(value)), i64::from(q.quantize(base)));
+    if !changed_bit(stream, now != then)? {
+        this.set(base);
+        return Ok(());
+    }
+    if let Some((lo, hi)) = delta {
+        let diff = now - then;
+        if delta_bit(stream, diff >= lo && diff <= hi)? {
+            let mut d = if S::IS_READING { 0 } else { diff };
+            traced(stream, "delta", |s| s.serialize_int(&mut d, lo, hi))?;
+            if S::IS_READING {
+                let landed = then + d;
+                stream.check(
+                    landed >= 0 && landed <= i64::from(q.max_int()),
+                    ErrorKind::OutOfRange,
+                )?;
+                this.set(q.dequantize(landed as u32));
+            }
+            return Ok(());
+        }
+    }
+    let mut v = value;
+    traced(stream, "value", |s| s.serialize_quantized(&mut v, q))?;
+    this.set(v);
+    Ok(())
+}
+
+/// A `String` of at most `max_len` bytes: the changed bit, then the string whole.
+#[inline(always)]
+pub fn string<S: Stream, P: Place<String>>(
+    stream: &mut S,
+    mut this: P,
+    base: &String,
+    max_len: usize,
+) -> Result<(), S::Error> {
+    let changed = !S::IS_READING && this.get() != base;
+    if changed_bit(stream, changed)? {
+        traced(stream, "value", |s| s.serialize_string(this, max_len))
+    } else {
+        if let Some(value) = this.get_mut() {
+            value.clone_from(base);
+        }
+        Ok(())
+    }
+}
+
+/// A `Vec<T>` of at most `max_len` elements: the changed bit, then the sequence whole.
+#[inline(always)]
+pub fn sequence<S, T, P>(
+    stream: &mut S,
+    mut this: P,
+    base: &Vec<T>,
+    max_len: usize,
+) -> Result<(), S::Error>
+where
+    S: Stream,
+    T: NetMessage + Clone + PartialEq,
+    P: Place<Vec<T>>,
+{
+    let changed = !S::IS_READING && this.get() != base;
+    if changed_bit(stream, changed)? {
+        traced(stream, "value", |s| s.serialize_vec(this, max_len))
+    } else {
+        if let Some(value) = this.get_mut() {
+            value.clone_from(base);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,203 @@
+//! The two delta workloads of issue 27, shared by the delta tests, the snapshots, the
+//! fuzz body (and the benchmark to come): a cube scene (900 bodies, position quantized
+//! to 1 mm in a 256 m box, orientation as smallest-three, an at-rest flag, about 10%
+//! moving per tick) and the arena's game (64 entities: position, yaw, health, state,
+//! most moving). Deterministic from a seed.
+
+use netproto::NetMessage;
+use netproto::delta::Entities;
+use netproto::sim::Rng;
+
+/// A position in a 256 m box, 1 mm steps (18 bits per axis); a changed axis within
+/// ±511 mm of the baseline goes as a 10-bit delta, else whole (after the changed bit
+/// and the delta-or-absolute bit).
+#[derive(NetMessage, Clone, Copy, Debug, PartialEq)]
+#[net(delta)]
+pub struct CubePosition {
+    /// x in metres.
+    #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -511..=511)]
+    pub x: f32,
+    /// y in metres.
+    #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -511..=511)]
+    pub y: f32,
+    /// z in metres.
+    #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -511..=511)]
+    pub z: f32,
+}
+
+/// A unit quaternion as smallest-three: the index of the largest component, and the
+/// other three in `[-1/sqrt(2), 1/sqrt(2)]` (9 bits each).
+#[derive(NetMessage, Clone, Copy, Debug, PartialEq)]
+#[net(delta)]
+pub struct SmallestThree {
+    /// Index of the dropped (largest) component.
+    #[net(range = 0..=3)]
+    pub largest: u8,
+    /// First kept component.
+    #[net(quantize(min = -0.7072, max = 0.7072, res = 0.003), delta = -15..=15)]
+    pub a: f32,
+    /// Second kept component.
+    #[net(quantize(min = -0.7072, max = 0.7072, res = 0.003), delta = -15..=15)]
+    pub b: f32,
+    /// Third kept component.
+    #[net(quantize(min = -0.7072, max = 0.7072, res = 0.003), delta = -15..=15)]
+    pub c: f32,
+}
+
+/// One body of the cube scene.
+#[derive(NetMessage, Clone, Copy, Debug, PartialEq)]
+#[net(delta)]
+pub struct Cube {
+    /// Where it is.
+    pub position: CubePosition,
+    /// How it is turned.
+    pub orientation: SmallestThree,
+    /// Whether the physics put it to sleep.
+    pub at_rest: bool,
+}
+
+/// The cube scene: up to 900 cubes, ids 0..=1023.
+pub type CubeScene = Entities<Cube, 1023, 900>;
+
+/// What an arena entity is doing.
+#[derive(NetMessage, Clone, Copy, Debug, PartialEq)]
+#[net(delta)]
+pub enum ArenaState {
+    /// Standing.
+    Idle,
+    /// Moving.
+    Running,
+    /// Firing, with the weapon's heat.
+    Shooting(#[net(range = 0..=15)] u8),
+    /// Out until respawn.
+    Dead,
+}
+
+/// One entity of the arena's game: a 128 m arena at 1 cm, yaw at about 0.01 rad.
+#[derive(NetMessage, Clone, Copy, Debug, PartialEq)]
+#[net(delta)]
+pub struct ArenaEntity {
+    /// x in metres.
+    #[net(quantize(min = -64.0, max = 64.0, res = 0.01), delta = -63..=63)]
+    pub x: f32,
+    /// y in metres.
+    #[net(quantize(min = -64.0, max = 64.0, res = 0.01), delta = -63..=63)]
+    pub y: f32,
+    /// Heading in radians.
+    #[net(quantize(min = -3.1416, max = 3.1416, res = 0.01), delta = -31..=31)]
+    pub yaw: f32,
+    /// Hit points.
+    #[net(range = 0..=100, delta = -15..=15)]
+    pub health: u8,
+    /// What it is doing.
+    pub state: ArenaState,
+}
+
+/// The arena's snapshot: up to 64 entities, ids 0..=255.
+pub type ArenaScene = Entities<ArenaEntity, 255, 64>;
+
+/// A value on a quantization's grid, near `value`.
+fn on_grid(value: f64, min: f32, max: f32, res: f32) -> f32 {
+    let q = netproto::Quantization::new(min, max, res);
+    let value = (value as f32).clamp(min, max);
+    q.dequantize(q.quantize(value))
+}
+
+fn cube_orientation(rng: &mut Rng) -> SmallestThree {
+    let c = |rng: &mut Rng| on_grid(rng.range_f64(-0.7, 0.7), -0.7072, 0.7072, 0.003);
+    SmallestThree {
+        largest: rng.below(4) as u8,
+        a: c(rng),
+        b: c(rng),
+        c: c(rng),
+    }
+}
+
+/// A cube scene of `count` cubes with random ids, positions and orientations.
+pub fn cube_scene(rng: &mut Rng, count: usize) -> CubeScene {
+    let mut scene = CubeScene::new();
+    while scene.len() < count.min(900) {
+        let id = rng.below(1024) as u32;
+        let p = |rng: &mut Rng| on_grid(rng.range_f64(0.0, 256.0), 0.0, 256.0, 0.001);
+        let cube = Cube {
+            position: CubePosition {
+                x: p(rng),
+                y: p(rng),
+                z: p(rng),
+            },
+            orientation: cube_orientation(rng),
+            at_rest: rng.chance(0.5),
+        };
+        // In range and below the cap: cannot fail.
+        let _ = scene.insert(id, cube);
+    }
+    scene
+}
+
+/// One 60 Hz tick: each cube moves with probability `moving` (a few cm per axis, a
+/// small turn, awake), the others come to rest.
+pub fn cube_tick(rng: &mut Rng, scene: &mut CubeScene, moving: f64) {
+    for (_, cube) in scene.iter_mut() {
+        if !rng.chance(moving) {
+            cube.at_rest = true;
+            continue;
+        }
+        cube.at_rest = false;
+        let step = |rng: &mut Rng, v: f32| {
+            on_grid(f64::from(v) + rng.range_f64(-0.1, 0.1), 0.0, 256.0, 0.001)
+        };
+        cube.position.x = step(rng, cube.position.x);
+        cube.position.y = step(rng, cube.position.y);
+        cube.position.z = step(rng, cube.position.z);
+        let turn = |rng: &mut Rng, v: f32| {
+            on_grid(f64::from(v) + rng.range_f64(-0.02, 0.02), -0.7072, 0.7072, 0.003)
+        };
+        cube.orientation.a = turn(rng, cube.orientation.a);
+        cube.orientation.b = turn(rng, cube.orientation.b);
+        cube.orientation.c = turn(rng, cube.orientation.c);
+    }
+}
+
+/// An arena of `count` entities with ids 0.. and random state.
+pub fn arena_scene(rng: &mut Rng, count: usize) -> ArenaScene {
+    let mut scene = ArenaScene::new();
+    for id in 0..count.min(64) as u32 {
+        let entity = ArenaEntity {
+            x: on_grid(rng.range_f64(-60.0, 60.0), -64.0, 64.0, 0.01),
+            y: on_grid(rng.range_f64(-60.0, 60.0), -64.0, 64.0, 0.01),
+            yaw: on_grid(rng.range_f64(-3.1, 3.1), -3.1416, 3.1416, 0.01),
+            health: rng.below(101) as u8,
+            state: ArenaState::Running,
+        };
+        let _ = scene.insert(id, entity);
+    }
+    scene
+}
+
+/// One 20 Hz tick: each entity moves with probability `moving` (up to 30 cm, a turn
+/// of up to 0.2 rad), sometimes takes damage or changes state.
+pub fn arena_tick(rng: &mut Rng, scene: &mut ArenaScene, moving: f64) {
+    for (_, e) in scene.iter_mut() {
+        if rng.chance(moving) {
+            e.x = on_grid(f64::from(e.x) + rng.range_f64(-0.3, 0.3), -64.0, 64.0, 0.01);
+            e.y = on_grid(f64::from(e.y) + rng.range_f64(-0.3, 0.3), -64.0, 64.0, 0.01);
+            e.yaw = on_grid(
+                f64::from(e.yaw) + rng.range_f64(-0.2, 0.2),
+                -3.1416,
+                3.1416,
+                0.01,
+            );
+        }
+        if rng.chance(0.1) {
+            e.health = e.health.saturating_sub(rng.below(20) as u8);
+        }
+        if rng.chance(0.05) {
+            e.state = match rng.below(4) {
+                0 => ArenaState::Idle,
+                1 => ArenaState::Running,
+                2 => ArenaState::Shooting(rng.below(16) as u8),
+                _ => ArenaState::Dead,
+            };
+        }
+    }
+}

@@ -220,6 +220,15 @@ impl<T: NetDelta, const RING: usize> SnapshotSender<T, RING> {
         }
     }
 
+    /// Gives every ring slot room for a snapshot as large as `largest` (its clone, not
+    /// live: never a baseline), so that no tick allocates, even the first ones. Without
+    /// it a slot grows the first few times it holds a larger snapshot than before.
+    pub fn preallocate(&mut self, largest: &T) {
+        for slot in self.slots.iter_mut().filter(|slot| !slot.live) {
+            slot.state.clone_from(largest);
+        }
+    }
+
     /// The sequence the next snapshot gets.
     pub fn next_sequence(&self) -> u16 {
         self.next
@@ -457,6 +466,16 @@ impl<T: NetDelta, const RING: usize> SnapshotReceiver<T, RING> {
             newest: None,
             stats: ReceiverStats::default(),
         }
+    }
+
+    /// Gives every ring slot and the scratch value room for a snapshot as large as
+    /// `largest` (clones, not live: never a baseline), so that no snapshot received
+    /// allocates, even the first ones.
+    pub fn preallocate(&mut self, largest: &T) {
+        for slot in self.slots.iter_mut().filter(|slot| !slot.live) {
+            slot.state.clone_from(largest);
+        }
+        self.scratch.clone_from(largest);
     }
 
     /// The counters.

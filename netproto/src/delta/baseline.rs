@@ -190,11 +190,35 @@ struct SentSlot<T> {
 
 /// The sending side of delta snapshots for **one** client: a ring of the last `RING`
 /// snapshots sent to it, and which of them the client acked (see the
-/// [module](self)).
+/// [module](crate::delta::baseline)).
 ///
 /// Allocates its ring once, in [`SnapshotSender::new`]; a snapshot is copied into its
 /// slot with `clone_from`, which reuses the slot's allocations, so a steady state
 /// allocates nothing.
+///
+/// The loop of the guide's "Delta snapshots over acked baselines":
+///
+/// ```
+/// # use netproto::NetMessage;
+/// use netproto::delta::{SnapshotReceiver, SnapshotSender};
+/// use netproto::packet::Sequence;
+/// # #[derive(NetMessage, Clone, Debug, PartialEq)]
+/// # #[net(delta)]
+/// # struct View { #[net(range = 0..=1000, delta = -15..=15)] x: u16 }
+/// let mut sender = SnapshotSender::<View>::new(0); // per client, ring of 32
+/// let mut receiver = SnapshotReceiver::<View>::new(); // on that client
+/// let mut buf = [0u8; 64];
+/// for (tick, x) in [500u16, 503, 509].into_iter().enumerate() {
+///     let sent = sender.encode_into(&View { x }, &mut buf)?; // full, or delta vs baseline
+///     let packet = Sequence(tick as u16); // the packet layer's sequence for this packet
+///     sender.sent_in(sent.sequence, packet);
+///     receiver.receive(&buf[..sent.bytes]).expect("in order, no loss here");
+///     sender.packet_acked(packet); // when the packet layer reports the ack
+/// }
+/// assert_eq!(receiver.latest(), Some((2, &View { x: 509 })));
+/// assert_eq!(sender.stats().full, 1);
+/// # Ok::<(), netproto::StreamError>(())
+/// ```
 pub struct SnapshotSender<T, const RING: usize = DEFAULT_RING> {
     slots: Box<[SentSlot<T>]>,
     next: u16,
@@ -432,7 +456,7 @@ struct ReceivedSlot<T> {
 }
 
 /// The receiving side of delta snapshots: a ring of the last `RING` snapshots applied,
-/// so that a delta against any of them resolves (see the [module](self)).
+/// so that a delta against any of them resolves (see the [module](crate::delta::baseline)).
 ///
 /// Allocates its ring once, in [`SnapshotReceiver::new`]; a snapshot is decoded into a
 /// scratch value that then trades places with its ring slot, so a steady state

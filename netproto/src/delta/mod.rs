@@ -43,7 +43,7 @@
 //! assert_eq!(decode_delta(&bytes, &base).unwrap(), now);
 //! ```
 
-mod baseline;
+pub mod baseline;
 mod entities;
 mod field;
 

@@ -724,7 +724,11 @@ pub(crate) fn delta(
     let lo = literal(start, errors);
     let hi = literal(end, errors);
     let (lo, written_hi) = (lo?, hi?);
-    let hi = if inclusive { written_hi } else { written_hi - 1 };
+    let hi = if inclusive {
+        written_hi
+    } else {
+        written_hi - 1
+    };
     let dots = if inclusive { "..=" } else { ".." };
     if lo > hi {
         errors.spanned(

@@ -43,6 +43,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `#[net(quantize(min = A, max = B, res = R))]` | `f32` | a step of `R` in `[A, B]`, at most 32 bits |
 /// | `#[net(max_len = N)]` | `String`, `Vec<T>` | length in `[0, N]`, then the bytes / elements |
 /// | `#[net(skip)]` | any field with `Default` | nothing; `Default::default()` when read |
+/// | `#[net(delta = LO..=HI)]` | a `range`, `bits` or `quantize` field of a `#[net(delta)]` struct | see [Delta encoding](#delta-encoding) |
 ///
 /// A field without attributes uses its type's `NetMessage` impl: integers at full width,
 /// `bool` in 1 bit, `f32` / `f64` raw, `Option<T>`, arrays, tuples and other derived
@@ -59,6 +60,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// |---|---|---|
 /// | `#[net(crate = "path")]` | any derived type | generated code reaches netproto at `path` instead of `::netproto` |
 /// | `#[net(message_set)]`, `max_bits = N` | an enum | see [Message sets](#message-sets) |
+/// | `#[net(delta)]` | a struct or enum that is `Clone` | also derives `netproto::delta::NetDelta`, see [Delta encoding](#delta-encoding) |
 ///
 /// `crate` is for a crate that re-exports netproto (like serde's `#[serde(crate =
 /// "...")]`): its users derive through the re-export, without depending on netproto
@@ -127,6 +129,35 @@ use syn::{DeriveInput, parse_macro_input};
 /// }
 /// ```
 ///
+/// # Delta encoding
+///
+/// `#[net(delta)]` on the type also derives `netproto::delta::NetDelta`: one function,
+/// `serialize_delta_in`, that writes, reads or measures the value against a baseline,
+/// generated from the same field model as `serialize_in`. A struct sends, per sent
+/// field, one "changed" bit; an unchanged field costs only that bit. A changed field
+/// with `#[net(delta = LO..=HI)]` (a ranged or `bits` integer, or a quantized float in
+/// steps) sends one more bit, then `value - base` in `bits_required(LO, HI)` bits, or
+/// the absolute value when the difference is outside `LO..=HI`; the reader rejects a
+/// difference that lands outside the field's range. Other changed fields go whole,
+/// except nested types with their own `NetDelta` impl, which recurse. An enum goes
+/// whole when changed (`delta_changed` is its `PartialEq`). `DELTA_MAX_BITS` is summed
+/// at compile time.
+///
+/// Compile errors, each at the offending token: a delta range that is empty, `0..=0`,
+/// or wider than the field's own span (checked by a `const` assertion when the field's
+/// bounds are constants); `delta = ..` on a bool, string, sequence, unannotated integer
+/// or float, nested type or enum variant field; `delta = ..` without `#[net(delta)]`.
+///
+/// ```ignore
+/// #[derive(NetMessage, Clone, PartialEq)]
+/// #[net(delta)]
+/// struct Body {
+///     #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -511..=511)]
+///     x: f32,       // 1 bit unchanged; 1 + 1 + 10 bits within ±511 mm; 1 + 1 + 18 bits else
+///     at_rest: bool, // 1 bit unchanged; 1 + 1 changed
+/// }
+/// ```
+///
 /// # Performance
 ///
 /// Every field is one statement, the same for every stream; `#[inline(always)]` lets the
@@ -171,13 +202,13 @@ mod tests {
     fn every_path_goes_through_the_crate_path() {
         let inputs: [syn::DeriveInput; 4] = [
             parse_quote! {
-                #[net(crate = "np")]
+                #[net(crate = "np", delta)]
                 struct All<T> {
                     #[net(range = 0..=100)] a: u8,
                     #[net(range = 0..=LIMIT)] b: u16,
                     #[net(bits = 3)] c: u8,
                     #[net(bits = BITS)] d: u32,
-                    #[net(quantize(min = -1.0, max = 1.0, res = 0.01))] e: f32,
+                    #[net(quantize(min = -1.0, max = 1.0, res = 0.01), delta = -3..=3)] e: f32,
                     #[net(quantize(min = -HALF, max = HALF, res = 0.5))] f: f32,
                     #[net(max_len = 4)] g: String,
                     #[net(max_len = LEN)] h: Vec<T>,
@@ -203,6 +234,7 @@ mod tests {
             let out = super::expand(input).to_string();
             assert!(out.contains("np :: NetMessage"), "{out}");
             assert_eq!(out.contains("np :: MessageSet"), i % 2 == 1, "{out}");
+            assert_eq!(out.contains("np :: delta :: NetDelta"), i == 0, "{out}");
             assert!(!out.contains(":: netproto"), "{out}");
         }
     }

@@ -87,7 +87,11 @@ fn u32_expr(bound: &Bound) -> TokenStream {
 }
 
 /// The `&'static Schema` of one field, `None` for a skipped one.
-pub(crate) fn field_schema(kind: &Kind<'_>, ty: &syn::Type, krate: &syn::Path) -> Option<TokenStream> {
+pub(crate) fn field_schema(
+    kind: &Kind<'_>,
+    ty: &syn::Type,
+    krate: &syn::Path,
+) -> Option<TokenStream> {
     let schema = quote!(#krate::schema::Schema);
     Some(match kind {
         Kind::Skip => return None,

@@ -241,8 +241,8 @@ pub mod guide {}
 
 pub use bits::{bits_for_count, bits_required};
 pub use codec::{decode, decode_prefix, encode, encode_into, measure};
-pub use error::{ErrorKind, StreamError};
 pub use delta::NetDelta;
+pub use error::{ErrorKind, StreamError};
 pub use message::NetMessage;
 pub use message_set::MessageSet;
 pub use netproto_derive::NetMessage;

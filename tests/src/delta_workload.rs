@@ -4,9 +4,21 @@
 //! moving per tick) and the arena's game (64 entities: position, yaw, health, state,
 //! most moving). Deterministic from a seed.
 
-use netproto::NetMessage;
 use netproto::delta::Entities;
 use netproto::sim::Rng;
+use netproto::{NetMessage, Quantization};
+
+/// The yaw quantization's bound: a declared bound, not an approximation of π.
+#[allow(clippy::approx_constant)]
+pub const YAW_MAX: f32 = 3.1416;
+/// The cube position's quantization (1 mm in 256 m).
+pub const POS_Q: Quantization = Quantization::new(0.0, 256.0, 0.001);
+/// The smallest-three components' quantization.
+pub const ROT_Q: Quantization = Quantization::new(-0.7072, 0.7072, 0.003);
+/// The arena position's quantization (1 cm in 128 m).
+pub const ARENA_Q: Quantization = Quantization::new(-64.0, 64.0, 0.01);
+/// The arena yaw's quantization.
+pub const YAW_Q: Quantization = Quantization::new(-YAW_MAX, YAW_MAX, 0.01);
 
 /// A position in a 256 m box, 1 mm steps (18 bits per axis); a changed axis within
 /// ±511 mm of the baseline goes as a 10-bit delta, else whole (after the changed bit
@@ -84,7 +96,7 @@ pub struct ArenaEntity {
     #[net(quantize(min = -64.0, max = 64.0, res = 0.01), delta = -63..=63)]
     pub y: f32,
     /// Heading in radians.
-    #[net(quantize(min = -3.1416, max = 3.1416, res = 0.01), delta = -31..=31)]
+    #[net(quantize(min = -YAW_MAX, max = YAW_MAX, res = 0.01), delta = -31..=31)]
     pub yaw: f32,
     /// Hit points.
     #[net(range = 0..=100, delta = -15..=15)]
@@ -97,14 +109,13 @@ pub struct ArenaEntity {
 pub type ArenaScene = Entities<ArenaEntity, 255, 64>;
 
 /// A value on a quantization's grid, near `value`.
-fn on_grid(value: f64, min: f32, max: f32, res: f32) -> f32 {
-    let q = netproto::Quantization::new(min, max, res);
-    let value = (value as f32).clamp(min, max);
+fn on_grid(value: f64, q: &Quantization) -> f32 {
+    let value = (value as f32).clamp(q.min(), q.max());
     q.dequantize(q.quantize(value))
 }
 
 fn cube_orientation(rng: &mut Rng) -> SmallestThree {
-    let c = |rng: &mut Rng| on_grid(rng.range_f64(-0.7, 0.7), -0.7072, 0.7072, 0.003);
+    let c = |rng: &mut Rng| on_grid(rng.range_f64(-0.7, 0.7), &ROT_Q);
     SmallestThree {
         largest: rng.below(4) as u8,
         a: c(rng),
@@ -118,7 +129,7 @@ pub fn cube_scene(rng: &mut Rng, count: usize) -> CubeScene {
     let mut scene = CubeScene::new();
     while scene.len() < count.min(900) {
         let id = rng.below(1024) as u32;
-        let p = |rng: &mut Rng| on_grid(rng.range_f64(0.0, 256.0), 0.0, 256.0, 0.001);
+        let p = |rng: &mut Rng| on_grid(rng.range_f64(0.0, 256.0), &POS_Q);
         let cube = Cube {
             position: CubePosition {
                 x: p(rng),
@@ -135,23 +146,19 @@ pub fn cube_scene(rng: &mut Rng, count: usize) -> CubeScene {
 }
 
 /// One 60 Hz tick: each cube moves with probability `moving` (a few cm per axis, a
-/// small turn, awake), the others come to rest.
+/// small turn, awake); the others do not change.
 pub fn cube_tick(rng: &mut Rng, scene: &mut CubeScene, moving: f64) {
     for (_, cube) in scene.iter_mut() {
         if !rng.chance(moving) {
-            cube.at_rest = true;
             continue;
         }
         cube.at_rest = false;
-        let step = |rng: &mut Rng, v: f32| {
-            on_grid(f64::from(v) + rng.range_f64(-0.1, 0.1), 0.0, 256.0, 0.001)
-        };
+        let step = |rng: &mut Rng, v: f32| on_grid(f64::from(v) + rng.range_f64(-0.1, 0.1), &POS_Q);
         cube.position.x = step(rng, cube.position.x);
         cube.position.y = step(rng, cube.position.y);
         cube.position.z = step(rng, cube.position.z);
-        let turn = |rng: &mut Rng, v: f32| {
-            on_grid(f64::from(v) + rng.range_f64(-0.02, 0.02), -0.7072, 0.7072, 0.003)
-        };
+        let turn =
+            |rng: &mut Rng, v: f32| on_grid(f64::from(v) + rng.range_f64(-0.02, 0.02), &ROT_Q);
         cube.orientation.a = turn(rng, cube.orientation.a);
         cube.orientation.b = turn(rng, cube.orientation.b);
         cube.orientation.c = turn(rng, cube.orientation.c);
@@ -163,9 +170,9 @@ pub fn arena_scene(rng: &mut Rng, count: usize) -> ArenaScene {
     let mut scene = ArenaScene::new();
     for id in 0..count.min(64) as u32 {
         let entity = ArenaEntity {
-            x: on_grid(rng.range_f64(-60.0, 60.0), -64.0, 64.0, 0.01),
-            y: on_grid(rng.range_f64(-60.0, 60.0), -64.0, 64.0, 0.01),
-            yaw: on_grid(rng.range_f64(-3.1, 3.1), -3.1416, 3.1416, 0.01),
+            x: on_grid(rng.range_f64(-60.0, 60.0), &ARENA_Q),
+            y: on_grid(rng.range_f64(-60.0, 60.0), &ARENA_Q),
+            yaw: on_grid(rng.range_f64(-3.1, 3.1), &YAW_Q),
             health: rng.below(101) as u8,
             state: ArenaState::Running,
         };
@@ -179,14 +186,9 @@ pub fn arena_scene(rng: &mut Rng, count: usize) -> ArenaScene {
 pub fn arena_tick(rng: &mut Rng, scene: &mut ArenaScene, moving: f64) {
     for (_, e) in scene.iter_mut() {
         if rng.chance(moving) {
-            e.x = on_grid(f64::from(e.x) + rng.range_f64(-0.3, 0.3), -64.0, 64.0, 0.01);
-            e.y = on_grid(f64::from(e.y) + rng.range_f64(-0.3, 0.3), -64.0, 64.0, 0.01);
-            e.yaw = on_grid(
-                f64::from(e.yaw) + rng.range_f64(-0.2, 0.2),
-                -3.1416,
-                3.1416,
-                0.01,
-            );
+            e.x = on_grid(f64::from(e.x) + rng.range_f64(-0.3, 0.3), &ARENA_Q);
+            e.y = on_grid(f64::from(e.y) + rng.range_f64(-0.3, 0.3), &ARENA_Q);
+            e.yaw = on_grid(f64::from(e.yaw) + rng.range_f64(-0.2, 0.2), &YAW_Q);
         }
         if rng.chance(0.1) {
             e.health = e.health.saturating_sub(rng.below(20) as u8);

@@ -18,6 +18,7 @@
 
 mod config;
 mod connection;
+mod delta_snapshot;
 mod input;
 mod message_layer;
 mod message_set;
@@ -38,6 +39,7 @@ pub use connection::{
     connection_script_outcome, connection_unknown, connection_unknown_outcome, server_address,
     server_config, two_stacks, two_stacks_outcome,
 };
+pub use delta_snapshot::delta_snapshot;
 pub use input::{Script, Seed, mutate, push_blob};
 pub use message_layer::message_layer;
 pub use message_set::{check_round_trip, message_set, seeded_message};
@@ -51,6 +53,7 @@ pub mod seeds {
     pub use super::connection::seeds::{
         connection_connected, connection_script, connection_unknown, two_stacks,
     };
+    pub use super::delta_snapshot::seeds::delta_snapshot;
     pub use super::message_layer::seeds::message_layer;
     pub use super::message_set::seeds::message_set;
     pub use super::netcode_packet::seeds::netcode_packet;

@@ -7,10 +7,10 @@
 
 use netproto::delta::{NetDelta, decode_delta, encode_delta};
 use netproto::sim::Rng;
-use netproto::{ErrorKind, MeasureStream, Quantization, Stream, WriteStream};
+use netproto::{ErrorKind, MeasureStream, Stream, WriteStream};
 use netproto_tests::delta_workload::{
-    ArenaEntity, ArenaState, Cube, CubePosition, CubeScene, SmallestThree,
-    arena_scene, arena_tick, cube_scene, cube_tick,
+    ARENA_Q as ARENA, ArenaEntity, ArenaState, Cube, CubePosition, CubeScene, POS_Q as POS,
+    ROT_Q as ROT, SmallestThree, YAW_Q as YAW, arena_scene, arena_tick, cube_scene, cube_tick,
 };
 use proptest::prelude::*;
 
@@ -18,11 +18,6 @@ mod common;
 
 /// The seed of this file's property tests.
 const SEED: u64 = 0x6465_6c74_6173_0027;
-
-const POS: Quantization = Quantization::new(0.0, 256.0, 0.001);
-const ROT: Quantization = Quantization::new(-0.7072, 0.7072, 0.003);
-const ARENA: Quantization = Quantization::new(-64.0, 64.0, 0.01);
-const YAW: Quantization = Quantization::new(-3.1416, 3.1416, 0.01);
 
 /// A step in `[0, max]`: an edge, near an edge, or anywhere.
 fn step(max: u32) -> impl Strategy<Value = u32> {
@@ -53,7 +48,11 @@ fn near(base: u32, max: u32, limit: i64) -> impl Strategy<Value = u32> {
 fn position() -> impl Strategy<Value = ([u32; 3], [u32; 3])> {
     let m = POS.max_int();
     [step(m), step(m), step(m)].prop_flat_map(move |base| {
-        let now = [near(base[0], m, 511), near(base[1], m, 511), near(base[2], m, 511)];
+        let now = [
+            near(base[0], m, 511),
+            near(base[1], m, 511),
+            near(base[2], m, 511),
+        ];
         (Just(base), now)
     })
 }
@@ -63,7 +62,11 @@ fn rotation() -> impl Strategy<Value = ((u8, [u32; 3]), (u8, [u32; 3]))> {
     (0u8..4, [step(m), step(m), step(m)]).prop_flat_map(move |(l, base)| {
         let now = (
             prop_oneof![Just(l), 0u8..4],
-            [near(base[0], m, 15), near(base[1], m, 15), near(base[2], m, 15)],
+            [
+                near(base[0], m, 15),
+                near(base[1], m, 15),
+                near(base[2], m, 15),
+            ],
         );
         (Just((l, base)), now)
     })
@@ -87,9 +90,8 @@ fn cube_of(p: [u32; 3], (largest, r): (u8, [u32; 3]), at_rest: bool) -> Cube {
 }
 
 fn cube_pair() -> impl Strategy<Value = (Cube, Cube)> {
-    (position(), rotation(), any::<bool>(), any::<bool>()).prop_map(
-        |((pb, pn), (rb, rn), ab, an)| (cube_of(pn, rn, an), cube_of(pb, rb, ab)),
-    )
+    (position(), rotation(), any::<bool>(), any::<bool>())
+        .prop_map(|((pb, pn), (rb, rn), ab, an)| (cube_of(pn, rn, an), cube_of(pb, rb, ab)))
 }
 
 fn state() -> impl Strategy<Value = ArenaState> {
@@ -115,7 +117,13 @@ fn health_near(base: u8) -> impl Strategy<Value = u8> {
 
 fn arena_pair() -> impl Strategy<Value = (ArenaEntity, ArenaEntity)> {
     let (m, y) = (ARENA.max_int(), YAW.max_int());
-    (step(m), step(m), step(y), prop_oneof![Just(0u8), Just(100), 0u8..=100], state())
+    (
+        step(m),
+        step(m),
+        step(y),
+        prop_oneof![Just(0u8), Just(100), 0u8..=100],
+        state(),
+    )
         .prop_flat_map(move |(x, yy, yaw, health, st)| {
             let base = ArenaEntity {
                 x: ARENA.dequantize(x),
@@ -146,10 +154,14 @@ fn arena_pair() -> impl Strategy<Value = (ArenaEntity, ArenaEntity)> {
 
 /// Writes `now` against `base`, checks the measures against the written bits and the
 /// static bound, and reads it back.
-fn check<T: NetDelta + PartialEq + core::fmt::Debug>(now: &T, base: &T) -> Result<usize, TestCaseError> {
+fn check<T: NetDelta + PartialEq + core::fmt::Debug>(
+    now: &T,
+    base: &T,
+) -> Result<usize, TestCaseError> {
     let mut buf = vec![0u8; T::DELTA_MAX_BITS.div_ceil(8)];
     let mut writer = WriteStream::new(&mut buf);
-    now.write_delta(base, &mut writer).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    now.write_delta(base, &mut writer)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let written = writer.bits_processed();
     let mut measure = MeasureStream::new();
     let Ok(()) = now.write_delta(base, &mut measure);
@@ -243,7 +255,10 @@ fn every_fallback_costs_what_the_layout_says() {
     now.state = ArenaState::Shooting(9);
     assert_eq!(bits(&now), 5 + 2 + 4);
     for now in [base, now] {
-        assert_eq!(decode_delta(&encode_delta(&now, &base).unwrap(), &base), Ok(now));
+        assert_eq!(
+            decode_delta(&encode_delta(&now, &base).unwrap(), &base),
+            Ok(now)
+        );
     }
 }
 
@@ -259,7 +274,10 @@ fn a_delta_landing_outside_the_range_is_rejected_never_clamped() {
     // +15 written against 85, read against a baseline of 90: 105 > 100.
     let bytes = encode_delta(&at(100), &at(85)).unwrap();
     let e = decode_delta(&bytes, &at(90)).unwrap_err();
-    assert_eq!((e.kind(), e.field()), (ErrorKind::OutOfRange, Some("ArenaEntity.health")));
+    assert_eq!(
+        (e.kind(), e.field()),
+        (ErrorKind::OutOfRange, Some("ArenaEntity.health"))
+    );
     // A position step below 0.
     let mut base = at(0);
     base.x = ARENA.dequantize(10);
@@ -268,10 +286,16 @@ fn a_delta_landing_outside_the_range_is_rejected_never_clamped() {
     let bytes = encode_delta(&now, &base).unwrap();
     base.x = ARENA.dequantize(5);
     let e = decode_delta(&bytes, &base).unwrap_err();
-    assert_eq!((e.kind(), e.field()), (ErrorKind::OutOfRange, Some("ArenaEntity.x")));
+    assert_eq!(
+        (e.kind(), e.field()),
+        (ErrorKind::OutOfRange, Some("ArenaEntity.x"))
+    );
     // The writer refuses a value outside its range rather than send another.
     let e = encode_delta(&at(101), &at(100)).unwrap_err();
-    assert_eq!((e.kind(), e.field()), (ErrorKind::OutOfRange, Some("ArenaEntity.health")));
+    assert_eq!(
+        (e.kind(), e.field()),
+        (ErrorKind::OutOfRange, Some("ArenaEntity.health"))
+    );
 }
 
 /// Bits of the full form and of the delta against the previous tick, summed over
@@ -309,5 +333,94 @@ fn workload_sizes() {
         adelta / 60,
         adelta / 60 / 8
     );
-    assert_eq!((full, delta, afull, adelta), (4_603_560, 392_841, 187_088, 103_607));
+    assert_eq!(
+        (full, delta, afull, adelta),
+        (4_603_560, 352_113, 187_088, 103_607)
+    );
+}
+
+/// Bits of gap `n` in order-`k` Exp-Golomb (the `Entities` id code).
+fn exp_golomb(n: u64, k: u32) -> usize {
+    let m = n + (1 << k);
+    (2 * (63 - m.leading_zeros()) - k + 1) as usize
+}
+
+/// The bits of `lists` of changed ids under: 10-bit ids, Elias-gamma (Exp-Golomb
+/// k = 0), Exp-Golomb with a fixed k of 2 and 3, and the per-list best k that
+/// `Entities` sends (with `k_bits` of k per list); and the number of ids.
+fn id_costs(lists: &[Vec<u32>], k_max: u32, k_bits: usize) -> (usize, [usize; 5]) {
+    let mut totals = [0usize; 5];
+    let mut ids_sent = 0;
+    for ids in lists {
+        ids_sent += ids.len();
+        let gaps: Vec<u64> = ids
+            .iter()
+            .scan(None, |previous: &mut Option<u32>, &id| {
+                let gap = previous.map_or(u64::from(id), |p| u64::from(id - p - 1));
+                *previous = Some(id);
+                Some(gap)
+            })
+            .collect();
+        let cost = |k| gaps.iter().map(|&n| exp_golomb(n, k)).sum::<usize>();
+        totals[0] += 10 * ids.len();
+        totals[1] += cost(0);
+        totals[2] += cost(2);
+        totals[3] += cost(3);
+        totals[4] += k_bits + (0..=k_max).map(cost).min().unwrap_or(0);
+    }
+    (ids_sent, totals)
+}
+
+/// The changed ids of `ticks` ticks of a scene.
+fn changed_lists<T: NetDelta, const I: u32, const L: usize>(
+    mut scene: netproto::delta::Entities<T, I, L>,
+    ticks: usize,
+    mut tick: impl FnMut(&mut netproto::delta::Entities<T, I, L>),
+) -> Vec<Vec<u32>> {
+    (0..ticks)
+        .map(|_| {
+            let base = scene.clone();
+            tick(&mut scene);
+            scene
+                .iter()
+                .zip(base.iter())
+                .filter(|((_, a), (_, b))| a.delta_changed(b))
+                .map(|((id, _), _)| id)
+                .collect()
+        })
+        .collect()
+}
+
+/// The id codes compared on both workloads' changed lists (60 ticks each): a fixed k
+/// suits one density only (k = 3 costs 4 bits per id on the arena, where nearly every
+/// id is the next one), the per-list best k is within 0.1 bit of the best fixed k on
+/// each. Exact for the seeds.
+#[test]
+fn id_codes_on_both_workloads() {
+    let mut rng = Rng::new(27);
+    let cubes = cube_scene(&mut rng, 900);
+    let cube_lists = changed_lists(cubes, 60, |s| cube_tick(&mut rng, s, 0.10));
+    let mut rng = Rng::new(27);
+    let arena = arena_scene(&mut rng, 64);
+    let arena_lists = changed_lists(arena, 60, |s| arena_tick(&mut rng, s, 0.9));
+    let cube = id_costs(&cube_lists, 10, 4);
+    let arena = id_costs(&arena_lists, 8, 4);
+    for (name, (ids, totals)) in [("cube", cube), ("arena", arena)] {
+        let per = |bits: usize| bits as f64 / ids as f64;
+        println!(
+            "{name}: {ids} changed ids: 10-bit {:.2}, gamma {:.2}, EG k=2 {:.2}, EG k=3 {:.2}, best k per list {:.2} bits per id",
+            per(totals[0]),
+            per(totals[1]),
+            per(totals[2]),
+            per(totals[3]),
+            per(totals[4])
+        );
+    }
+    assert_eq!(
+        (cube, arena),
+        (
+            (5_414, [54_140, 32_324, 28_102, 27_986, 28_057]),
+            (3_503, [35_030, 4_113, 10_509, 14_012, 4_353])
+        )
+    );
 }

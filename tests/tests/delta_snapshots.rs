@@ -4,16 +4,12 @@
 //! with their count, Exp-Golomb parameter `k` and gap-coded ids. A change to the delta
 //! wire format changes the text (`cargo insta review`).
 
+use netproto::WireView;
 use netproto::delta::{NetDelta, decode_delta, encode_delta};
-use netproto::{Quantization, WireView};
 use netproto_tests::delta_workload::{
-    ArenaEntity, ArenaScene, ArenaState, Cube, CubePosition, CubeScene, SmallestThree,
+    ARENA_Q as ARENA, ArenaEntity, ArenaScene, ArenaState, Cube, CubePosition, CubeScene,
+    POS_Q as POS, ROT_Q as ROT, SmallestThree, YAW_Q as YAW,
 };
-
-const POS: Quantization = Quantization::new(0.0, 256.0, 0.001);
-const ROT: Quantization = Quantization::new(-0.7072, 0.7072, 0.003);
-const ARENA: Quantization = Quantization::new(-64.0, 64.0, 0.01);
-const YAW: Quantization = Quantization::new(-3.1416, 3.1416, 0.01);
 
 /// The view of `now`'s delta against `base`, after checking that it decodes to `now`.
 fn view<T: NetDelta + PartialEq + core::fmt::Debug>(now: &T, base: &T) -> String {

@@ -248,3 +248,116 @@ fn every_shape_round_trips() {
         0
     );
 }
+
+/// Every field kind of a `#[net(delta)]` struct, constant bounds included.
+#[derive(NetMessage, Clone, Debug, PartialEq)]
+#[net(delta)]
+struct DeltaShapes {
+    #[net(range = 0..=MAX_PLAYERS, delta = -3..=3)]
+    players: u8,
+    #[net(range = -100..=100, delta = -10..=10)]
+    signed: i16,
+    #[net(bits = 12, delta = -7..=7)]
+    tick: u16,
+    #[net(bits = TICK_BITS)]
+    wide: u32,
+    #[net(quantize(min = -1.0, max = 1.0, res = 0.01), delta = -5..=5)]
+    q: f32,
+    #[net(quantize(min = -HALF_ARENA, max = HALF_ARENA, res = 0.5))]
+    qc: f32,
+    #[net(max_len = MAX_NAME)]
+    name: String,
+    #[net(max_len = 4)]
+    list: Vec<u8>,
+    flag: bool,
+    raw: u64,
+    float: f64,
+    maybe: Option<u8>,
+    array: [u16; 2],
+    state: DeltaState,
+    #[net(skip)]
+    local: u8,
+}
+
+/// An enum with a delta form: whole when changed.
+#[derive(NetMessage, Clone, Debug, PartialEq)]
+#[net(delta)]
+enum DeltaState {
+    Idle,
+    Busy(#[net(range = 0..=9)] u8),
+}
+
+/// A generic delta struct, and one with nothing sent.
+#[derive(NetMessage, Clone, Debug, PartialEq)]
+#[net(delta)]
+struct DeltaWrapper<T> {
+    inner: T,
+    #[net(skip)]
+    cache: u8,
+}
+
+#[derive(NetMessage, Clone, Debug, PartialEq)]
+#[net(delta)]
+struct DeltaEmpty {}
+
+#[test]
+fn delta_shapes_round_trip() {
+    use netproto::delta::{decode_delta, encode_delta};
+    let base = DeltaShapes {
+        players: 10,
+        signed: -50,
+        tick: 4000,
+        wide: 1,
+        q: 0.5,
+        qc: 0.0,
+        name: "a".to_owned(),
+        list: vec![1],
+        flag: false,
+        raw: 7,
+        float: 1.5,
+        maybe: None,
+        array: [1, 2],
+        state: DeltaState::Idle,
+        local: 0,
+    };
+    let now = DeltaShapes {
+        players: 12,
+        signed: 100,
+        tick: 4001,
+        wide: 2,
+        q: -1.0,
+        qc: 0.5,
+        name: "b".to_owned(),
+        list: vec![],
+        flag: true,
+        raw: 8,
+        float: 2.5,
+        maybe: Some(3),
+        array: [1, 3],
+        state: DeltaState::Busy(9),
+        local: 0,
+    };
+    for (now, base) in [(&now, &base), (&base, &now), (&base, &base)] {
+        let bytes = encode_delta(now, base).expect("in range");
+        assert_eq!(decode_delta(&bytes, base).as_ref(), Ok(now));
+    }
+    let wrapped = DeltaWrapper {
+        inner: 3u8,
+        cache: 0,
+    };
+    let bytes = encode_delta(
+        &wrapped,
+        &DeltaWrapper {
+            inner: 4u8,
+            cache: 0,
+        },
+    )
+    .expect("fits");
+    // The changed bit, then the u8 whole.
+    assert_eq!(bytes, [0b0000_0111, 0]);
+    assert!(
+        encode_delta(&DeltaEmpty {}, &DeltaEmpty {})
+            .expect("empty")
+            .is_empty()
+    );
+}

@@ -1,5 +1,5 @@
 //! The fuzz targets on the stable toolchain, inside `cargo test`: deterministic,
-//! seeded, 1,519,500 generated and mutated inputs across the targets.
+//! seeded, 1,894,900 generated and mutated inputs across the targets.
 //!
 //! Each target body lives in `netproto_tests::fuzz` (the cargo-fuzz targets in `fuzz/`
 //! call the same functions). The inputs are valid encodings from `fuzz::seeds` and
@@ -108,6 +108,7 @@ const TWO_STACKS: (usize, usize) = (200, 14);
 const NETCODE_TOKEN: (usize, usize) = (2_000, 49);
 const NETCODE_PACKET: (usize, usize) = (3_500, 49);
 const CONNECTION_SCRIPT: (usize, usize) = (40, 9);
+const DELTA_SNAPSHOT: (usize, usize) = (2_000, 49);
 
 const fn total((seeds, per_seed): (usize, usize)) -> usize {
     seeds * (1 + per_seed)
@@ -115,7 +116,7 @@ const fn total((seeds, per_seed): (usize, usize)) -> usize {
 
 /// Inputs across the targets on every `cargo test` (the guide and CONTRIBUTING.md
 /// quote this figure).
-const ALL_INPUTS: usize = 1_794_900;
+const ALL_INPUTS: usize = 1_894_900;
 
 const _: () = assert!(
     total(MESSAGE_SET)
@@ -127,6 +128,7 @@ const _: () = assert!(
         + total(NETCODE_TOKEN)
         + total(NETCODE_PACKET)
         + total(CONNECTION_SCRIPT)
+        + total(DELTA_SNAPSHOT)
         == ALL_INPUTS
 );
 
@@ -138,6 +140,14 @@ fn message_set() {
         usize::from(fuzz::message_set(d))
     });
     check(&r, total(MESSAGE_SET), &inputs, (208_104, 208_104));
+}
+
+#[test]
+fn delta_snapshot() {
+    let (n, per) = DELTA_SNAPSHOT;
+    let inputs = seeds::delta_snapshot(n, 27);
+    let r = run("delta_snapshot", &inputs, per, 27, fuzz::delta_snapshot);
+    check(&r, total(DELTA_SNAPSHOT), &inputs, (9_400, 9_400));
 }
 
 #[test]
@@ -370,7 +380,7 @@ fn connection_script_handshake_replacement_is_deterministic() {
 #[ignore = "writes files: run it to seed the cargo-fuzz corpus"]
 fn write_seed_corpus() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
-    let sets: [(&str, Vec<Seed>); 9] = [
+    let sets: [(&str, Vec<Seed>); 10] = [
         ("message_set", seeds::message_set(200, 1)),
         ("packet_endpoint", seeds::packet_endpoint(50, 2)),
         ("message_layer", seeds::message_layer(50, 3)),
@@ -380,6 +390,7 @@ fn write_seed_corpus() {
         ("netcode_token", seeds::netcode_token(100, 7)),
         ("netcode_packet", seeds::netcode_packet(200, 8)),
         ("connection_script", seeds::connection_script(50, 9)),
+        ("delta_snapshot", seeds::delta_snapshot(100, 27)),
     ];
     for (name, inputs) in sets {
         let dir = root.join(name);

@@ -343,7 +343,10 @@ enum Op<'a, T> {
 }
 
 /// The merge of `now` and `base` by id.
-fn merge<'a, T>(now: &'a [(u32, T)], base: &'a [(u32, T)]) -> impl Iterator<Item = Op<'a, T>> + Clone {
+fn merge<'a, T>(
+    now: &'a [(u32, T)],
+    base: &'a [(u32, T)],
+) -> impl Iterator<Item = Op<'a, T>> + Clone {
     let (mut i, mut j) = (0, 0);
     core::iter::from_fn(move || match (now.get(i), base.get(j)) {
         (Some((a, va)), Some((b, vb))) => Some(if a == b {
@@ -377,7 +380,9 @@ fn write_list<'a, S: Stream, X: 'a, const MAX_ID: u32>(
     items: impl Iterator<Item = (u32, X)> + Clone,
     mut payload: impl FnMut(&mut S, X) -> Result<(), S::Error>,
 ) -> Result<(), S::Error> {
-    if S::TRACING && let Some(name) = name {
+    if S::TRACING
+        && let Some(name) = name
+    {
         stream.begin_field(name);
     }
     let k_max = bits_required(0, u64::from(MAX_ID));
@@ -424,8 +429,7 @@ fn read_header<S: Stream>(
 impl<T: NetMessage, const MAX_ID: u32, const MAX_LEN: usize> NetMessage
     for Entities<T, MAX_ID, MAX_LEN>
 {
-    const MAX_BITS: usize =
-        Self::HEADER_BITS + MAX_LEN * (Self::GAP_MAX_BITS + T::MAX_BITS);
+    const MAX_BITS: usize = Self::HEADER_BITS + MAX_LEN * (Self::GAP_MAX_BITS + T::MAX_BITS);
     const MIN_BITS: usize = Self::LEN_BITS;
 
     fn blank() -> Self {
@@ -510,9 +514,7 @@ impl<T: NetDelta, const MAX_ID: u32, const MAX_LEN: usize> NetDelta
                 Op::Removed(id) => Some((id, ())),
                 _ => None,
             });
-            write_list::<S, (), MAX_ID>(stream, Some("removed"), MAX_LEN, removed, |_, ()| {
-                Ok(())
-            })?;
+            write_list::<S, (), MAX_ID>(stream, Some("removed"), MAX_LEN, removed, |_, ()| Ok(()))?;
             let changed = merge(now, then).filter_map(|op| match op {
                 Op::Both(id, a, b) if a.delta_changed(b) => Some((id, (a, b))),
                 _ => None,
@@ -653,7 +655,10 @@ fn read_added<S: Stream, T: NetMessage>(
         T::serialize_in(&mut value, stream)?;
         out.push((id, value));
     }
-    let in_order = match (kept.checked_sub(1).and_then(|i| out.as_slice().get(i)), out.as_slice().get(kept)) {
+    let in_order = match (
+        kept.checked_sub(1).and_then(|i| out.as_slice().get(i)),
+        out.as_slice().get(kept),
+    ) {
         (Some(last), Some(first)) => last.0 < first.0,
         _ => true,
     };

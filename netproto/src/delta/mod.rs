@@ -16,7 +16,7 @@
 //!   delta form.
 //!
 //! The reader rejects a delta that lands outside the field's range
-//! ([`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)); nothing is clamped.
+//! ([`ErrorKind::OutOfRange`](crate::ErrorKind)); nothing is clamped.
 //!
 //! [`Entities`] is a keyed collection with a delta form (removed ids, changed entities as
 //! deltas, added entities whole, ids gap-coded).
@@ -73,6 +73,11 @@ use crate::wire_view::WireView;
 /// [`NetDelta::delta_changed`] and sends the bit, or the id, itself; the top-level
 /// functions ([`NetDelta::write_delta`], [`encode_delta`]) send the value's delta form
 /// directly.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no delta form (`NetDelta`)",
+    label = "a field of a #[net(delta)] type needs a delta form",
+    note = "derive it: `#[derive(NetMessage, Clone)]` with `#[net(delta)]` on `{Self}`"
+)]
 pub trait NetDelta: NetMessage + Clone {
     /// An upper bound of the bits [`NetDelta::serialize_delta_in`] writes (every align
     /// counted as 7 bits), computed at compile time.

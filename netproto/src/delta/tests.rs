@@ -74,8 +74,15 @@ fn a_delta_landing_outside_the_range_is_rejected_not_clamped() {
     field::int(&mut w, &1000u16, 985, 0, 1000, Some((-15, 15))).unwrap();
     w.finish();
     let mut out = 0u16;
-    let e = field::int(&mut ReadStream::new(&buf), &mut out, 995, 0, 1000, Some((-15, 15)))
-        .unwrap_err();
+    let e = field::int(
+        &mut ReadStream::new(&buf),
+        &mut out,
+        995,
+        0,
+        1000,
+        Some((-15, 15)),
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::OutOfRange);
     // A quantized one below step 0.
     let q = Quantization::new(0.0, 10.0, 0.5);
@@ -83,16 +90,21 @@ fn a_delta_landing_outside_the_range_is_rejected_not_clamped() {
     field::quantized(&mut w, &0.0f32, 1.0, &q, Some((-3, 3))).unwrap();
     w.finish();
     let mut out = 0.0f32;
-    let e = field::quantized(&mut ReadStream::new(&buf), &mut out, 0.5, &q, Some((-3, 3)))
-        .unwrap_err();
+    let e =
+        field::quantized(&mut ReadStream::new(&buf), &mut out, 0.5, &q, Some((-3, 3))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::OutOfRange);
 }
 
 #[test]
 fn gap_coding_writes_what_it_measures_and_reads_it_back() {
     for k in 0..=10 {
-        for (previous, id) in [(None, 0), (None, 1023), (Some(0), 1), (Some(5), 9), (Some(0), 1023)]
-        {
+        for (previous, id) in [
+            (None, 0),
+            (None, 1023),
+            (Some(0), 1),
+            (Some(5), 9),
+            (Some(0), 1023),
+        ] {
             let mut buf = [0u8; 16];
             let mut w = WriteStream::new(&mut buf);
             let mut v = id;
@@ -142,7 +154,11 @@ fn entities_full_and_delta_round_trip_on_seeded_scenes() {
             }
         }
         let bytes = crate::encode(&now).unwrap();
-        assert_eq!(crate::decode::<Scene>(&bytes).unwrap(), now, "round {round}");
+        assert_eq!(
+            crate::decode::<Scene>(&bytes).unwrap(),
+            now,
+            "round {round}"
+        );
         total_delta += round_trip(&now, &base);
         // Against itself: three empty lists, the counts only.
         assert_eq!(round_trip(&now, &now), 3 * 7);
@@ -194,18 +210,33 @@ fn the_reader_rejects_deltas_that_do_not_fit_the_baseline() {
     assert_eq!(reject(hand_delta(&[4], &[], &[])), ErrorKind::OutOfRange);
     assert_eq!(reject(hand_delta(&[10], &[], &[])), ErrorKind::OutOfRange);
     // Changing an id the baseline lacks, or one just removed.
-    assert_eq!(reject(hand_delta(&[], &[(4, 1)], &[])), ErrorKind::OutOfRange);
-    assert_eq!(reject(hand_delta(&[5], &[(5, 1)], &[])), ErrorKind::OutOfRange);
+    assert_eq!(
+        reject(hand_delta(&[], &[(4, 1)], &[])),
+        ErrorKind::OutOfRange
+    );
+    assert_eq!(
+        reject(hand_delta(&[5], &[(5, 1)], &[])),
+        ErrorKind::OutOfRange
+    );
     // Adding an id the baseline has (even one removed in the same delta).
-    assert_eq!(reject(hand_delta(&[], &[], &[(9, 1)])), ErrorKind::OutOfRange);
-    assert_eq!(reject(hand_delta(&[9], &[], &[(9, 1)])), ErrorKind::OutOfRange);
+    assert_eq!(
+        reject(hand_delta(&[], &[], &[(9, 1)])),
+        ErrorKind::OutOfRange
+    );
+    assert_eq!(
+        reject(hand_delta(&[9], &[], &[(9, 1)])),
+        ErrorKind::OutOfRange
+    );
     // More removed or changed than the baseline holds.
     assert_eq!(
         reject(hand_delta(&[1, 2, 3, 4], &[], &[])),
         ErrorKind::OutOfRange
     );
     // An id above MAX_ID.
-    assert_eq!(reject(hand_delta(&[], &[], &[(1024, 1)])), ErrorKind::OutOfRange);
+    assert_eq!(
+        reject(hand_delta(&[], &[], &[(1024, 1)])),
+        ErrorKind::OutOfRange
+    );
     // More than MAX_LEN entities in the result.
     let many: Vec<(u32, u16)> = (100..162).map(|id| (id, 0)).collect();
     assert_eq!(reject(hand_delta(&[], &[], &many)), ErrorKind::TooLong);
@@ -263,4 +294,55 @@ fn hostile_bytes_against_random_baselines_never_panic() {
         }
     }
     assert_eq!((accepted, rejected), (2_627, 17_373));
+}
+
+#[test]
+fn a_reader_given_a_shared_reference_validates_and_stores_nothing() {
+    let mut rng = Rng(99);
+    let base = scene(&mut rng, 20);
+    let now = scene(&mut rng, 30);
+    let bytes = encode_delta(&now, &base).unwrap();
+    let untouched = Scene::new();
+    let mut r = ReadStream::new(&bytes);
+    Scene::serialize_delta_in(&untouched, &base, &mut r).unwrap();
+    assert!(untouched.is_empty());
+    assert_eq!(r.bits_processed(), now.measure_delta(&base));
+    // And it still rejects: a removed id the baseline lacks.
+    let mut r = ReadStream::new(&bytes);
+    let e = Scene::serialize_delta_in(&untouched, &Scene::new(), &mut r).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::OutOfRange);
+    // Option: the value read and dropped.
+    let bytes = encode_delta(&Some(3u8), &Some(1u8)).unwrap();
+    let mut r = ReadStream::new(&bytes);
+    Option::<u8>::serialize_delta_in(&None, &Some(1u8), &mut r).unwrap();
+    assert_eq!(r.bits_processed(), 9);
+}
+
+#[test]
+fn decoding_into_a_reused_slot_keeps_its_allocation() {
+    let mut rng = Rng(5);
+    let base = scene(&mut rng, 60);
+    let mut slot = Scene::new();
+    slot.insert(0, 0).unwrap();
+    let mut first_ptr = None;
+    for round in 0..50 {
+        let mut now = base.clone();
+        for _ in 0..rng.below(8) {
+            let id = rng.below(1024) as u32;
+            if rng.below(2) == 0 {
+                now.remove(id);
+            } else {
+                let _ = now.insert(id, 1);
+            }
+        }
+        let bytes = encode_delta(&now, &base).unwrap();
+        decode_delta_into(&mut slot, &bytes, &base).unwrap();
+        assert_eq!(slot, now, "round {round}");
+        // Grown once to the largest scene, then reused.
+        let ptr = slot.as_slice().as_ptr();
+        if round > 0 {
+            assert_eq!(Some(ptr), first_ptr, "round {round} reallocated");
+        }
+        first_ptr = Some(ptr);
+    }
 }

@@ -1,0 +1,10 @@
+use netproto::NetMessage;
+
+#[derive(NetMessage, Clone)]
+#[net(delta)]
+struct Player {
+    #[net(delta = -31..=31)]
+    x: f32,
+}
+
+fn main() {}

@@ -13,8 +13,10 @@
 //! encoded against a baseline `lag` ticks older: 1 (the previous snapshot was acked:
 //! the best case), and the lag of a 100 ms round trip (6 ticks at 60 Hz, 2 at 20 Hz).
 //!
-//! Contenders, all from the same state (the quantized integers the netproto types put
-//! on the wire; converting the game's floats is not timed for anyone):
+//! Contenders, all from the same state. netproto encodes the game's structs (floats,
+//! quantized as it writes); the others encode the quantized integers netproto puts on
+//! the wire, converted beforehand and not timed, except `bitcode full+quant`, which
+//! times that conversion too (the like-for-like time of a full snapshot):
 //!
 //! - `netproto full`: `Entities` full form (count, gap-coded ids, every field);
 //! - `netproto delta`: the generated delta (`NetDelta::write_delta`) against the
@@ -31,6 +33,8 @@
 //!   of removed and of changed-or-added entities, the removed ids, then per
 //!   changed-or-added entity its id and every field as the difference from the
 //!   baseline's (0 for an added one), int32, zigzag varint; unchanged entities omitted.
+//! - `bitcode full+quant`: `bitcode full` plus the conversion of the game's structs
+//!   into bitcode's (quantizing every float), into a reused `Vec`.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -39,7 +43,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use netproto::delta::{NetDelta, SnapshotSender, decode_delta};
 use netproto::packet::Sequence;
 use netproto::sim::Rng;
-use netproto::{NetMessage, Quantization, WriteStream};
+use netproto::{NetMessage, WriteStream};
 use netproto_tests::delta_workload::{
     ArenaScene, ArenaState, CubeScene, arena_scene, arena_tick, cube_scene, cube_tick,
 };
@@ -48,10 +52,10 @@ const TICKS: usize = 160;
 const FIRST: usize = 40;
 const ZSTD_LEVEL: i32 = 3;
 
-const CUBE_POS: Quantization = Quantization::new(0.0, 256.0, 0.001);
-const CUBE_ROT: Quantization = Quantization::new(-0.7072, 0.7072, 0.003);
-const ARENA_POS: Quantization = Quantization::new(-64.0, 64.0, 0.01);
-const ARENA_YAW: Quantization = Quantization::new(-3.1416, 3.1416, 0.01);
+// The workloads' own quantizations.
+use netproto_tests::delta_workload::{
+    ARENA_Q as ARENA_POS, POS_Q as CUBE_POS, ROT_Q as CUBE_ROT, YAW_Q as ARENA_YAW,
+};
 
 #[derive(bitcode::Encode, bitcode::Decode, Clone, PartialEq, Debug)]
 struct BcCube {
@@ -94,6 +98,8 @@ struct Data<S, B> {
     /// Baseline lag of a 100 ms round trip, in ticks.
     rtt_lag: usize,
     scenes: Vec<S>,
+    /// The game state to bitcode's structs (quantizing the floats).
+    to_bitcode: fn(&S, &mut Vec<B>),
     bitcode: Vec<Vec<B>>,
     rows: Vec<Vec<Row>>,
 }
@@ -102,6 +108,40 @@ impl<S, B> Data<S, B> {
     fn entities(&self) -> usize {
         self.rows[FIRST].len()
     }
+}
+
+/// The cube scene as bitcode's structs (the quantization netproto does while encoding).
+fn cube_to_bitcode(s: &CubeScene, out: &mut Vec<BcCube>) {
+    out.clear();
+    out.extend(s.iter().map(|(id, c)| BcCube {
+        id: id as u16,
+        x: CUBE_POS.quantize(c.position.x),
+        y: CUBE_POS.quantize(c.position.y),
+        z: CUBE_POS.quantize(c.position.z),
+        largest: c.orientation.largest,
+        a: CUBE_ROT.quantize(c.orientation.a) as u16,
+        b: CUBE_ROT.quantize(c.orientation.b) as u16,
+        c: CUBE_ROT.quantize(c.orientation.c) as u16,
+        at_rest: c.at_rest,
+    }));
+}
+
+/// The arena as bitcode's structs.
+fn arena_to_bitcode(s: &ArenaScene, out: &mut Vec<BcArena>) {
+    out.clear();
+    out.extend(s.iter().map(|(id, e)| BcArena {
+        id: id as u8,
+        x: ARENA_POS.quantize(e.x) as u16,
+        y: ARENA_POS.quantize(e.y) as u16,
+        yaw: ARENA_YAW.quantize(e.yaw) as u16,
+        health: e.health,
+        state: match e.state {
+            ArenaState::Idle => BcState::Idle,
+            ArenaState::Running => BcState::Running,
+            ArenaState::Shooting(h) => BcState::Shooting(h),
+            ArenaState::Dead => BcState::Dead,
+        },
+    }));
 }
 
 fn cube_data() -> Data<CubeScene, BcCube> {
@@ -115,19 +155,9 @@ fn cube_data() -> Data<CubeScene, BcCube> {
     let bitcode = scenes
         .iter()
         .map(|s| {
-            s.iter()
-                .map(|(id, c)| BcCube {
-                    id: id as u16,
-                    x: CUBE_POS.quantize(c.position.x),
-                    y: CUBE_POS.quantize(c.position.y),
-                    z: CUBE_POS.quantize(c.position.z),
-                    largest: c.orientation.largest,
-                    a: CUBE_ROT.quantize(c.orientation.a) as u16,
-                    b: CUBE_ROT.quantize(c.orientation.b) as u16,
-                    c: CUBE_ROT.quantize(c.orientation.c) as u16,
-                    at_rest: c.at_rest,
-                })
-                .collect::<Vec<_>>()
+            let mut v = Vec::new();
+            cube_to_bitcode(s, &mut v);
+            v
         })
         .collect::<Vec<_>>();
     let rows = bitcode
@@ -148,6 +178,7 @@ fn cube_data() -> Data<CubeScene, BcCube> {
         name: "cube",
         rate: 60.0,
         rtt_lag: 6,
+        to_bitcode: cube_to_bitcode,
         scenes,
         bitcode,
         rows,
@@ -165,21 +196,9 @@ fn arena_data() -> Data<ArenaScene, BcArena> {
     let bitcode = scenes
         .iter()
         .map(|s| {
-            s.iter()
-                .map(|(id, e)| BcArena {
-                    id: id as u8,
-                    x: ARENA_POS.quantize(e.x) as u16,
-                    y: ARENA_POS.quantize(e.y) as u16,
-                    yaw: ARENA_YAW.quantize(e.yaw) as u16,
-                    health: e.health,
-                    state: match e.state {
-                        ArenaState::Idle => BcState::Idle,
-                        ArenaState::Running => BcState::Running,
-                        ArenaState::Shooting(h) => BcState::Shooting(h),
-                        ArenaState::Dead => BcState::Dead,
-                    },
-                })
-                .collect::<Vec<_>>()
+            let mut v = Vec::new();
+            arena_to_bitcode(s, &mut v);
+            v
         })
         .collect::<Vec<_>>();
     let rows = bitcode
@@ -210,6 +229,7 @@ fn arena_data() -> Data<ArenaScene, BcArena> {
         name: "arena",
         rate: 20.0,
         rtt_lag: 2,
+        to_bitcode: arena_to_bitcode,
         scenes,
         bitcode,
         rows,
@@ -394,13 +414,14 @@ impl<S: NetDelta> SenderRun<S> {
     }
 }
 
-const CONTENDERS: [&str; 6] = [
+const CONTENDERS: [&str; 7] = [
     "netproto full",
     "netproto delta",
     "netproto sender",
     "bitcode full",
     "bitcode+zstd dict",
     "teeworlds delta",
+    "bitcode full+quant",
 ];
 
 /// Encodes every measured snapshot with contender `which` against the baseline `lag`
@@ -413,6 +434,7 @@ fn run<S: NetDelta, B: bitcode::Encode>(
     which: usize,
     lag: usize,
 ) -> usize {
+    let mut scratch = Vec::with_capacity(d.bitcode[0].len() * 2);
     let mut total = 0;
     for t in FIRST..TICKS {
         let b = t - lag;
@@ -422,7 +444,11 @@ fn run<S: NetDelta, B: bitcode::Encode>(
             2 => sender.send(&d.scenes[t], lag, &mut enc.buf),
             3 => enc.bitcode_full(&d.bitcode[t]),
             4 => enc.bitcode_zstd(&d.bitcode[t], &base_bytes[b]),
-            _ => enc.teeworlds(&d.rows[t], &d.rows[b]),
+            5 => enc.teeworlds(&d.rows[t], &d.rows[b]),
+            _ => {
+                (d.to_bitcode)(&d.scenes[t], &mut scratch);
+                enc.bitcode_full(&scratch)
+            }
         };
     }
     total
@@ -483,7 +509,7 @@ where
         "contender", "B (lag1)", "kbit/s", "B (rtt)", "kbit/s", "ns/snap", "ns/ent", "x bitcode"
     );
     let mut rows = Vec::new();
-    for which in 0..CONTENDERS.len() {
+    for (which, name) in CONTENDERS.iter().enumerate() {
         let mut sizes = [0.0; 2];
         for (k, lag) in [1, d.rtt_lag].into_iter().enumerate() {
             let mut enc = Encoders::new();
@@ -508,7 +534,7 @@ where
             passes += 1;
         }
         let ns = start.elapsed().as_nanos() as f64 / f64::from(passes) / snapshots as f64;
-        rows.push((CONTENDERS[which], sizes, ns));
+        rows.push((*name, sizes, ns));
     }
     let bitcode_ns = rows[3].2;
     for (name, sizes, ns) in &rows {
@@ -533,10 +559,11 @@ where
     };
     println!(
         "  netproto delta / best contender's bytes: {:.3} (lag 1), {:.3} (rtt); \
-         sender path time / bitcode full time: {:.3}",
+         sender path time / bitcode full time: {:.3} (/ bitcode full+quant: {:.3})",
         rows[1].1[0] / best_other(0),
         rows[1].1[1] / best_other(1),
-        rows[2].2 / bitcode_ns
+        rows[2].2 / bitcode_ns,
+        rows[2].2 / rows[6].2
     );
 }
 

@@ -555,9 +555,9 @@ fn two_clients_with_their_own_views_and_acks_get_their_own_baselines() {
         }
     }
     assert_eq!(differed, DIFFERED);
-    for c in 0..2 {
-        assert_eq!(rx[c].stats().missing_baseline, 0);
-        assert_eq!(rx[c].stats().applied_full, 1);
+    for r in &rx {
+        assert_eq!(r.stats().missing_baseline, 0);
+        assert_eq!(r.stats().applied_full, 1);
     }
     assert_eq!(rx[0].stats().applied_delta, 89);
     assert_eq!(rx[1].stats().applied_delta, 119);

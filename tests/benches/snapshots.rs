@@ -595,37 +595,48 @@ where
 /// test the changed list applies to each entity (it walks its items more than once).
 fn changed_scan(d: &Data<CubeScene, BcCube>) {
     let lag = d.rtt_lag;
-    let scan = |now: &CubeScene, base: &CubeScene| {
+    let scan = |now: &CubeScene, base: &CubeScene, exact: bool| {
         let (mut j, mut changed) = (0, 0usize);
         let base = base.as_slice();
         for (id, cube) in now.as_slice() {
             while j < base.len() && base[j].0 < *id {
                 j += 1;
             }
-            if j < base.len() && base[j].0 == *id && cube.delta_changed(&base[j].1) {
-                changed += 1;
+            if j < base.len() && base[j].0 == *id {
+                let b = &base[j].1;
+                let differs = if exact {
+                    cube != b
+                } else {
+                    cube.delta_changed(b)
+                };
+                changed += usize::from(differs);
             }
         }
         changed
     };
-    let start = Instant::now();
-    let mut passes = 0u32;
-    let mut changed = 0;
-    while start.elapsed().as_millis() < 300 || passes < 3 {
-        for t in FIRST..TICKS {
-            changed += black_box(scan(&d.scenes[t], &d.scenes[t - lag]));
+    for (exact, what) in [
+        (false, "NetDelta::delta_changed"),
+        (true, "PartialEq (raw f32, no quantize)"),
+    ] {
+        let start = Instant::now();
+        let mut passes = 0u32;
+        let mut changed = 0;
+        while start.elapsed().as_millis() < 300 || passes < 3 {
+            for t in FIRST..TICKS {
+                changed += black_box(scan(&d.scenes[t], &d.scenes[t - lag], exact));
+            }
+            passes += 1;
         }
-        passes += 1;
+        let per = (passes as usize * (TICKS - FIRST)) as f64;
+        println!(
+            "  diagnostic: one {what} pass over the {} entities: {:.0} ns/snapshot \
+             ({:.0} differ per snapshot at {} ticks back)",
+            d.entities(),
+            start.elapsed().as_nanos() as f64 / per,
+            changed as f64 / per,
+            lag
+        );
     }
-    let per = (passes as usize * (TICKS - FIRST)) as f64;
-    println!(
-        "  diagnostic: one delta_changed pass over the {} entities: {:.0} ns/snapshot \
-         ({:.0} changed per snapshot at {} ticks back)",
-        d.entities(),
-        start.elapsed().as_nanos() as f64 / per,
-        changed as f64 / per,
-        lag
-    );
 }
 
 fn benches(c: &mut Criterion) {

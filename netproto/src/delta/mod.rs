@@ -43,9 +43,14 @@
 //! assert_eq!(decode_delta(&bytes, &base).unwrap(), now);
 //! ```
 
+pub mod baseline;
 mod entities;
 mod field;
 
+pub use baseline::{
+    AppliedSnapshot, DEFAULT_RING, ReceiverStats, SenderStats, SentSnapshot, SnapshotHeader,
+    SnapshotReceiver, SnapshotRefused, SnapshotSender,
+};
 pub use entities::Entities;
 pub use field::{changed_bit, field, int, quantized, quantized_changed, sequence, string};
 

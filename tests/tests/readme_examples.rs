@@ -191,3 +191,35 @@ mod connecting {
         panic!("the disconnect did not free the slot");
     }
 }
+
+/// The README's "Delta snapshots" example.
+#[test]
+fn readme_delta() -> Result<(), Box<dyn std::error::Error>> {
+    use netproto::delta::{NetDelta, decode_delta, encode_delta};
+
+    #[derive(NetMessage, Clone, Debug, PartialEq)]
+    #[net(delta)]
+    struct Player {
+        #[net(range = 0..=1000, delta = -15..=15)]
+        x: u16,
+        #[net(range = 0..=100)]
+        health: u8,
+        alive: bool,
+    }
+
+    let base = Player {
+        x: 500,
+        health: 100,
+        alive: true,
+    };
+    let now = Player {
+        x: 507,
+        health: 100,
+        alive: true,
+    };
+    // x changed by +7 (1 bit changed, 1 bit "delta", 5 bits of difference); the rest 1 bit each.
+    assert_eq!(now.measure_delta(&base), 9);
+    let bytes = encode_delta(&now, &base)?;
+    assert_eq!(decode_delta(&bytes, &base)?, now);
+    Ok(())
+}

@@ -630,8 +630,14 @@ impl LayerConfig {
     /// [`send`](super::MessageLayer::send) and [`receive`](super::MessageLayer::receive)
     /// take. Both sides must add the same channels in the same order. A configuration
     /// with more than [`MAX_CHANNELS`] channels is invalid ([`validate`](Self::validate)).
+    ///
+    /// As [`with_channels`](Self::with_channels) does, the packet budget
+    /// ([`max_packet_bits`](Self::max_packet_bits)) is raised to what the largest
+    /// channel budget needs when it is less (adding a [`bulk`](ChannelConfig::bulk)
+    /// channel); it is never lowered.
     pub fn add(&mut self, channel: ChannelConfig) -> super::ChannelId {
         self.channels.push(channel);
+        self.max_packet_bits = self.max_packet_bits.max(needed_packet_bits(&self.channels));
         super::ChannelId::new(self.channels.len() - 1)
     }
 
@@ -694,16 +700,8 @@ impl LayerConfig {
     /// channel's).
     pub fn with_channels(channels: Vec<ChannelConfig>) -> Self {
         let default = Self::default();
-        let largest = channels
-            .iter()
-            .map(|c| c.max_bits_per_packet)
-            .max()
-            .unwrap_or(0);
-        let needed = largest
-            .saturating_add(frame_bits(channels.len()))
-            .next_multiple_of(8);
         Self {
-            max_packet_bits: default.max_packet_bits.max(needed),
+            max_packet_bits: default.max_packet_bits.max(needed_packet_bits(&channels)),
             channels,
             ..default
         }
@@ -858,6 +856,19 @@ impl LayerConfig {
         }
         Ok(())
     }
+}
+
+/// The packet budget the largest of `channels`' budgets needs, with the frame of that
+/// many channels, in whole bytes.
+fn needed_packet_bits(channels: &[ChannelConfig]) -> usize {
+    let largest = channels
+        .iter()
+        .map(|c| c.max_bits_per_packet)
+        .max()
+        .unwrap_or(0);
+    largest
+        .saturating_add(frame_bits(channels.len()))
+        .next_multiple_of(8)
 }
 
 #[cfg(test)]

@@ -91,6 +91,7 @@ pub(crate) fn expand(input: &Input<'_>, generics: &syn::Generics) -> TokenStream
         impl #impl_generics #krate::delta::NetDelta for #ident #ty_generics #where_clause {
             const DELTA_MAX_BITS: usize = #max_bits;
 
+            #[inline]
             fn delta_changed(&self, __base: &Self) -> bool {
                 #changed
             }

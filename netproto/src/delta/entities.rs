@@ -211,21 +211,53 @@ const fn gap_bits(n: u64, k: u32) -> usize {
     (2 * top - k + 1) as usize
 }
 
-/// The `k` in `0..=k_max` that codes `gaps` in the fewest bits, and that many bits.
-fn best_k(gaps: impl Iterator<Item = u64>, k_max: u32) -> u32 {
-    let mut cost = [0usize; 33];
-    for n in gaps {
-        for (k, c) in cost.iter_mut().enumerate().take(k_max as usize + 1) {
+/// One list's writer-side summary, built in a single pass over its ids: the count and
+/// the bits its gaps take under every Exp-Golomb parameter `k`, so the list's `k` is
+/// chosen without walking the ids again.
+struct ListCost {
+    count: usize,
+    previous: Option<u32>,
+    cost: [usize; 33],
+    k_max: u32,
+}
+
+impl ListCost {
+    fn new(k_max: u32) -> Self {
+        Self {
+            count: 0,
+            previous: None,
+            cost: [0; 33],
+            k_max,
+        }
+    }
+
+    /// Adds the next id (ids increase).
+    #[inline(always)]
+    fn push(&mut self, id: u32) {
+        let n = gap_of(self.previous, id);
+        self.previous = Some(id);
+        self.count += 1;
+        for (k, c) in self
+            .cost
+            .iter_mut()
+            .enumerate()
+            .take(self.k_max as usize + 1)
+        {
             *c += gap_bits(n, k as u32);
         }
     }
-    let mut best = 0;
-    for k in 1..=k_max as usize {
-        if cost[k] < cost[best] {
-            best = k;
+
+    /// The `k` in `0..=k_max` that codes the gaps in the fewest bits (the smallest such
+    /// `k` on a tie).
+    fn best_k(&self) -> u32 {
+        let mut best = 0;
+        for k in 1..=self.k_max as usize {
+            if self.cost[k] < self.cost[best] {
+                best = k;
+            }
         }
+        best as u32
     }
-    best as u32
 }
 
 /// The gap before `id`: `id - previous - 1`, or `id` for the first.
@@ -296,13 +328,13 @@ fn gap_id<S: Stream>(
     Ok(())
 }
 
-/// A list's count and `k` (traced as `count` and `k`); the writer picks `k` from the
-/// ids; returns the count and `k` (the reader's).
+/// A list's count and `k` (traced as `count` and `k`): the writer sends `len` and `k`
+/// (chosen by [`ListCost::best_k`]); returns the count and `k` (the reader's).
 fn list_header<S: Stream>(
     stream: &mut S,
     len: usize,
+    k: u32,
     max_len: usize,
-    ids: impl Iterator<Item = u32>,
     k_max: u32,
 ) -> Result<(usize, u32), S::Error> {
     let mut count = len;
@@ -314,19 +346,8 @@ fn list_header<S: Stream>(
         stream.end_field();
         stream.begin_field("k");
     }
-    let mut k = 0;
+    let mut k = if S::IS_READING { 0 } else { k };
     if count > 0 {
-        if !S::IS_READING {
-            let mut previous = None;
-            k = best_k(
-                ids.map(|id| {
-                    let gap = gap_of(previous, id);
-                    previous = Some(id);
-                    gap
-                }),
-                k_max,
-            );
-        }
         stream.serialize_int(&mut k, 0, k_max)?;
     }
     if S::TRACING {
@@ -372,12 +393,15 @@ fn merge<'a, T>(
     })
 }
 
-/// Writes (or measures) a list: header, then each id and its payload.
+/// Writes (or measures) a list of `cost.count` items: header (with the `k` `cost`
+/// chooses), then each id and its payload. `items` must yield the ids `cost` was built
+/// from; it is not walked when the list is empty.
 fn write_list<'a, S: Stream, X: 'a, const MAX_ID: u32>(
     stream: &mut S,
     name: Option<&'static str>,
     max_len: usize,
-    items: impl Iterator<Item = (u32, X)> + Clone,
+    cost: &ListCost,
+    items: impl Iterator<Item = (u32, X)>,
     mut payload: impl FnMut(&mut S, X) -> Result<(), S::Error>,
 ) -> Result<(), S::Error> {
     if S::TRACING
@@ -386,10 +410,9 @@ fn write_list<'a, S: Stream, X: 'a, const MAX_ID: u32>(
         stream.begin_field(name);
     }
     let k_max = bits_required(0, u64::from(MAX_ID));
-    let len = items.clone().count();
-    let (_, k) = list_header(stream, len, max_len, items.clone().map(|e| e.0), k_max)?;
+    let (count, k) = list_header(stream, cost.count, cost.best_k(), max_len, k_max)?;
     let mut previous = None;
-    for (id, x) in items {
+    for (id, x) in items.take(count) {
         let mut id = id;
         gap_id(stream, previous, &mut id, k, MAX_ID)?;
         previous = Some(id);
@@ -418,7 +441,7 @@ fn read_header<S: Stream>(
     if S::TRACING {
         stream.begin_field(name);
     }
-    let (count, k) = list_header(stream, 0, max_len, core::iter::empty(), k_max)?;
+    let (count, k) = list_header(stream, 0, 0, max_len, k_max)?;
     stream.check(count <= most, ErrorKind::OutOfRange)?;
     if S::TRACING {
         stream.end_field();
@@ -441,8 +464,13 @@ impl<T: NetMessage, const MAX_ID: u32, const MAX_LEN: usize> NetMessage
         stream: &mut S,
     ) -> Result<(), S::Error> {
         if !S::IS_READING {
-            let items = this.get().items.iter().map(|(id, v)| (*id, v));
-            return write_list::<S, &T, MAX_ID>(stream, None, MAX_LEN, items, |s, v| {
+            let items = &this.get().items;
+            let mut cost = ListCost::new(Self::K_MAX);
+            for (id, _) in items {
+                cost.push(*id);
+            }
+            let items = items.iter().map(|(id, v)| (*id, v));
+            return write_list::<S, &T, MAX_ID>(stream, None, MAX_LEN, &cost, items, |s, v| {
                 T::serialize_in(v, s)
             });
         }
@@ -452,7 +480,7 @@ impl<T: NetMessage, const MAX_ID: u32, const MAX_LEN: usize> NetMessage
             None => &mut scratch,
         };
         out.items.clear();
-        let (count, k) = list_header(stream, 0, MAX_LEN, core::iter::empty(), Self::K_MAX)?;
+        let (count, k) = list_header(stream, 0, 0, MAX_LEN, Self::K_MAX)?;
         reserve_checked::<S, T>(stream, &mut out.items, count)?;
         let mut previous = None;
         for _ in 0..count {
@@ -509,30 +537,12 @@ impl<T: NetDelta, const MAX_ID: u32, const MAX_LEN: usize> NetDelta
         stream: &mut S,
     ) -> Result<(), S::Error> {
         if !S::IS_READING {
-            let (now, then) = (&this.get().items[..], &base.items[..]);
-            let removed = merge(now, then).filter_map(|op| match op {
-                Op::Removed(id) => Some((id, ())),
-                _ => None,
-            });
-            write_list::<S, (), MAX_ID>(stream, Some("removed"), MAX_LEN, removed, |_, ()| Ok(()))?;
-            let changed = merge(now, then).filter_map(|op| match op {
-                Op::Both(id, a, b) if a.delta_changed(b) => Some((id, (a, b))),
-                _ => None,
-            });
-            write_list::<S, (&T, &T), MAX_ID>(
+            return write_delta::<S, T, MAX_ID, MAX_LEN>(
                 stream,
-                Some("changed"),
-                MAX_LEN,
-                changed,
-                |s, (a, b)| T::serialize_delta_in(a, b, s),
-            )?;
-            let added = merge(now, then).filter_map(|op| match op {
-                Op::Added(id, a) => Some((id, a)),
-                _ => None,
-            });
-            return write_list::<S, &T, MAX_ID>(stream, Some("added"), MAX_LEN, added, |s, a| {
-                T::serialize_in(a, s)
-            });
+                &this.get().items,
+                &base.items,
+                Self::K_MAX,
+            );
         }
         let mut scratch = Self::new();
         let out = match this.get_mut() {
@@ -544,6 +554,80 @@ impl<T: NetDelta, const MAX_ID: u32, const MAX_LEN: usize> NetDelta
         read_changed(stream, &mut out.items, &base.items, MAX_ID, MAX_LEN)?;
         read_added(stream, &mut out.items, &base.items, MAX_ID, MAX_LEN)
     }
+}
+
+/// Entities present in both a value and its baseline whose "changed" answer the writer
+/// keeps from its first pass (a bit each, on the stack: no allocation); any beyond are
+/// asked again when written.
+const CHANGED_FLAGS: usize = 4096;
+
+/// Writes (or measures) the delta form of `now` against `base`.
+///
+/// One merge pass asks [`NetDelta::delta_changed`] once per shared entity, keeps the
+/// answer in a bitset, and counts each list's ids and their gap costs for every `k`;
+/// then each non-empty list is written from that (the changed list from the bitset).
+/// The bytes are those of the three-list form the type documents.
+fn write_delta<S: Stream, T: NetDelta, const MAX_ID: u32, const MAX_LEN: usize>(
+    stream: &mut S,
+    now: &[(u32, T)],
+    base: &[(u32, T)],
+    k_max: u32,
+) -> Result<(), S::Error> {
+    let mut flags = [0u64; CHANGED_FLAGS / 64];
+    let mut removed = ListCost::new(k_max);
+    let mut changed = ListCost::new(k_max);
+    let mut added = ListCost::new(k_max);
+    let mut shared = 0usize;
+    for op in merge(now, base) {
+        match op {
+            Op::Removed(id) => removed.push(id),
+            Op::Both(id, a, b) => {
+                if a.delta_changed(b) {
+                    changed.push(id);
+                    if let Some(word) = flags.get_mut(shared / 64) {
+                        *word |= 1 << (shared % 64);
+                    }
+                }
+                shared += 1;
+            }
+            Op::Added(id, _) => added.push(id),
+        }
+    }
+    let gone = merge(now, base).filter_map(|op| match op {
+        Op::Removed(id) => Some((id, ())),
+        _ => None,
+    });
+    write_list::<S, (), MAX_ID>(stream, Some("removed"), MAX_LEN, &removed, gone, |_, ()| {
+        Ok(())
+    })?;
+    let mut at = 0usize;
+    let moved = merge(now, base).filter_map(|op| match op {
+        Op::Both(id, a, b) => {
+            let i = at;
+            at += 1;
+            let differs = match flags.get(i / 64) {
+                Some(word) => word >> (i % 64) & 1 == 1,
+                None => a.delta_changed(b),
+            };
+            differs.then_some((id, (a, b)))
+        }
+        _ => None,
+    });
+    write_list::<S, (&T, &T), MAX_ID>(
+        stream,
+        Some("changed"),
+        MAX_LEN,
+        &changed,
+        moved,
+        |s, (a, b)| T::serialize_delta_in(a, b, s),
+    )?;
+    let new = merge(now, base).filter_map(|op| match op {
+        Op::Added(id, a) => Some((id, a)),
+        _ => None,
+    });
+    write_list::<S, &T, MAX_ID>(stream, Some("added"), MAX_LEN, &added, new, |s, a| {
+        T::serialize_in(a, s)
+    })
 }
 
 /// Reads the removed list and removes its ids from `out` (a copy of the baseline), in

@@ -123,9 +123,12 @@ where
 }
 
 /// Whether a quantized field changed: its quantized steps differ.
+///
+/// Equal raw bits quantize to the same step, so the common case (an entity that did not
+/// move) costs one integer compare; only values whose bits differ are quantized.
 #[inline(always)]
 pub fn quantized_changed(q: &Quantization, value: f32, base: f32) -> bool {
-    q.quantize(value) != q.quantize(base)
+    value.to_bits() != base.to_bits() && q.quantize(value) != q.quantize(base)
 }
 
 /// A quantized `f32`: the changed bit (changed when the quantized steps differ); when

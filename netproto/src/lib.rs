@@ -227,6 +227,7 @@ pub mod packet;
 mod protocol_id;
 mod quantize;
 pub mod schema;
+mod sequence;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
 mod stream;

@@ -73,7 +73,7 @@ use core::fmt;
 
 use super::NetDelta;
 use crate::error::{ErrorKind, StreamError};
-use crate::packet::Sequence;
+use crate::sequence::Sequence;
 use crate::stream::{ReadStream, Stream, WriteStream};
 
 /// The default ring size: 32 snapshots (half a second at 60 Hz, 1.6 s at 20 Hz).

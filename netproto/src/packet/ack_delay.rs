@@ -24,10 +24,10 @@
 //! [`EndpointConfig::report_ack_delay`]: super::EndpointConfig::report_ack_delay
 
 use super::header::PacketHeader;
-use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
 use super::stats::SentPacket;
 use crate::Time;
+use crate::sequence::Sequence;
 use crate::time::saturating_duration;
 use std::time::Duration;
 

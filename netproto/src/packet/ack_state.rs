@@ -1,7 +1,7 @@
 //! Incremental ack bookkeeping for the hot path: the ack fields we send, and the part
 //! of the peer's ack fields we have already processed.
 
-use super::sequence::Sequence;
+use crate::sequence::Sequence;
 
 /// The `(ack, ack_bits)` describing the received-packet buffer, kept up to date at
 /// every insert instead of scanning 32 slots per send.

@@ -9,10 +9,10 @@ use super::fragment::{
 use super::header::{HeaderError, MAX_HEADER_BYTES, PacketHeader};
 use super::outcome::{Acks, PacketSendError, ReceiveError, Received, Sent};
 use super::reassembly::{Reassembly, StoreError};
-use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
 use super::stats::{EndpointStats, Estimates, Estimator, ReceivedPacket, SentPacket};
 use crate::Time;
+use crate::sequence::Sequence;
 use core::fmt;
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! then a slice of the packet.
 
 use super::header::{HeaderError, PacketHeader};
-use super::sequence::Sequence;
+use crate::sequence::Sequence;
 
 /// Bytes of the fragment header: prefix 1, sequence u16 LE, fragment id, count - 1.
 pub const FRAGMENT_HEADER_BYTES: usize = 5;

@@ -1,6 +1,6 @@
 //! The packet header of `reliable`: sequence, ack and ack bits in 4 to 9 bytes.
 
-use super::sequence::Sequence;
+use crate::sequence::Sequence;
 use core::fmt;
 use core::ops::Deref;
 

@@ -65,11 +65,12 @@ pub(crate) mod fragment;
 pub(crate) mod header;
 mod outcome;
 mod reassembly;
-mod sequence;
+
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod sequence_buffer;
 mod stats;
 
+pub use crate::sequence::Sequence;
 pub use config::{
     EndpointConfig, EndpointConfigError, MAX_PACKET_HEADER_SIZE, MAX_PACKET_SIZE_LIMIT,
 };
@@ -77,7 +78,6 @@ pub use endpoint::{Endpoint, Incoming, PendingPacket};
 pub use fragment::{FragmentError, MAX_FRAGMENTS};
 pub use header::HeaderError;
 pub use outcome::{Acks, MAX_ACKS_PER_PACKET, PacketSendError, ReceiveError, Received, Sent};
-pub use sequence::Sequence;
 pub use sequence_buffer::MAX_SEQUENCE_BUFFER_SIZE;
 pub use stats::EndpointStats;
 pub(crate) use stats::Estimates;

@@ -3,7 +3,7 @@
 
 use super::fragment::FragmentError;
 use super::header::HeaderError;
-use super::sequence::Sequence;
+use crate::sequence::Sequence;
 use core::fmt;
 
 /// Most acks one received packet can report: one per bit of `ack_bits`.

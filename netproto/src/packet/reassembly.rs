@@ -2,9 +2,9 @@
 
 use super::fragment::Fragment;
 use super::header::PacketHeader;
-use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
 use crate::grow::grow_within;
+use crate::sequence::Sequence;
 
 /// Why a (well-formed) fragment could not be stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! A fixed ring of entries indexed by sequence number.
 
-use super::sequence::Sequence;
+use crate::sequence::Sequence;
 use core::fmt;
 
 /// Marker of an empty slot in the stored-sequence array (no `u16` equals it).

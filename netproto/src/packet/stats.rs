@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use super::config::EndpointConfig;
-use super::sequence::Sequence;
 use super::sequence_buffer::SequenceBuffer;
 use crate::Time;
+use crate::sequence::Sequence;
 use crate::time::saturating_duration;
 
 /// What an endpoint remembers about a packet it sent.

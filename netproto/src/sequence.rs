@@ -1,4 +1,6 @@
-//! 16-bit packet sequence numbers with wrap-aware ordering.
+//! 16-bit wrapping sequence numbers with wrap-aware ordering: the packet endpoint's packet
+//! sequences and the delta snapshots' snapshot sequences (public as
+//! `netproto::packet::Sequence`).
 
 use core::cmp::Ordering;
 use core::fmt;

@@ -187,22 +187,6 @@ impl WireView {
     }
 }
 
-impl NetDelta for bool {
-    const DELTA_MAX_BITS: usize = 1;
-    #[inline(always)]
-    fn delta_changed(&self, base: &Self) -> bool {
-        self != base
-    }
-    #[inline(always)]
-    fn serialize_delta_in<S: Stream, P: Place<Self>>(
-        this: P,
-        _base: &Self,
-        stream: &mut S,
-    ) -> Result<(), S::Error> {
-        Self::serialize_in(this, stream)
-    }
-}
-
 macro_rules! whole_delta {
     ($($t:ty),*) => {$(
         impl NetDelta for $t {
@@ -223,7 +207,7 @@ macro_rules! whole_delta {
     )*};
 }
 
-whole_delta!(u8, u16, u32, u64, i8, i16, i32, i64);
+whole_delta!(bool, u8, u16, u32, u64, i8, i16, i32, i64);
 
 macro_rules! float_delta {
     ($($t:ty),*) => {$(

@@ -408,3 +408,67 @@ fn the_environment_variable_turns_it_on() {
         "error=link conditioner: bad part `jitter=5`: expected a duration with a unit: us, ms or s (50ms) (in NETPROTO_CONDITIONER)"
     );
 }
+
+/// The netcode-only transports take the same conditioner: a `NetcodeClient` whose
+/// outgoing datagrams are held 30 ms and lose 20% sends 300 raw payloads; the server
+/// gets each at least 30 ms after it was sent, about 80% of them (no resends at this
+/// layer), and the client's conditioner counts what it dropped.
+#[test]
+fn the_netcode_only_transports_take_a_conditioner() {
+    use netproto::connection::ConnectionConfig;
+    use netproto::transport::{NetcodeClient, NetcodeServer};
+    const PROTOCOL_ID: u64 = 0x0c0d_1710_4e00;
+    let config = ConnectionConfig::new(PROTOCOL_ID);
+    let mut server = NetcodeServer::bind("127.0.0.1:0", config, KEY).expect("bind");
+    let addr = server.local_addr().expect("bound");
+    let mut params = netproto::netcode::TokenParams::new(PROTOCOL_ID, 9, vec![addr]);
+    params.timeout_seconds = 10;
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    let token = netproto::netcode::generate_connect_token(&params, &KEY, unix).expect("token");
+    let mut client = NetcodeClient::connect(&token).expect("client");
+    client.set_conditioner(Some(
+        "dir=out,latency=30ms,loss=20%,seed=9"
+            .parse()
+            .expect("spec"),
+    ));
+    assert!(server.conditioner_stats().is_none());
+    let start = Instant::now();
+    let (mut sent, mut delays) = (0u32, Vec::new());
+    let mut quiet_since = None;
+    while quiet_since.is_none_or(|q: Instant| q.elapsed() < Duration::from_millis(200)) {
+        client.update().expect("client update");
+        server.update().expect("server update");
+        if client.is_connected() && sent < 300 {
+            let at = start.elapsed().as_micros() as u64;
+            client.send(&at.to_le_bytes()).expect("connected");
+            sent += 1;
+            if sent == 300 {
+                quiet_since = Some(Instant::now());
+            }
+        }
+        while let Some((_, payload)) = server.receive() {
+            let at = u64::from_le_bytes(payload.try_into().expect("8 bytes"));
+            delays.push(start.elapsed().as_micros() as u64 - at);
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "hung");
+        sleep(Duration::from_millis(2));
+    }
+    let stats = client.conditioner_stats().expect("conditioned");
+    let received = delays.len() as u64;
+    println!(
+        "netcode-only: {received} of {sent} payloads, shortest delay {} us; {stats:?}",
+        delays.iter().min().copied().unwrap_or(0)
+    );
+    assert!(delays.iter().all(|&d| d >= 30_000), "{delays:?}");
+    assert!(within_binomial(300 - received, 300, 0.2), "{received}");
+    assert!(stats.outgoing.datagrams_dropped >= 300 - received);
+    // dir=out: what comes in passes untouched.
+    assert_eq!(stats.incoming.datagrams_dropped, 0);
+    assert_eq!(
+        stats.incoming.datagrams_released,
+        stats.incoming.datagrams_in
+    );
+}

@@ -13,7 +13,7 @@ use crate::Time;
 use crate::channel::{ChannelId, LayerConfig, MessageLayer};
 use crate::connection::{Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES};
 use crate::netcode::ConnectToken;
-use crate::trace::{self, DropLog};
+use crate::trace::DropLog;
 use std::time::Duration;
 
 /// An event of a [`UdpClient`], from [`poll_event`](UdpClient::poll_event): connected,
@@ -95,9 +95,39 @@ impl<M: MessageSet> UdpClient<M> {
     /// and is given up after the timeout). The first request goes out at the first
     /// [`update`](Self::update).
     pub fn connect(token: &ConnectToken, layer: LayerConfig) -> Result<Self, TransportError> {
+        let config = ConnectionConfig::new(crate::protocol_id::<M>(&layer));
+        Self::connect_with_config(token, config, layer)
+    }
+
+    /// [`connect`](Self::connect) with connection settings of one's own (`config`,
+    /// whose protocol id must be [`protocol_id`](crate::protocol_id) of `M` and
+    /// `layer`): the token's servers in turn, from a socket bound as `connect` binds
+    /// it. For example a 60 Hz game that sends a packet a frame:
+    ///
+    /// ```no_run
+    /// # #[derive(netproto::NetMessage, Debug, Clone)]
+    /// # #[net(message_set)]
+    /// # enum Msg { Ping(Ping) }
+    /// # #[derive(netproto::NetMessage, Debug, Clone)]
+    /// # struct Ping { tick: u32 }
+    /// # fn token() -> netproto::netcode::ConnectToken { unimplemented!() }
+    /// use netproto::channel::LayerConfig;
+    /// use netproto::connection::ConnectionConfig;
+    /// use netproto::transport::UdpClient;
+    ///
+    /// let layer = LayerConfig::default();
+    /// let mut config = ConnectionConfig::new(netproto::protocol_id::<Msg>(&layer));
+    /// config.congestion.good_rate = 61.0;
+    /// let client = UdpClient::<Msg>::connect_with_config(&token(), config, layer)?;
+    /// # Ok::<(), netproto::transport::TransportError>(())
+    /// ```
+    pub fn connect_with_config(
+        token: &ConnectToken,
+        config: ConnectionConfig,
+        layer: LayerConfig,
+    ) -> Result<Self, TransportError> {
         let local = local_for(&token.server_addresses).ok_or(TransportError::NoAddress)?;
-        let config = Self::armed(ConnectionConfig::new(crate::protocol_id::<M>(&layer)));
-        let stack = ClientStack::from_token(config, token, layer, Time::ZERO, |a| a)?;
+        let stack = ClientStack::from_token(Self::armed(config), token, layer, Time::ZERO, |a| a)?;
         Self::with_stack(local, stack)
     }
 
@@ -260,24 +290,10 @@ impl<M: MessageSet> UdpClient<M> {
             self.stack.stack_stats().payloads_dropped_by_layer;
         let now = self.clock.now();
         let (socket, counters, drop_log) = (&self.socket, &mut self.counters, &mut self.drop_log);
-        let mut send = |to: SocketAddr, datagram: &[u8]| match socket.send_to(datagram, to) {
-            Ok(_) => {
-                counters.datagrams_sent += 1;
-                counters.bytes_sent += datagram.len() as u64;
-            }
-            Err(error) => {
-                counters.datagrams_dropped_send_error += 1;
-                trace::log_drop!(
-                    drop_log,
-                    now,
-                    "client",
-                    addr = ?to,
-                    reason = %trace::DropReason::SendFailed,
-                    datagrams = 1,
-                    %error,
-                    "dropped"
-                );
-            }
+        let mut send = |to: SocketAddr, datagram: &[u8]| {
+            super::plain_socket::send_counted(
+                socket, counters, drop_log, "client", now, to, datagram,
+            );
         };
         while let Some((to, len)) = self.stack.poll_transmit(&mut self.send_buf) {
             self.seam.send(now, to, &self.send_buf[..len], &mut send);

@@ -1,7 +1,9 @@
 //! A link conditioner on the real socket (feature `conditioner`): loss, latency,
 //! jitter, duplicates, reordering and a bandwidth cap applied to the datagrams a
-//! [`UdpServer`](super::UdpServer) or [`UdpClient`](super::UdpClient) sends and
-//! receives, to test a game under bad network conditions without leaving it.
+//! [`UdpServer`](super::UdpServer), [`UdpClient`](super::UdpClient),
+//! [`NetcodeServer`](super::NetcodeServer) or [`NetcodeClient`](super::NetcodeClient)
+//! sends and receives, to test a game under bad network conditions without leaving
+//! it.
 //!
 //! The model of each direction is the simulator's
 //! ([`LinkConfig`], from [`netproto::sim`](crate::sim)), drawn from a seeded
@@ -12,7 +14,9 @@
 //! # Turning it on
 //!
 //! In code, on a transport: [`UdpServer::set_conditioner`](super::UdpServer::set_conditioner),
-//! [`UdpClient::set_conditioner`](super::UdpClient::set_conditioner). Without a
+//! [`UdpClient::set_conditioner`](super::UdpClient::set_conditioner), and the same on
+//! [`NetcodeServer`](super::NetcodeServer::set_conditioner) and
+//! [`NetcodeClient`](super::NetcodeClient::set_conditioner). Without a
 //! rebuild: the environment variable [`ENV_VAR`] (`NETPROTO_CONDITIONER`), read when a
 //! transport is created, *only when the crate is built with the `conditioner`
 //! feature* (a game built without it never reads the variable). A malformed value

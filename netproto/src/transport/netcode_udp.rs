@@ -156,6 +156,21 @@ impl NetcodeServer {
         &self.socket.counters
     }
 
+    /// Puts a link conditioner on the socket (`None` takes it off; the datagrams it
+    /// held are dropped): from now, the datagrams sent and received go through it.
+    /// Replaces the one of the environment variable (`NETPROTO_CONDITIONER`, read
+    /// when the transport is made).
+    #[cfg(feature = "conditioner")]
+    pub fn set_conditioner(&mut self, config: Option<super::conditioner::ConditionerConfig>) {
+        self.socket.seam.set("server", config);
+    }
+
+    /// What the link conditioner did, when there is one.
+    #[cfg(feature = "conditioner")]
+    pub fn conditioner_stats(&self) -> Option<super::conditioner::ConditionerStats> {
+        self.socket.seam.stats()
+    }
+
     /// Payloads dropped because [`MAX_UNREAD_PAYLOADS`] were waiting untaken.
     pub fn payloads_unread(&self) -> u64 {
         self.inbox.dropped
@@ -185,7 +200,7 @@ impl NetcodeServer {
             inbox,
             ..
         } = self;
-        socket.receive(|from, datagram| {
+        socket.receive(now, |from, datagram| {
             if let Some((client, payload)) = server.handle_datagram(now, from, datagram) {
                 inbox.push(client, payload);
             }
@@ -335,6 +350,21 @@ impl NetcodeClient {
         &self.socket.counters
     }
 
+    /// Puts a link conditioner on the socket (`None` takes it off; the datagrams it
+    /// held are dropped): from now, the datagrams sent and received go through it.
+    /// Replaces the one of the environment variable (`NETPROTO_CONDITIONER`, read
+    /// when the transport is made).
+    #[cfg(feature = "conditioner")]
+    pub fn set_conditioner(&mut self, config: Option<super::conditioner::ConditionerConfig>) {
+        self.socket.seam.set("client", config);
+    }
+
+    /// What the link conditioner did, when there is one.
+    #[cfg(feature = "conditioner")]
+    pub fn conditioner_stats(&self) -> Option<super::conditioner::ConditionerStats> {
+        self.socket.seam.stats()
+    }
+
     /// Payloads dropped because [`MAX_UNREAD_PAYLOADS`] were waiting untaken.
     pub fn payloads_unread(&self) -> u64 {
         self.inbox.dropped
@@ -361,7 +391,7 @@ impl NetcodeClient {
             inbox,
             ..
         } = self;
-        socket.receive(|from, datagram| {
+        socket.receive(now, |from, datagram| {
             if let Some(payload) = client.handle_datagram(now, from, datagram) {
                 inbox.push((), payload);
             }

@@ -1,10 +1,11 @@
 //! One non-blocking UDP socket read and written one datagram per call: the socket
 //! loop of the netcode-only transport ([`NetcodeServer`](super::NetcodeServer),
-//! [`NetcodeClient`](super::NetcodeClient)), with the transport's counters and
-//! rate-limited drop log.
+//! [`NetcodeClient`](super::NetcodeClient)), with the transport's counters, its
+//! rate-limited drop log and the seam where a link conditioner sits.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 
+use super::seam::Seam;
 use super::{RECV_BUFFER_SIZE, Recv, TransportError, TransportStats, recv};
 use crate::Time;
 use crate::connection::MAX_DATAGRAM_BYTES;
@@ -19,13 +20,17 @@ pub(crate) struct PlainSocket {
     pub(crate) counters: TransportStats,
     drop_log: DropLog,
     side: &'static str,
+    /// Where a link conditioner holds the datagrams (feature `conditioner`).
+    pub(crate) seam: Seam,
 }
 
 impl PlainSocket {
-    /// `socket`, made non-blocking; `side` names it in the logs.
+    /// `socket`, made non-blocking; `side` names it in the logs and in the
+    /// conditioner's environment variable.
     pub(crate) fn new(socket: UdpSocket, side: &'static str) -> Result<Self, TransportError> {
         socket.set_nonblocking(true)?;
         Ok(Self {
+            seam: Seam::new(side)?,
             socket,
             recv_buf: vec![0; RECV_BUFFER_SIZE].into_boxed_slice(),
             send_buf: vec![0; MAX_DATAGRAM_BYTES].into_boxed_slice(),
@@ -40,11 +45,13 @@ impl PlainSocket {
         Ok(self.socket.local_addr()?)
     }
 
-    /// Hands each waiting datagram to `handle`, at most
-    /// [`MAX_DATAGRAMS_PER_UPDATE`](super::MAX_DATAGRAMS_PER_UPDATE); transient
+    /// Hands each waiting datagram to `handle` (through the conditioner, when there
+    /// is one, with the held datagrams due at `now`), at most
+    /// [`MAX_DATAGRAMS_PER_UPDATE`](super::MAX_DATAGRAMS_PER_UPDATE) read; transient
     /// errors are skipped and counted, others returned.
     pub(crate) fn receive(
         &mut self,
+        now: Time,
         mut handle: impl FnMut(SocketAddr, &[u8]),
     ) -> Result<(), TransportError> {
         for _ in 0..super::MAX_DATAGRAMS_PER_UPDATE {
@@ -58,38 +65,68 @@ impl PlainSocket {
             };
             self.counters.datagrams_received += 1;
             self.counters.bytes_received += len as u64;
-            handle(from, self.recv_buf.get(..len).unwrap_or_default());
+            let datagram = self.recv_buf.get(..len).unwrap_or_default();
+            self.seam.receive(now, from, datagram, &mut handle);
         }
+        self.seam.release_received(now, handle);
         Ok(())
     }
 
     /// Sends every datagram `poll` writes (into a buffer of
-    /// [`MAX_DATAGRAM_BYTES`]); a refused send is counted and logged.
+    /// [`MAX_DATAGRAM_BYTES`]), through the conditioner when there is one, and the
+    /// held ones due at `now`; a refused send is counted and logged.
     pub(crate) fn send_all(
         &mut self,
         now: Time,
         mut poll: impl FnMut(&mut [u8]) -> Option<(SocketAddr, usize)>,
     ) {
-        while let Some((to, len)) = poll(&mut self.send_buf) {
-            match self.socket.send_to(&self.send_buf[..len], to) {
-                Ok(_) => {
-                    self.counters.datagrams_sent += 1;
-                    self.counters.bytes_sent += len as u64;
-                }
-                Err(error) => {
-                    self.counters.datagrams_dropped_send_error += 1;
-                    trace::log_drop!(
-                        self.drop_log,
-                        now,
-                        self.side,
-                        addr = ?to,
-                        reason = %trace::DropReason::SendFailed,
-                        datagrams = 1,
-                        %error,
-                        "dropped"
-                    );
-                }
-            }
+        let Self {
+            socket,
+            send_buf,
+            counters,
+            drop_log,
+            side,
+            seam,
+            ..
+        } = self;
+        let mut send = |to: SocketAddr, datagram: &[u8]| {
+            send_counted(socket, counters, drop_log, side, now, to, datagram);
+        };
+        while let Some((to, len)) = poll(send_buf) {
+            seam.send(now, to, send_buf.get(..len).unwrap_or_default(), &mut send);
+        }
+        seam.release_sends(now, send);
+    }
+}
+
+/// Sends `datagram` to `to` on `socket`, counted in `counters`; a refused send is
+/// counted and logged (rate-limited by `drop_log`) as `side`'s.
+pub(crate) fn send_counted(
+    socket: &UdpSocket,
+    counters: &mut TransportStats,
+    drop_log: &mut DropLog,
+    side: &'static str,
+    now: Time,
+    to: SocketAddr,
+    datagram: &[u8],
+) {
+    match socket.send_to(datagram, to) {
+        Ok(_) => {
+            counters.datagrams_sent += 1;
+            counters.bytes_sent += datagram.len() as u64;
+        }
+        Err(error) => {
+            counters.datagrams_dropped_send_error += 1;
+            trace::log_drop!(
+                drop_log,
+                now,
+                side,
+                addr = ?to,
+                reason = %trace::DropReason::SendFailed,
+                datagrams = 1,
+                %error,
+                "dropped"
+            );
         }
     }
 }

@@ -69,8 +69,10 @@ const TICK: f64 = 1.0 / 60.0;
 
 /// Channel 0: the reliable preset with the default blocks (64 KiB in 256-byte
 /// fragments, 4 in flight); channel 1: the bulk preset with the 1 KiB packets it had
-/// before its 8 KiB ones (1 MiB blocks in 128-byte fragments, 2 in flight): the
-/// attacker's payloads here are built as regular, unfragmented packets.
+/// before its 8 KiB ones (1 MiB blocks in 128-byte fragments, 2 in flight); channel
+/// 2: the bulk preset as it is (1 MiB blocks in 1024-byte fragments, 8 a packet, 2
+/// in flight), whose full fragment needs a packet the endpoint splits in two
+/// datagrams.
 fn layer_config() -> LayerConfig {
     LayerConfig::with_channels(vec![
         ChannelConfig::reliable().with_blocks(BlockConfig::default()),
@@ -80,6 +82,7 @@ fn layer_config() -> LayerConfig {
                 ..BlockConfig::bulk()
             })
             .with_max_bits_per_packet(7936),
+        ChannelConfig::bulk(),
     ])
 }
 
@@ -165,12 +168,22 @@ impl Attacker {
 
     /// A layer payload in one regular packet under the endpoint's next sequence.
     fn packet(&mut self, layer: &[u8]) -> Vec<u8> {
+        let mut datagrams = self.datagrams(layer);
+        assert_eq!(datagrams.len(), 1, "one regular packet");
+        datagrams.remove(0)
+    }
+
+    /// A layer payload in one packet under the endpoint's next sequence, in as many
+    /// sealed datagrams as the endpoint splits it into.
+    fn datagrams(&mut self, layer: &[u8]) -> Vec<Vec<u8>> {
         let mut datagrams = Vec::new();
         self.endpoint
             .send(Time::ZERO, layer, |d| datagrams.push(d.to_vec()))
             .expect("fits");
-        assert_eq!(datagrams.len(), 1, "one regular packet");
-        self.sealer.seal(&Packet::Payload(&datagrams[0]))
+        datagrams
+            .iter()
+            .map(|d| self.sealer.seal(&Packet::Payload(d)))
+            .collect()
     }
 
     /// Fragment 0 (with the packet header) of a packet of `max_fragments` fragments
@@ -358,15 +371,16 @@ fn bytes_held_per_byte_sent_stay_small() {
                 (b.max_block_size, 0)
             };
             let block = vec![0x77; size];
-            let attack: Vec<Vec<u8>> = (1..=b.max_blocks_in_flight as u16)
-                .map(|id| attacker.packet(&block_payload(channel, id, &block, &[index])))
+            let packets = b.max_blocks_in_flight;
+            let attack: Vec<Vec<u8>> = (1..=packets as u16)
+                .flat_map(|id| attacker.datagrams(&block_payload(channel, id, &block, &[index])))
                 .collect();
             drop(block);
             let m = measure(&attacker, &attack, |stack| {
                 let layer = stack.layer(ClientId(0)).expect("connected");
                 assert_eq!(
                     layer.stats().payloads_read,
-                    (attacker.warm_up.len() + attack.len()) as u64,
+                    (attacker.warm_up.len() + packets) as u64,
                     "every fragment was taken"
                 );
                 let progress = layer
@@ -376,8 +390,9 @@ fn bytes_held_per_byte_sent_stay_small() {
                 assert_eq!(progress.bytes, if last { 1 } else { b.fragment_size });
             });
             let name = format!(
-                "channel {channel} ({} KiB blocks): {} fragment of {} blocks",
+                "channel {channel} ({} KiB blocks, {} B fragments): {} fragment of {} blocks",
                 b.max_block_size / 1024,
+                b.fragment_size,
                 if last { "last (1 byte)" } else { "first" },
                 b.max_blocks_in_flight
             );
@@ -420,12 +435,12 @@ fn bytes_held_per_byte_sent_stay_small() {
     }
 
     println!(
-        "{:<60} {:>9} {:>8} {:>8} {:>9} {:>9}",
+        "{:<72} {:>9} {:>8} {:>8} {:>9} {:>9}",
         "attack", "datagrams", "sent", "held", "held/sent", "peak/sent"
     );
     for (name, datagrams, m) in &rows {
         println!(
-            "{name:<60} {datagrams:>9} {:>8} {:>8} {:>9.2} {:>9.2}",
+            "{name:<72} {datagrams:>9} {:>8} {:>8} {:>9.2} {:>9.2}",
             m.sent,
             m.held,
             m.ratio(),

@@ -80,12 +80,15 @@
 //!
 //! Call `update` once per frame. Each update sends a packet when the message layer
 //! has news (a message queued since the last packet), as often as the connection's
-//! congestion mode allows ([`connection::CongestionConfig`]: `good_rate` 120 and
-//! `bad_rate` 30 packets per second; a connection starts good), and acks alone 30
-//! times a second when it has none. A 60 Hz game that sends its input every frame
-//! gets a packet every frame with the defaults. To cap the bandwidth instead, set
-//! the rates on both sides, with [`transport::UdpServer::with_socket`] (or
-//! `bind_with`) and [`transport::UdpClient::connect_with`]:
+//! congestion mode allows ([`connection::CongestionConfig`]: by default the
+//! article's `good_rate` of 30 and `bad_rate` of 10 packets per second, bad above an
+//! RTT of 250 ms; a connection starts good), and acks alone 30 times a second when
+//! it has none. With the defaults a 60 Hz game that sends its input every frame
+//! sends a packet every other frame, two frames' messages in it. For a packet every
+//! frame, or to cap the bandwidth lower, set the rates on both sides, with
+//! [`transport::UdpServer::with_socket`] (or `bind_with`, `bind_with_config`) and
+//! [`transport::UdpClient::connect_with`] (or `connect_with_config`); a large
+//! download takes [`connection::CongestionConfig::bulk`]:
 //!
 //! ```
 //! use netproto::channel::{ChannelId, LayerConfig};

@@ -1097,8 +1097,8 @@ fn congestion_avoidance_paces_payloads() {
     let a = p.add(1);
     let id = p.connect(a);
     let now = p.now;
-    // A new connection starts in good mode: 120 packets per second, with one packet
-    // of credit after a pause (two at once), then one every 1/120 s.
+    // A new connection starts in good mode: 30 packets per second, with one packet
+    // of credit after a pause (two at once), then one every 1/30 s.
     assert_eq!(
         p.client(a).congestion().expect("connected").mode(),
         Mode::Good
@@ -1114,15 +1114,15 @@ fn congestion_avoidance_paces_payloads() {
             .expect("connected");
     }
     assert!(!p.client(a).ready_to_send(Time::from_secs_f64(now)));
-    assert!(!p.client(a).ready_to_send(Time::from_secs_f64(now + 0.008)));
-    assert!(!p.server.ready_to_send(Time::from_secs_f64(now + 0.008), id));
+    assert!(!p.client(a).ready_to_send(Time::from_secs_f64(now + 0.033)));
+    assert!(!p.server.ready_to_send(Time::from_secs_f64(now + 0.033), id));
     assert!(
         p.client(a)
-            .ready_to_send(Time::from_secs_f64(now + 1.0 / 120.0))
+            .ready_to_send(Time::from_secs_f64(now + 1.0 / 30.0))
     );
     assert!(
         p.server
-            .ready_to_send(Time::from_secs_f64(now + 1.0 / 120.0), id)
+            .ready_to_send(Time::from_secs_f64(now + 1.0 / 30.0), id)
     );
     // Not connected: never ready.
     assert!(

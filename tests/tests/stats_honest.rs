@@ -44,13 +44,11 @@ fn run(seed: u64, secs: f64) -> (Vec<(f64, ConnectionStats)>, Network, u64) {
     let config = backend.server_config(SERVER);
     let mut server = SimServer::<Msg>::new(SERVER, config, layer.clone(), 0.0);
     let token = backend.token(1, SERVER);
+    // A 60 Hz game's input, a packet a frame (the default good rate is 30 a second).
+    let mut connection = ConnectionConfig::new(protocol_id);
+    connection.congestion.good_rate = 61.0;
     let mut clients = [SimClient::<Msg>::new(
-        CLIENT,
-        SERVER,
-        ConnectionConfig::new(protocol_id),
-        &token,
-        layer,
-        0.0,
+        CLIENT, SERVER, connection, &token, layer, 0.0,
     )];
     let mut readings = Vec::new();
     for tick in 0..(secs / TICK) as u32 {

@@ -89,7 +89,11 @@ impl Bot {
     ) -> Result<Self, ArenaError> {
         let link = SimLink::new(server, link, seed ^ 0x5151)?;
         let token = backend.token(link.address()?, server)?;
-        let client = UdpClient::connect(&token, LayerConfig::default())?;
+        let client = UdpClient::connect_with_config(
+            &token,
+            super::connection_config(),
+            LayerConfig::default(),
+        )?;
         Ok(Self {
             index,
             client,

@@ -76,7 +76,13 @@ impl Host {
     /// A server bound at `addr`, letting in the clients of the backend whose key is
     /// `private_key`.
     pub fn bind(addr: SocketAddr, private_key: Key) -> Result<Self, ArenaError> {
-        let server = UdpServer::bind(addr, private_key, MAX_CLIENTS, LayerConfig::default())?;
+        let server = UdpServer::bind_with_config(
+            addr,
+            private_key,
+            MAX_CLIENTS,
+            super::connection_config(),
+            LayerConfig::default(),
+        )?;
         Ok(Self {
             server,
             entities: BTreeMap::new(),

@@ -242,19 +242,22 @@ impl ChannelConfig {
     ///
     /// **Its rate.** A transfer moves `packets per second x block bytes per packet`:
     /// the congestion mode's rate ([`CongestionConfig::good_rate`](crate::connection::CongestionConfig::good_rate),
-    /// 120; [`bad_rate`](crate::connection::CongestionConfig::bad_rate), 30, above
-    /// [`rtt_threshold`](crate::connection::CongestionConfig::rtt_threshold), 250 ms),
-    /// at most two per transport update, times 8 KiB here. The block bytes per packet
-    /// are the setting: [`BlockConfig::max_fragments_per_packet`] x
-    /// [`BlockConfig::fragment_size`] within this budget, and the layer's
-    /// [`max_packet_bits`](LayerConfig::max_packet_bits), which
-    /// [`LayerConfig::with_channels`] raises to hold it. Measured on the simulator
-    /// (`tests/tests/bulk_throughput.rs`, 60 Hz updates, 1% loss each way): a 1 MB
-    /// map in 1.25 s at a 50 ms round trip (800 kB/s) and 4.9 s at 300 ms (bad
-    /// mode: 203 kB/s), while 20 Hz snapshots on the same connection keep their
-    /// latency. The trade-off: a packet of 8 KiB leaves as 9 datagrams, and the loss
-    /// of any loses the packet (8% of them at 1% loss), snapshots with it; a smaller
-    /// budget is gentler on a thin link and slower. Follow progress with
+    /// 30 by default; [`bad_rate`](crate::connection::CongestionConfig::bad_rate), 10,
+    /// above [`rtt_threshold`](crate::connection::CongestionConfig::rtt_threshold),
+    /// 250 ms: the article's values), at most two per transport update, times 8 KiB
+    /// here. The bulk preset's connection side is
+    /// [`CongestionConfig::bulk`](crate::connection::CongestionConfig::bulk) (120 and
+    /// 30), on both peers. The block bytes per packet are the other setting:
+    /// [`BlockConfig::max_fragments_per_packet`] x [`BlockConfig::fragment_size`]
+    /// within this budget, and the layer's [`max_packet_bits`](LayerConfig::max_packet_bits),
+    /// which [`LayerConfig::with_channels`] raises to hold it. Measured on the
+    /// simulator (`tests/tests/bulk_throughput.rs`, 60 Hz updates, 1% loss each way):
+    /// with `CongestionConfig::bulk` a 1 MB map in 1.12 s at a 50 ms round trip
+    /// (895 kB/s) and 4.6 s at 300 ms (bad mode: 217 kB/s), while 20 Hz snapshots on
+    /// the same connection keep their latency; at the default rates 4.8 s (210 kB/s)
+    /// and 15.2 s (66 kB/s). The trade-off: a packet of 8 KiB leaves as 9 datagrams,
+    /// and the loss of any loses the packet (8% of them at 1% loss), snapshots with
+    /// it; a smaller budget is gentler on a thin link and slower. Follow progress with
     /// [`MessageLayer::send_progress`](super::MessageLayer::send_progress) and
     /// [`receive_progress`](super::MessageLayer::receive_progress).
     pub fn bulk() -> Self {

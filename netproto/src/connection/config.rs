@@ -60,14 +60,15 @@ use crate::packet::EndpointConfig;
 ///     + max(sent_packets_buffer_size, received_packets_buffer_size) < 32768
 /// ```
 ///
-/// With the defaults, 2 x 60 s x (120 + 10) + 256 = 15,856 sequences.
+/// With the defaults, 2 x 60 s x (30 + 10) + 256 = 5,056 sequences (with
+/// [`CongestionConfig::bulk`]'s 120 packets a second, 15,856).
 ///
 /// ```
 /// use netproto::connection::{ConnectionConfigError, ConnectionConfig};
 /// use std::time::Duration;
 ///
 /// let mut config = ConnectionConfig::new(7);
-/// config.max_timeout = Duration::from_secs(120); // two minutes at 130 packets per second: 31,200 sequences
+/// config.max_timeout = Duration::from_secs(120); // two minutes at 40 packets per second: 9,600 sequences
 /// assert!(config.validate().is_ok());
 /// config.congestion.good_rate = 240.0; // 60,000: an old ack could look new
 /// assert!(matches!(
@@ -436,8 +437,14 @@ mod tests {
     fn defaults_are_far_from_a_sequence_wrap() {
         let config = ConnectionConfig::new(1);
         assert_eq!(config.validate(), Ok(()));
-        // 60 s at 120 packets and 10 keep-alives a second, and at most as many skips.
-        assert_eq!(config.packets_per_timeout(), 15600);
+        // 60 s at 30 packets and 10 keep-alives a second, and at most as many skips.
+        assert_eq!(config.packets_per_timeout(), 4800);
+        let bulk = ConnectionConfig {
+            congestion: CongestionConfig::bulk(),
+            ..config
+        };
+        assert_eq!(bulk.validate(), Ok(()));
+        assert_eq!(bulk.packets_per_timeout(), 15600);
     }
 
     #[test]

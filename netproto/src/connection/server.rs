@@ -341,7 +341,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     }
 
     /// `true` when a payload sent to `client` now keeps to its congestion mode's
-    /// send rate (120 or 30 packets per second by default).
+    /// send rate (30 or 10 packets per second by default).
     pub fn ready_to_send(&self, now: Time, client: ClientId) -> bool {
         self.slot(client).is_some_and(|s| s.link.ready_to_send(now))
     }

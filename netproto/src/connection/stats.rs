@@ -25,7 +25,7 @@ pub struct LinkStats {
     /// (`packet_loss_percent`, `packet_loss_percent_long`, whose resolution they state)
     /// are `None` until measured.
     pub endpoint: EndpointStats,
-    /// The congestion mode (good: 120 packets per second, bad: 30, by default).
+    /// The congestion mode (good: 30 packets per second, bad: 10, by default).
     pub mode: Mode,
     /// The congestion penalty time: how long good conditions must last in bad mode
     /// before going good.

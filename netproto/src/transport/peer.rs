@@ -21,7 +21,8 @@ use crate::trace::{DropLog, DropReason, Refusal};
 /// Most payload packets a stack sends one connection in one update: the first, and
 /// more while the message layer has more to send
 /// ([`more_to_send`](MessageLayer::more_to_send)) and the congestion mode's rate allows
-/// (at the default 120 packets per second, a 60 Hz update sends up to two).
+/// (at 120 packets per second, `CongestionConfig::bulk()`, a 60 Hz update sends up
+/// to two).
 pub const MAX_PACKETS_PER_UPDATE: usize = 4;
 
 /// Packets per second a stack sends a connection whose message layer has nothing new

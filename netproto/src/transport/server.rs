@@ -127,12 +127,14 @@ impl<M: MessageSet> UdpServer<M> {
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
         let connection = ConnectionConfig::new(crate::protocol_id::<M>(&layer));
-        Self::bind_keyed(addr, private_key, max_clients, connection, layer)
+        Self::bind_with_config(addr, private_key, max_clients, connection, layer)
     }
 
     /// [`bind`](Self::bind) with `connection` for the connection settings (timeouts,
-    /// congestion rates, endpoint limits) instead of the defaults.
-    fn bind_keyed(
+    /// congestion rates, endpoint limits) instead of the defaults; its protocol id
+    /// must be [`protocol_id`](crate::protocol_id) of `M` and `layer`. The client's
+    /// side is [`UdpClient::connect_with_config`](super::UdpClient::connect_with_config).
+    pub fn bind_with_config(
         addr: impl ToSocketAddrs,
         private_key: Key,
         max_clients: usize,
@@ -193,7 +195,7 @@ impl<M: MessageSet> UdpServer<M> {
         layer: LayerConfig,
     ) -> Result<Self, TransportError> {
         let key = super::insecure_dev::INSECURE_DEV_KEY;
-        Self::bind_keyed(addr, key, max_clients, connection, layer)
+        Self::bind_with_config(addr, key, max_clients, connection, layer)
     }
 
     /// Binds a server at `addr` with `config` as given (its protocol id must be

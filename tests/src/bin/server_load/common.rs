@@ -188,7 +188,7 @@ pub(crate) struct Params {
     /// The server's addresses (one per server instance), for the load generator.
     pub(crate) servers: Vec<SocketAddr>,
     /// netproto's packet rate in good mode on both sides (`CongestionConfig::good_rate`),
-    /// when not the default; renet sends every tick whatever this says.
+    /// when not the benchmark's 120; renet sends every tick whatever this says.
     pub(crate) rate: Option<f64>,
 }
 

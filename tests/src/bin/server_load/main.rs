@@ -15,9 +15,9 @@
 //! warm-up (`--warmup`, 5 s: the connections settle, each stack's buffers reach their
 //! size), then the measured window (`--seconds`), then the load generator stops sending
 //! events and waits (at most `--drain` seconds) for every relayed event to arrive, and
-//! disconnects. `--rate N` sets netproto's good-mode packet rate on both sides (the
-//! default sends every update that has news, up to 120 a second); renet sends every
-//! tick whatever it says.
+//! disconnects. `--rate N` sets netproto's good-mode packet rate on both sides
+//! (without it, 120 a second, `CongestionConfig::bulk()`: every update that has news
+//! sends); renet sends every tick whatever it says.
 //!
 //! Measured in the server process over the window: CPU time (getrusage, user +
 //! system) per client-tick, heap allocations (a counting global allocator) per tick,

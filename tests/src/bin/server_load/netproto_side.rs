@@ -23,9 +23,13 @@ fn io_of(c: &netproto::transport::TransportStats) -> Io {
     }
 }
 
-/// Both sides' connection settings: the defaults, with `--rate` as the good-mode rate.
+/// Both sides' connection settings: 120 packets a second in good mode and 30 in bad
+/// (`CongestionConfig::bulk()`, the library's defaults when the published figures were
+/// measured), so that every 60 Hz input is a datagram as with renet; `--rate` sets the
+/// good-mode rate.
 fn connection_config(params: &Params) -> ConnectionConfig {
     let mut config = ConnectionConfig::new(protocol_id());
+    config.congestion = netproto::connection::CongestionConfig::bulk();
     if let Some(rate) = params.rate {
         config.congestion.good_rate = rate;
     }

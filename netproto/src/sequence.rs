@@ -1,6 +1,7 @@
 //! 16-bit wrapping sequence numbers with wrap-aware ordering: the packet endpoint's packet
 //! sequences and the delta snapshots' snapshot sequences (public as
-//! `netproto::packet::Sequence`).
+//! `netproto::packet::Sequence`); and the receipts of tracked unreliable messages
+//! (public as `netproto::channel::Receipt`), which the delta snapshots take too.
 
 use core::cmp::Ordering;
 use core::fmt;
@@ -132,6 +133,20 @@ impl fmt::Display for Sequence {
         fmt::Display::fmt(&self.0, f)
     }
 }
+
+/// The receipt of a message sent with
+/// [`MessageLayer::send_tracked`](crate::channel::MessageLayer::send_tracked) on an unreliable
+/// channel: a number the channel gives its tracked messages in the order they were
+/// sent (from 0, wrapping at 65536). [`MessageLayer::poll_receipt`](crate::channel::MessageLayer::poll_receipt)
+/// hands it back once the peer acked a packet that carried the message, which proves
+/// the peer received it (a lost packet returns nothing: unreliable messages are not
+/// resent).
+///
+/// What feeds [`SnapshotSender`](crate::delta::SnapshotSender): a delta snapshot's
+/// baseline is a snapshot the client is known to hold, and the receipt of the message
+/// that carried it says so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Receipt(pub u16);
 
 #[cfg(test)]
 mod tests {

@@ -223,3 +223,68 @@ fn readme_delta() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(decode_delta(&bytes, &base)?, now);
     Ok(())
 }
+
+/// The guide's "Over the transports: receipts" code: the function between the markers
+/// below is the guide's, line for line, and it compiles here.
+mod receipts_guide {
+    use netproto::NetMessage;
+
+    #[derive(NetMessage, Clone, Debug, PartialEq)]
+    #[net(delta)]
+    struct View {
+        #[net(range = 0..=1000, delta = -15..=15)]
+        x: u16,
+    }
+
+    #[derive(NetMessage, Clone, Debug)]
+    #[net(message_set)]
+    enum Msg {
+        Snapshot(SnapshotBytes),
+    }
+
+    // guide: begin
+    use netproto::channel::ChannelId;
+    use netproto::connection::ClientId;
+    use netproto::delta::SnapshotSender;
+    use netproto::transport::UdpServer;
+    #[derive(NetMessage, Clone, Debug)]
+    struct SnapshotBytes {
+        #[net(max_len = 512)]
+        bytes: Vec<u8>,
+    }
+    const SNAPSHOTS: ChannelId = ChannelId::UNRELIABLE;
+
+    /// Once per snapshot tick, for each client (one sender per client).
+    fn send_snapshot(
+        server: &mut UdpServer<Msg>,
+        client: ClientId,
+        sender: &mut SnapshotSender<View>,
+        view: &View,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        while let Some(receipt) = server.poll_receipt(client, SNAPSHOTS) {
+            sender.receipt_acked(receipt); // the client holds that snapshot: a baseline
+        }
+        let mut buf = [0u8; 512];
+        let sent = sender.encode_into(view, &mut buf)?; // a delta, or full
+        let message = Msg::Snapshot(SnapshotBytes {
+            bytes: buf[..sent.bytes].to_vec(),
+        });
+        let receipt = server.send_tracked(client, SNAPSHOTS, message)?;
+        sender.sent_with(sent.sequence, receipt);
+        Ok(())
+    }
+    // guide: end
+
+    #[test]
+    fn the_guide_shows_this_code() {
+        let _ = send_snapshot;
+        let source = include_str!("readme_examples.rs");
+        let begin = source.find("// guide: begin\n").expect("begin") + "// guide: begin\n".len();
+        let end = source.find("    // guide: end").expect("end");
+        let guide = include_str!("../../netproto/GUIDE.md");
+        for line in source[begin..end].lines().filter(|l| !l.trim().is_empty()) {
+            let line = line.strip_prefix("    ").unwrap_or(line);
+            assert!(guide.contains(line), "the guide lacks: {line}");
+        }
+    }
+}

@@ -77,6 +77,15 @@ pub enum ChannelSendError {
     /// A field is outside its declared range: the message cannot be written as it is.
     #[error("message cannot be encoded: {0}")]
     Invalid(crate::StreamError),
+    /// [`send_tracked`](super::MessageLayer::send_tracked) on a reliable channel:
+    /// receipts are for unreliable channels (a reliable message arrives anyway).
+    #[error(
+        "channel {channel} is reliable: its messages arrive without receipts; send_tracked is for unreliable channels"
+    )]
+    NotTracked {
+        /// The channel.
+        channel: super::ChannelId,
+    },
 }
 
 /// ` (and 2 other types)` after the first declared type.

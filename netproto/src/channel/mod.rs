@@ -186,6 +186,7 @@ mod typed;
 mod unreliable;
 mod writer;
 
+pub use crate::sequence::Receipt;
 pub use config::{
     BULK_BITS_PER_PACKET, BlockConfig, ChannelConfig, ChannelKind, LayerConfig, LayerConfigError,
     MAX_CHANNELS, MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
@@ -327,6 +328,48 @@ impl<M: NetMessage> MessageLayer<M> {
             .send(&self.config, channel, message, &mut self.counters)?;
         self.count_sent(channel);
         Ok(())
+    }
+
+    /// Queues `message` on the unreliable `channel` as [`send`](Self::send) does, and
+    /// tracks it: [`poll_receipt`](Self::poll_receipt) returns its [`Receipt`] once
+    /// the peer acked a packet that carried it. For what must know which messages
+    /// arrived without resending them: delta snapshots
+    /// ([`SnapshotSender::sent_with`](crate::delta::SnapshotSender::sent_with)). A
+    /// reliable channel refuses with [`ChannelSendError::NotTracked`] (its messages
+    /// arrive anyway).
+    ///
+    /// ```
+    /// use netproto::channel::{ChannelId, LayerConfig, MessageLayer, Receipt};
+    /// # #[derive(netproto::NetMessage, Debug, Clone)]
+    /// # #[net(message_set)]
+    /// # enum Msg { Ping(Ping) }
+    /// # #[derive(netproto::NetMessage, Debug, Clone)]
+    /// # struct Ping { tick: u32 }
+    /// let mut layer = MessageLayer::<Msg>::new(LayerConfig::default())?;
+    /// let receipt = layer.send_tracked(ChannelId::UNRELIABLE, Msg::Ping(Ping { tick: 1 }))?;
+    /// assert_eq!(receipt, Receipt(0));
+    /// let mut payload = Vec::new();
+    /// layer.write_packet(netproto::Time::ZERO, netproto::packet::Sequence(9), &mut payload);
+    /// assert_eq!(layer.poll_receipt(ChannelId::UNRELIABLE), None); // not acked yet
+    /// layer.on_packet_acked(netproto::packet::Sequence(9));
+    /// assert_eq!(layer.poll_receipt(ChannelId::UNRELIABLE), Some(Receipt(0)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn send_tracked(
+        &mut self,
+        channel: ChannelId,
+        message: M,
+    ) -> Result<Receipt, ChannelSendError> {
+        self.send.check_trackable(&self.config, channel)?;
+        self.send(channel, message)?;
+        Ok(Receipt(self.send.track_last(channel).unwrap_or_default()))
+    }
+
+    /// The oldest receipt of a tracked message of `channel` that reached the peer and
+    /// was not taken yet (see [`send_tracked`](Self::send_tracked)). A channel keeps
+    /// at most its `send_queue_size` receipts: poll every tick, or the oldest go.
+    pub fn poll_receipt(&mut self, channel: ChannelId) -> Option<Receipt> {
+        self.send.pop_receipt(channel).map(Receipt)
     }
 
     /// Queues `message` on `channel`, a channel declared for its type alone

@@ -144,8 +144,13 @@ impl<M> ChannelSender<M> {
     /// Releases what `item` names (an acked packet carried it); returns `true` when
     /// that is a message, or a fragment, acked for the first time.
     fn ack(&mut self, item: SentItem) -> bool {
-        let SendQueue::Reliable(send) = &mut self.queue else {
-            return false;
+        let send = match &mut self.queue {
+            SendQueue::Reliable(send) => send,
+            SendQueue::Unreliable(send) => {
+                // A tracked unreliable message: its receipt.
+                send.acked(item.id());
+                return false;
+            }
         };
         let Some(index) = item.fragment_index() else {
             return send.release(item.id());
@@ -315,6 +320,38 @@ impl<M: NetMessage> SendSide<M> {
         self.channels
             .get(channel.index())
             .map_or(0, ChannelSender::len)
+    }
+
+    /// Refuses to track messages on a reliable `channel` (or on none).
+    pub(crate) fn check_trackable(
+        &self,
+        config: &LayerConfig,
+        channel: ChannelId,
+    ) -> Result<(), ChannelSendError> {
+        match self.channels.get(channel.index()).map(|ch| &ch.queue) {
+            Some(SendQueue::Unreliable(_)) => Ok(()),
+            Some(SendQueue::Reliable(_)) => Err(ChannelSendError::NotTracked { channel }),
+            None => Err(ChannelSendError::NoSuchChannel {
+                channel,
+                channels: config.channels.len(),
+            }),
+        }
+    }
+
+    /// Tracks the message queued last on the unreliable `channel`: its receipt.
+    pub(crate) fn track_last(&mut self, channel: ChannelId) -> Option<u16> {
+        match &mut self.channels.get_mut(channel.index())?.queue {
+            SendQueue::Unreliable(send) => send.track_last(),
+            SendQueue::Reliable(_) => None,
+        }
+    }
+
+    /// The oldest receipt acked on the unreliable `channel`, taken.
+    pub(crate) fn pop_receipt(&mut self, channel: ChannelId) -> Option<u16> {
+        match &mut self.channels.get_mut(channel.index())?.queue {
+            SendQueue::Unreliable(send) => send.pop_acked(),
+            SendQueue::Reliable(_) => None,
+        }
     }
 
     /// How far the oldest block queued on `channel` has come.

@@ -6,13 +6,20 @@ use std::collections::VecDeque;
 use super::encoded::Payload;
 
 /// Messages waiting for their one transmission, oldest first, with their measured
-/// bits. Full queue: `send` refuses the new message (the caller decides what to drop).
+/// bits and, for a tracked message, its receipt. Full queue: `send` refuses the new
+/// message (the caller decides what to drop).
 #[derive(Debug)]
 pub(crate) struct UnreliableSender<M> {
-    queue: VecDeque<(Payload<M>, usize)>,
+    queue: VecDeque<(Payload<M>, usize, Option<u16>)>,
     capacity: usize,
     /// Sequenced channels: the id the next message written gets.
     next_id: u16,
+    /// The receipt the next tracked message gets.
+    next_receipt: u16,
+    /// Receipts of tracked messages whose packet was acked, oldest first, at most
+    /// `capacity` (allocated by the first tracked message: untracked channels hold
+    /// nothing); when full the oldest is dropped.
+    acked: VecDeque<u16>,
 }
 
 /// Messages received and not taken yet. Full queue: a newly arrived message is dropped
@@ -32,6 +39,8 @@ impl<M> UnreliableSender<M> {
             queue: VecDeque::new(),
             capacity,
             next_id: 0,
+            next_receipt: 0,
+            acked: VecDeque::new(),
         }
     }
 
@@ -47,12 +56,39 @@ impl<M> UnreliableSender<M> {
 
     /// Queues a message of `bits` measured bits (the caller checked there is room).
     pub(crate) fn push(&mut self, message: Payload<M>, bits: usize) {
-        self.queue.push_back((message, bits));
+        self.queue.push_back((message, bits, None));
+    }
+
+    /// Tracks the message queued last: gives it the next receipt, which
+    /// [`pop_acked`](Self::pop_acked) hands back once a packet that carried it is
+    /// acked. `None` when nothing is queued.
+    pub(crate) fn track_last(&mut self) -> Option<u16> {
+        let (_, _, receipt) = self.queue.back_mut()?;
+        let r = self.next_receipt;
+        *receipt = Some(r);
+        self.next_receipt = r.wrapping_add(1);
+        if self.acked.capacity() == 0 {
+            self.acked.reserve_exact(self.capacity);
+        }
+        Some(r)
+    }
+
+    /// A packet that carried the tracked message `receipt` was acked.
+    pub(crate) fn acked(&mut self, receipt: u16) {
+        if self.acked.len() >= self.capacity {
+            self.acked.pop_front();
+        }
+        self.acked.push_back(receipt);
+    }
+
+    /// The oldest receipt acked and not taken yet.
+    pub(crate) fn pop_acked(&mut self) -> Option<u16> {
+        self.acked.pop_front()
     }
 
     /// The measured bits of the queued messages, oldest first.
     pub(crate) fn bits(&self) -> impl Iterator<Item = usize> + '_ {
-        self.queue.iter().map(|(_, bits)| *bits)
+        self.queue.iter().map(|(_, bits, _)| *bits)
     }
 
     /// Sequenced channels: the id the next message written gets.
@@ -60,13 +96,15 @@ impl<M> UnreliableSender<M> {
         self.next_id
     }
 
-    /// Takes the oldest message to write it, under `id` on a sequenced channel (the
-    /// next message gets the id after it).
-    pub(crate) fn take(&mut self, id: Option<u16>) -> Option<Payload<M>> {
+    /// Takes the oldest message to write it, with its receipt if tracked, under `id`
+    /// on a sequenced channel (the next message gets the id after it).
+    pub(crate) fn take(&mut self, id: Option<u16>) -> Option<(Payload<M>, Option<u16>)> {
         if let Some(id) = id {
             self.next_id = id.wrapping_add(1);
         }
-        self.queue.pop_front().map(|(message, _)| message)
+        self.queue
+            .pop_front()
+            .map(|(message, _, receipt)| (message, receipt))
     }
 }
 
@@ -115,6 +153,25 @@ impl<M> UnreliableReceiver<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn receipts_follow_the_tracked_messages_and_keep_the_newest() {
+        let mut s: UnreliableSender<u8> = UnreliableSender::new(2);
+        assert_eq!(s.track_last(), None, "nothing queued");
+        s.push(Payload::Value(1), 8);
+        s.push(Payload::Value(2), 8);
+        assert_eq!(s.track_last(), Some(0));
+        assert!(matches!(s.take(None), Some((Payload::Value(1), None))));
+        assert!(matches!(s.take(None), Some((Payload::Value(2), Some(0)))));
+        for r in [0, 1, 2] {
+            s.acked(r);
+        }
+        // Room for 2: the oldest went.
+        assert_eq!(
+            (s.pop_acked(), s.pop_acked(), s.pop_acked()),
+            (Some(1), Some(2), None)
+        );
+    }
 
     #[test]
     fn sequenced_keeps_only_newer_ids_across_the_wrap() {

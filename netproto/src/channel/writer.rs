@@ -15,7 +15,7 @@ use crate::stream::WriteStream;
 
 /// The selection as payload contents: takes the messages and fragments from the send
 /// queues, numbers a sequenced channel's messages, and records what a reliable channel
-/// sent.
+/// sent and the receipts of tracked unreliable messages.
 struct Writer<'a, M> {
     channels: &'a mut [ChannelSender<M>],
     selection: &'a Selection,
@@ -104,8 +104,11 @@ impl<'w, M: NetMessage> Contents<WriteStream<'w>> for Writer<'_, M> {
                 self.record(SentItem::message(channel, id));
             }
             (SendQueue::Unreliable(send), id) => {
-                if let Some(message) = send.take(id) {
+                if let Some((message, receipt)) = send.take(id) {
                     message.write(s)?;
+                    if let Some(receipt) = receipt {
+                        self.record(SentItem::message(channel, receipt));
+                    }
                 }
             }
             _ => {}

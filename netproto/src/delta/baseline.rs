@@ -5,7 +5,10 @@
 //! the last `RING` snapshots it sent to that client (the client's own view: a subset of
 //! the entities, for interest management), each with the sequence of the packet that
 //! carried it and whether that packet was acked. The caller feeds both facts in
-//! ([`SnapshotSender::sent_in`], [`SnapshotSender::packet_acked`]); the baseline of the
+//! ([`SnapshotSender::sent_in`], [`SnapshotSender::packet_acked`]; over the UDP
+//! transports, which hide packets, the receipts of the tracked messages that carried
+//! the snapshots: [`SnapshotSender::sent_with`], [`SnapshotSender::receipt_acked`],
+//! see [`UdpServer::send_tracked`](crate::transport::UdpServer::send_tracked)); the baseline of the
 //! next snapshot is the newest one whose own carrying packet was acked (acks are per
 //! snapshot sent, never per group), or none, and then the snapshot goes out full.
 //!
@@ -73,7 +76,7 @@ use core::fmt;
 
 use super::NetDelta;
 use crate::error::{ErrorKind, StreamError};
-use crate::sequence::Sequence;
+use crate::sequence::{Receipt, Sequence};
 use crate::stream::{ReadStream, Stream, WriteStream};
 
 /// The default ring size: 32 snapshots (half a second at 60 Hz, 1.6 s at 20 Hz).
@@ -179,11 +182,18 @@ pub struct SenderStats {
     pub resyncs: u64,
 }
 
+/// What carried a sent snapshot: a packet, or a tracked message.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Carrier {
+    Packet(Sequence),
+    Receipt(Receipt),
+}
+
 struct SentSlot<T> {
     sequence: u16,
     /// Holds a snapshot that may still become a baseline.
     live: bool,
-    packet: Option<Sequence>,
+    packet: Option<Carrier>,
     acked: bool,
     state: T,
 }
@@ -322,28 +332,53 @@ impl<T: NetDelta, const RING: usize> SnapshotSender<T, RING> {
     /// Records that packet `packet` carried snapshot `snapshot`. Returns false when the
     /// ring no longer holds that snapshot (nothing recorded).
     ///
-    /// One packet per snapshot: a second call for the same snapshot replaces the first.
+    /// One carrier per snapshot: a second call for the same snapshot (or a
+    /// [`sent_with`](Self::sent_with)) replaces the first.
     pub fn sent_in(&mut self, snapshot: u16, packet: Sequence) -> bool {
+        self.carried_by(snapshot, Carrier::Packet(packet))
+    }
+
+    /// Records that the tracked message of `receipt` carried snapshot `snapshot` (sent
+    /// with [`send_tracked`](crate::transport::UdpServer::send_tracked) on an
+    /// unreliable channel): the way to feed the sender over the transports, which
+    /// hide packets. Returns false when the ring no longer holds that snapshot.
+    pub fn sent_with(&mut self, snapshot: u16, receipt: Receipt) -> bool {
+        self.carried_by(snapshot, Carrier::Receipt(receipt))
+    }
+
+    fn carried_by(&mut self, snapshot: u16, carrier: Carrier) -> bool {
         let slot = &mut self.slots[slot_of::<RING>(snapshot)];
         if !(slot.live && slot.sequence == snapshot) {
             return false;
         }
-        slot.packet = Some(packet);
+        slot.packet = Some(carrier);
         true
     }
 
     /// Records that the client acked packet `packet`: the snapshot that packet carried
     /// (if the ring still holds it) becomes a candidate baseline. Returns its sequence.
     pub fn packet_acked(&mut self, packet: Sequence) -> Option<u16> {
+        self.carrier_acked(Carrier::Packet(packet))
+    }
+
+    /// Records that the message of `receipt` reached the client
+    /// ([`poll_receipt`](crate::transport::UdpServer::poll_receipt)): the snapshot it
+    /// carried (if the ring still holds it) becomes a candidate baseline. Returns its
+    /// sequence.
+    pub fn receipt_acked(&mut self, receipt: Receipt) -> Option<u16> {
+        self.carrier_acked(Carrier::Receipt(receipt))
+    }
+
+    fn carrier_acked(&mut self, carrier: Carrier) -> Option<u16> {
         let found = self
             .slots
             .iter_mut()
-            .find(|slot| slot.live && slot.packet == Some(packet));
+            .find(|slot| slot.live && slot.packet == Some(carrier));
         match found {
             Some(slot) => {
                 slot.acked = true;
-                // An ack is used once: a later packet with the same 16-bit sequence
-                // does not ack this snapshot again.
+                // An ack is used once: a later packet (or receipt) with the same
+                // 16-bit number does not ack this snapshot again.
                 slot.packet = None;
                 self.stats.snapshots_acked += 1;
                 Some(slot.sequence)
@@ -359,7 +394,7 @@ impl<T: NetDelta, const RING: usize> SnapshotSender<T, RING> {
     /// snapshot it carried never becomes a baseline through it.
     pub fn packet_lost(&mut self, packet: Sequence) {
         for slot in self.slots.iter_mut() {
-            if slot.packet == Some(packet) {
+            if slot.packet == Some(Carrier::Packet(packet)) {
                 slot.packet = None;
             }
         }
@@ -629,6 +664,28 @@ impl<T, const RING: usize> fmt::Debug for SnapshotReceiver<T, RING> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn receipts_and_packets_are_separate_carriers() {
+        let mut sender = SnapshotSender::<u16, 4>::new(0);
+        let mut buf = [0u8; 8];
+        let a = sender.encode_into(&5, &mut buf).unwrap().sequence;
+        let b = sender.encode_into(&6, &mut buf).unwrap().sequence;
+        assert!(sender.sent_with(a, Receipt(7)));
+        assert!(sender.sent_in(b, Sequence(7)));
+        // Packet 7 is not receipt 7: only b.
+        assert_eq!(sender.packet_acked(Sequence(7)), Some(b));
+        assert_eq!(sender.baseline(), Some(b));
+        assert_eq!(sender.receipt_acked(Receipt(7)), Some(a));
+        // Used once.
+        assert_eq!(sender.receipt_acked(Receipt(7)), None);
+        assert_eq!(sender.stats().acks_ignored, 1);
+        // A snapshot the ring dropped takes no carrier.
+        for x in 0..4 {
+            sender.encode_into(&x, &mut buf).unwrap();
+        }
+        assert!(!sender.sent_with(a, Receipt(8)));
+    }
 
     #[test]
     fn header_round_trips_and_costs_its_bits() {

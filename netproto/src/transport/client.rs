@@ -308,6 +308,23 @@ impl<M: MessageSet> UdpClient<M> {
         self.stack.send(channel, message)
     }
 
+    /// Queues `message` on the unreliable `channel` and tracks it:
+    /// [`poll_receipt`](Self::poll_receipt) returns its receipt once the server acked
+    /// a packet that carried it ([`MessageLayer::send_tracked`]).
+    pub fn send_tracked(
+        &mut self,
+        channel: ChannelId,
+        message: M,
+    ) -> Result<crate::channel::Receipt, SendError> {
+        self.stack.send_tracked(channel, message)
+    }
+
+    /// The oldest receipt of a message tracked on `channel` that reached the server
+    /// and was not taken yet.
+    pub fn poll_receipt(&mut self, channel: ChannelId) -> Option<crate::channel::Receipt> {
+        self.stack.poll_receipt(channel)
+    }
+
     /// Queues `message` on `channel`, a channel declared for its type alone
     /// ([`LayerConfig::add_typed`](crate::channel::LayerConfig::add_typed)): another
     /// type does not compile. Otherwise as [`send`](Self::send).

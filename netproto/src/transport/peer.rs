@@ -151,6 +151,19 @@ impl<M: MessageSet> Peer<M> {
         Ok(self.layer.send(channel, message)?)
     }
 
+    /// Queues and tracks `message` on the unreliable `channel`
+    /// ([`MessageLayer::send_tracked`]).
+    pub(crate) fn send_tracked(
+        &mut self,
+        channel: ChannelId,
+        message: M,
+    ) -> Result<crate::channel::Receipt, SendError> {
+        if self.is_closing() {
+            return Err(SendError::Closing);
+        }
+        Ok(self.layer.send_tracked(channel, message)?)
+    }
+
     /// The next message delivered on `channel`.
     pub(crate) fn receive(&mut self, channel: ChannelId) -> Option<M> {
         self.layer.receive(channel)

@@ -467,6 +467,30 @@ impl<M: MessageSet> UdpServer<M> {
         self.stack.send(client, channel, message)
     }
 
+    /// Queues `message` to `client` on the unreliable `channel` and tracks it:
+    /// [`poll_receipt`](Self::poll_receipt) returns its receipt once the client acked
+    /// a packet that carried it ([`MessageLayer::send_tracked`](crate::channel::MessageLayer::send_tracked);
+    /// what [`SnapshotSender::sent_with`](crate::delta::SnapshotSender::sent_with)
+    /// takes for delta snapshots).
+    pub fn send_tracked(
+        &mut self,
+        client: ClientId,
+        channel: ChannelId,
+        message: M,
+    ) -> Result<crate::channel::Receipt, SendError> {
+        self.stack.send_tracked(client, channel, message)
+    }
+
+    /// The oldest receipt of a message tracked to `client` on `channel` that reached
+    /// it and was not taken yet.
+    pub fn poll_receipt(
+        &mut self,
+        client: ClientId,
+        channel: ChannelId,
+    ) -> Option<crate::channel::Receipt> {
+        self.stack.poll_receipt(client, channel)
+    }
+
     /// Queues `message` to `client` on `channel`, a channel declared for its type
     /// alone ([`LayerConfig::add_typed`](crate::channel::LayerConfig::add_typed)):
     /// another type does not compile. Otherwise as [`send`](Self::send).

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::peer::{Peer, Refused, ServerSlot};
 use super::{ConnectionStats, SendError, StackStats, TransportError};
 use crate::MessageSet;
-use crate::channel::{Channel, ChannelId, LayerConfig, MessageLayer};
+use crate::channel::{Channel, ChannelId, LayerConfig, MessageLayer, Receipt};
 use crate::connection::{
     Client, ClientEvent, ClientId, ClientState, ConnectionConfig, Server, ServerConfig, ServerEvent,
 };
@@ -261,6 +261,27 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         self.peer_mut(client)
             .ok_or(SendError::NotConnected)?
             .send(channel, message)
+    }
+
+    /// Queues `message` to `client` on the unreliable `channel` and tracks it:
+    /// [`poll_receipt`](Self::poll_receipt) returns its receipt once the client acked
+    /// a packet that carried it ([`MessageLayer::send_tracked`]; what
+    /// [`SnapshotSender::sent_with`](crate::delta::SnapshotSender::sent_with) takes).
+    pub fn send_tracked(
+        &mut self,
+        client: ClientId,
+        channel: ChannelId,
+        message: M,
+    ) -> Result<Receipt, SendError> {
+        self.peer_mut(client)
+            .ok_or(SendError::NotConnected)?
+            .send_tracked(channel, message)
+    }
+
+    /// The oldest receipt of a message tracked to `client` on `channel` that reached
+    /// it and was not taken yet ([`MessageLayer::poll_receipt`]).
+    pub fn poll_receipt(&mut self, client: ClientId, channel: ChannelId) -> Option<Receipt> {
+        self.layer_mut(client)?.poll_receipt(channel)
     }
 
     /// Queues `message` to `client` on `channel`, a channel declared for its type
@@ -546,6 +567,22 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
             return Err(SendError::NotConnected);
         }
         self.peer.send(channel, message)
+    }
+
+    /// Queues `message` on the unreliable `channel` and tracks it:
+    /// [`poll_receipt`](Self::poll_receipt) returns its receipt once the server acked
+    /// a packet that carried it ([`MessageLayer::send_tracked`]).
+    pub fn send_tracked(&mut self, channel: ChannelId, message: M) -> Result<Receipt, SendError> {
+        if self.is_over() {
+            return Err(SendError::NotConnected);
+        }
+        self.peer.send_tracked(channel, message)
+    }
+
+    /// The oldest receipt of a message tracked on `channel` that reached the server
+    /// and was not taken yet ([`MessageLayer::poll_receipt`]).
+    pub fn poll_receipt(&mut self, channel: ChannelId) -> Option<Receipt> {
+        self.peer.layer_mut().poll_receipt(channel)
     }
 
     /// Queues `message` on `channel`, a channel declared for its type alone

@@ -7,7 +7,9 @@
 //!
 //! Each client walks its dot around a square arena with inputs (reliable channel); the
 //! server moves the dots and sends every client the positions of all of them 20 times
-//! a second (unreliable channel); each client prints what it sees once a second. Run
+//! a second as delta snapshots (unreliable channel, tracked: each snapshot is a delta
+//! against the newest one the client is known to hold, see `netproto::delta`); each
+//! client prints what it sees once a second, the server what the deltas saved. Run
 //! more clients in more terminals. `--seconds N` stops after N seconds, `--address`
 //! picks the server's (127.0.0.1:40000 by default). `--conditioner SPEC` puts
 //! netproto's link conditioner on this side's socket, in the grammar of
@@ -26,6 +28,7 @@
 // without their lifetimes, as in Bevy's own documentation.
 #![allow(elided_lifetimes_in_paths)]
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -34,6 +37,7 @@ use bevy_ecs::prelude::*;
 use netproto::NetMessage;
 use netproto::channel::{ChannelId, LayerConfig};
 use netproto::connection::{ClientId, ConnectionConfig};
+use netproto::delta::{DEFAULT_RING, Entities, SnapshotHeader, SnapshotReceiver, SnapshotSender};
 use netproto::transport::conditioner::ConditionerConfig;
 use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
 use netproto_bevy::{
@@ -50,24 +54,29 @@ struct Step {
     dy: i8,
 }
 
-/// A dot and where it is.
-#[derive(NetMessage, Debug, Clone, Copy)]
-struct Dot {
-    #[net(range = 0..=15)]
-    client: u16,
-    #[net(range = -50..=50)]
+/// Where a dot is. Deltas of up to 3 steps per axis go in 3 bits; a farther move (a
+/// respawn) falls back to the absolute value.
+#[derive(NetMessage, Debug, Clone, Copy, PartialEq)]
+#[net(delta)]
+struct DotState {
+    #[net(range = -50..=50, delta = -3..=3)]
     x: i16,
-    #[net(range = -50..=50)]
+    #[net(range = -50..=50, delta = -3..=3)]
     y: i16,
 }
 
-/// Every dot.
+/// Every dot, by client id (0 to 15).
+type Dots = Entities<DotState, 15, 16>;
+
+/// The bytes of a delta snapshot of [`Dots`]: at most a full one and its header.
+const SNAPSHOT_BYTES: usize =
+    (SnapshotHeader::bits::<DEFAULT_RING>(true) + <Dots as NetMessage>::MAX_BITS).div_ceil(8);
+
+/// A snapshot of every dot, written by a [`SnapshotSender`] for one client.
 #[derive(NetMessage, Debug, Clone)]
-struct Dots {
-    #[net(range = 0..=u32::MAX)]
-    frame: u32,
-    #[net(max_len = 16)]
-    dots: Vec<Dot>,
+struct Snapshot {
+    #[net(max_len = SNAPSHOT_BYTES)]
+    bytes: Vec<u8>,
 }
 
 /// The server's greeting.
@@ -81,7 +90,7 @@ struct Welcome {
 #[net(message_set)]
 enum GameMessage {
     Step(Step),
-    Dots(Dots),
+    Snapshot(Snapshot),
     Welcome(Welcome),
 }
 const MAX_CLIENTS: usize = 16;
@@ -123,12 +132,15 @@ fn tick(mut clock: ResMut<Clock>, mut exit: MessageWriter<AppExit>) {
 fn server_connections(
     mut commands: Commands,
     mut server: ResMut<NetServer<GameMessage>>,
+    mut snapshots: ResMut<Snapshots>,
     mut events: MessageReader<ServerConnectionEvent>,
     players: Query<(Entity, &Player)>,
 ) {
     for ServerConnectionEvent(event) in events.read() {
         match event {
             UdpServerEvent::Connected { client, .. } => {
+                // A new connection starts from full snapshots.
+                snapshots.senders.insert(*client, SnapshotSender::new(0));
                 commands.spawn(Player {
                     client: *client,
                     x: 0,
@@ -142,6 +154,7 @@ fn server_connections(
                 );
             }
             UdpServerEvent::Disconnected { client, .. } => {
+                snapshots.senders.remove(client);
                 for (entity, player) in &players {
                     if player.client == *client {
                         commands.entity(entity).despawn();
@@ -173,37 +186,75 @@ fn server_moves(
     }
 }
 
-/// Every third frame (20 Hz), every client gets every dot.
+/// The server's delta senders, one per client, and what they sent.
+#[derive(Resource, Debug, Default)]
+struct Snapshots {
+    senders: HashMap<ClientId, SnapshotSender<Dots>>,
+    /// Bytes of the snapshots sent, and what they would have been sent full.
+    sent_bytes: u64,
+    full_bytes: u64,
+}
+
+/// Every third frame (20 Hz), every client gets every dot: a delta against the newest
+/// snapshot it acked (the receipts of the tracked messages say which), or full.
 fn server_snapshots(
     clock: Res<Clock>,
     mut server: ResMut<NetServer<GameMessage>>,
+    mut snapshots: ResMut<Snapshots>,
     players: Query<&Player>,
 ) {
     if !clock.frame.is_multiple_of(3) {
         return;
     }
-    let dots: Vec<Dot> = players
-        .iter()
-        .map(|p| Dot {
-            client: p.client.0,
-            x: p.x,
-            y: p.y,
-        })
-        .collect();
-    let snapshot = GameMessage::Dots(Dots {
-        frame: clock.frame,
-        dots,
-    });
-    // Encoded once for every client; a client whose queue is full misses this one.
-    let _ = server.broadcast(ChannelId::UNRELIABLE, &snapshot, |_, _| {});
+    let mut dots = Dots::new();
+    for p in &players {
+        // In range: at most 16 clients, positions clamped to the arena.
+        let _ = dots.insert(u32::from(p.client.0), DotState { x: p.x, y: p.y });
+    }
+    let full_bytes = SnapshotHeader::bits::<DEFAULT_RING>(false) + netproto::measure(&dots);
+    let Snapshots {
+        senders,
+        sent_bytes,
+        full_bytes: full,
+    } = &mut *snapshots;
+    let mut buf = [0u8; SNAPSHOT_BYTES];
+    for (&client, sender) in senders.iter_mut() {
+        while let Some(receipt) = server.poll_receipt(client, ChannelId::UNRELIABLE) {
+            sender.receipt_acked(receipt);
+        }
+        let Ok(sent) = sender.encode_into(&dots, &mut buf) else {
+            continue;
+        };
+        let bytes = buf[..sent.bytes].to_vec();
+        // A client whose queue is full misses this one.
+        if let Ok(receipt) = server.send_tracked(
+            client,
+            ChannelId::UNRELIABLE,
+            GameMessage::Snapshot(Snapshot { bytes }),
+        ) {
+            sender.sent_with(sent.sequence, receipt);
+            *sent_bytes += sent.bytes as u64;
+            *full += full_bytes.div_ceil(8) as u64;
+        }
+    }
+    if clock.frame.is_multiple_of(300) && *full > 0 {
+        println!(
+            "snapshots: {} bytes as deltas, {} bytes had they gone full ({:.2}x)",
+            sent_bytes,
+            full,
+            *sent_bytes as f64 / *full as f64
+        );
+    }
 }
 
 /// The client's view of the game.
 #[derive(Resource, Debug, Default)]
 struct View {
     me: Option<ClientId>,
-    dots: Vec<Dot>,
+    receiver: SnapshotReceiver<Dots>,
     snapshots: u32,
+    /// Snapshots refused: stale, a baseline this client no longer holds, malformed.
+    refused: u32,
 }
 
 fn client_connection(
@@ -231,10 +282,10 @@ fn client_receive(mut received: MessageReader<FromServer<GameMessage>>, mut view
     for FromServer { message, .. } in received.read() {
         match message {
             GameMessage::Welcome(welcome) => println!("server: {}", welcome.text),
-            GameMessage::Dots(dots) => {
-                view.dots.clone_from(&dots.dots);
-                view.snapshots += 1;
-            }
+            GameMessage::Snapshot(snapshot) => match view.receiver.receive(&snapshot.bytes) {
+                Ok(_) => view.snapshots += 1,
+                Err(_) => view.refused += 1,
+            },
             GameMessage::Step(_) => {}
         }
     }
@@ -263,20 +314,25 @@ fn client_print(clock: Res<Clock>, view: Res<View>, client: Res<NetClient<GameMe
         return;
     };
     let dots: Vec<String> = view
-        .dots
-        .iter()
-        .map(|d| {
-            let mark = if d.client == me.0 { "*" } else { "" };
-            format!("{mark}{}@({},{})", d.client, d.x, d.y)
+        .receiver
+        .latest()
+        .map(|(_, dots)| {
+            dots.iter()
+                .map(|(id, d)| {
+                    let mark = if id == u32::from(me.0) { "*" } else { "" };
+                    format!("{mark}{id}@({},{})", d.x, d.y)
+                })
+                .collect()
         })
-        .collect();
+        .unwrap_or_default();
     let rtt = client
         .stats()
         .map_or(0.0, |s| s.link.endpoint.rtt.as_secs_f64() * 1000.0);
     println!(
-        "player {}: {} snapshots, rtt {rtt:.1} ms, dots {}",
+        "player {}: {} snapshots ({} refused), rtt {rtt:.1} ms, dots {}",
         me.0,
         view.snapshots,
+        view.refused,
         dots.join(" ")
     );
 }
@@ -349,6 +405,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         app.add_plugins(ServerPlugin::<GameMessage>::default())
             .insert_resource(NetServer(server))
+            .init_resource::<Snapshots>()
             .add_systems(
                 Update,
                 (server_connections, server_moves, server_snapshots).chain(),

@@ -1,11 +1,12 @@
 //! The arena: a game server and six bot clients over real UDP on 127.0.0.1, with the
 //! network simulator in between (a bad link by default), for 20 seconds. Bots send
 //! their input every tick (unreliable) and chat (reliable); the server moves their
-//! entities, sends everyone the entities at 20 Hz (unreliable), relays the chat and
-//! sends match events (reliable). A live table shows each connection's RTT, loss,
-//! bandwidth and congestion mode; the summary says what was sent and delivered,
-//! whether every reliable message arrived in order, and the bytes on the wire
-//! against a naive byte encoding. Exits with 1 when a reliable message was lost or
+//! entities, sends everyone the entities at 20 Hz as delta snapshots (unreliable),
+//! relays the chat and sends match events (reliable). A live table shows each
+//! connection's RTT, loss, bandwidth and congestion mode; the summary says what was
+//! sent and delivered, whether every reliable message arrived in order, the entity
+//! state's bytes as delta snapshots against one message per entity, and the bytes on
+//! the wire against a naive byte encoding. Exits with 1 when a reliable message was lost or
 //! out of order, or a bot was disconnected.
 //!
 //! ```sh

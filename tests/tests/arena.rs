@@ -38,8 +38,11 @@ fn a_short_arena_delivers_every_reliable_message_in_order() {
         // link's draws and the machine's speed).
         assert!(server.inputs_received > 0);
         assert!(server.inputs_received <= row.bot.inputs_sent);
-        assert!(row.bot.updates_received > 0);
-        assert!(row.bot.updates_received <= server.updates_sent);
+        assert!(row.bot.snapshots_received > 0);
+        assert!(row.bot.snapshots_received <= server.snapshots_sent);
+        assert!(server.snapshots_delta <= server.snapshots_sent);
+        // Every bot sees every entity (one per connected client) in its last one.
+        assert!(row.bot.entities_seen > 0);
         // The link carried both ways and lost some.
         assert!(row.wire.up_bytes > 0 && row.wire.down_bytes > 0);
     }

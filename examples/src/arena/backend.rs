@@ -9,7 +9,7 @@ use netproto::channel::LayerConfig;
 use netproto::netcode::{ConnectToken, Key, TokenError, TokenParams, generate_connect_token};
 use netproto::transport::insecure_dev::INSECURE_DEV_KEY;
 
-use crate::game::GameMessage;
+use super::ArenaMessage;
 
 /// Makes the arena's connect tokens.
 #[derive(Debug)]
@@ -36,7 +36,7 @@ impl Backend {
     fn with_key(private_key: Key) -> Self {
         Self {
             private_key,
-            protocol_id: netproto::protocol_id::<GameMessage>(&LayerConfig::default()),
+            protocol_id: netproto::protocol_id::<ArenaMessage>(&LayerConfig::default()),
             next_client_id: 1,
         }
     }

@@ -12,7 +12,9 @@ use super::backend::Backend;
 
 use super::link::{SimLink, WireStats};
 use super::{ArenaError, RELIABLE, Tally, UNRELIABLE, chat_number};
-use crate::game::{ChatMessage, GameMessage, NaiveSize, PlayerInput, buttons};
+use super::{ArenaMessage, ArenaView};
+use crate::game::{ChatMessage, NaiveSize, PlayerInput, buttons};
+use netproto::delta::SnapshotReceiver;
 
 /// What a bot said it would say.
 const LINES: [&str; 6] = [
@@ -41,8 +43,14 @@ pub struct BotStats {
     pub out_of_order: u64,
     /// Match-phase events received (reliable).
     pub phases_received: u64,
-    /// Entity updates received (unreliable).
-    pub updates_received: u64,
+    /// Snapshots of the entities applied (unreliable: each a delta against one this
+    /// bot holds, or full).
+    pub snapshots_received: u64,
+    /// Snapshots refused by the receiver: older than the newest applied, or a delta
+    /// against a snapshot this bot no longer holds (counted, never guessed).
+    pub snapshots_refused: u64,
+    /// Entities in the last snapshot applied.
+    pub entities_seen: u64,
     /// What we sent, as netproto bits and naive bytes.
     pub sent: Tally,
     /// What we received, as netproto bits and naive bytes.
@@ -65,7 +73,8 @@ pub struct BotLive {
 #[derive(Debug)]
 pub struct Bot {
     index: u8,
-    client: UdpClient<GameMessage>,
+    client: UdpClient<ArenaMessage>,
+    snapshots: SnapshotReceiver<ArenaView>,
     link: SimLink,
     rng: Rng,
     stick: (i8, i8),
@@ -97,6 +106,7 @@ impl Bot {
         Ok(Self {
             index,
             client,
+            snapshots: SnapshotReceiver::new(),
             link,
             rng: Rng::new(seed),
             stick: (0, 0),
@@ -175,7 +185,7 @@ impl Bot {
             self.yaw = -3.1;
         }
         let fire = self.rng.chance(0.2);
-        let input = GameMessage::Input(PlayerInput {
+        let input = ArenaMessage::Input(PlayerInput {
             tick: (self.tick % 64) as u8,
             buttons: if fire { buttons::FIRE } else { 0 } | buttons::SPRINT,
             aim_yaw: self.yaw,
@@ -187,7 +197,7 @@ impl Bot {
         if self.rng.chance(chat_chance) {
             let line = LINES[self.rng.below(LINES.len() as u64) as usize];
             let text = format!("#{} {line}", self.stats.chats_sent);
-            let chat = GameMessage::Chat(ChatMessage {
+            let chat = ArenaMessage::Chat(ChatMessage {
                 from: self.index,
                 text,
             });
@@ -195,7 +205,7 @@ impl Bot {
         }
     }
 
-    fn send(&mut self, channel: ChannelId, message: GameMessage) {
+    fn send(&mut self, channel: ChannelId, message: ArenaMessage) {
         let bits = netproto::measure(&message);
         let naive = message.naive_size();
         let is_input = channel == UNRELIABLE;
@@ -220,7 +230,7 @@ impl Bot {
             let bits = netproto::measure(&message);
             self.stats.received.add(bits, message.naive_size());
             match message {
-                GameMessage::Chat(chat) => {
+                ArenaMessage::Chat(chat) => {
                     self.stats.chats_received += 1;
                     let expected = &mut self.next_chat[usize::from(chat.from)];
                     match (chat_number(&chat.text), *expected) {
@@ -229,15 +239,22 @@ impl Bot {
                         _ => self.stats.out_of_order += 1,
                     }
                 }
-                GameMessage::Phase(_) => self.stats.phases_received += 1,
+                ArenaMessage::Phase(_) => self.stats.phases_received += 1,
                 _ => {}
             }
         }
         while let Some(message) = self.client.receive(UNRELIABLE) {
             let bits = netproto::measure(&message);
             self.stats.received.add(bits, message.naive_size());
-            if let GameMessage::Update(_) = message {
-                self.stats.updates_received += 1;
+            if let ArenaMessage::Snapshot(snapshot) = message {
+                match self.snapshots.receive(&snapshot.bytes) {
+                    Ok(_) => {
+                        self.stats.snapshots_received += 1;
+                        let seen = self.snapshots.latest().map_or(0, |(_, v)| v.len());
+                        self.stats.entities_seen = seen as u64;
+                    }
+                    Err(_) => self.stats.snapshots_refused += 1,
+                }
             }
         }
     }

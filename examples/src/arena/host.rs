@@ -1,6 +1,7 @@
 //! The arena's game server: moves one entity per client from its inputs, relays chat
 //! to everyone else (reliable), sends every client the entities at the snapshot rate
-//! (unreliable) and the match phase every two seconds (reliable).
+//! as delta snapshots (unreliable, tracked: each client's against the newest snapshot
+//! it acked) and the match phase every two seconds (reliable).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -11,9 +12,11 @@ use netproto::netcode::Key;
 use netproto::transport::{UdpServer, UdpServerEvent};
 
 use super::{ArenaError, RELIABLE, Tally, UNRELIABLE, chat_number};
+use super::{ArenaMessage, ArenaView, EntityView, SNAPSHOT_BYTES, SnapshotBytes};
 use crate::game::{
     EntityId, EntityState, EntityUpdate, GameMessage, MatchPhase, NaiveSize, PlayerInput, Position,
 };
+use netproto::delta::SnapshotSender;
 
 /// Most clients: a chat line's `from` is 6 bits.
 pub const MAX_CLIENTS: usize = 64;
@@ -27,17 +30,28 @@ pub struct ClientTally {
     pub chats_received: u64,
     /// Chat lines that were not the sender's next one.
     pub out_of_order: u64,
-    /// Entity updates queued for this client.
-    pub updates_sent: u64,
-    /// Entity updates the unreliable queue refused (the client's link is too slow for
-    /// the snapshot rate: the oldest state is not worth more than the next snapshot).
-    pub updates_refused: u64,
+    /// Snapshots of the entities queued for this client.
+    pub snapshots_sent: u64,
+    /// Of those, deltas (the others went full: no acked baseline yet).
+    pub snapshots_delta: u64,
+    /// Snapshots the unreliable queue refused (the client's link is too slow for the
+    /// snapshot rate: the oldest state is not worth more than the next snapshot).
+    pub snapshots_refused: u64,
     /// Chat lines relayed to this client.
     pub chats_relayed: u64,
     /// Match-phase events queued for this client.
     pub phases_sent: u64,
     /// Why the connection ended, when it did.
     pub ended: Option<String>,
+}
+
+/// The entity state a server sent, in bytes of messages (netproto bits rounded up).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotBytesTally {
+    /// As delta snapshots (each client's against its own acked baseline).
+    pub delta: u64,
+    /// As the arena sent it before: one `Update` message per entity per client.
+    pub per_entity: u64,
 }
 
 /// One live line of a client, server side.
@@ -59,7 +73,12 @@ struct Entity {
 /// The arena server: a [`UdpServer`] and the game state.
 #[derive(Debug)]
 pub struct Host {
-    server: UdpServer<GameMessage>,
+    server: UdpServer<ArenaMessage>,
+    /// One delta sender per client.
+    senders: BTreeMap<ClientId, SnapshotSender<ArenaView>>,
+    /// The entity state sent: bytes as delta snapshots, and as one `Update` message
+    /// per entity (what the arena sent before its snapshots were deltas).
+    snapshot_bytes: SnapshotBytesTally,
     entities: BTreeMap<ClientId, Entity>,
     /// Per sender slot, the next chat number expected (reset when the slot changes
     /// hands).
@@ -86,6 +105,8 @@ impl Host {
         Ok(Self {
             server,
             entities: BTreeMap::new(),
+            senders: BTreeMap::new(),
+            snapshot_bytes: SnapshotBytesTally::default(),
             next_chat: BTreeMap::new(),
             tallies: BTreeMap::new(),
             sent: Tally::default(),
@@ -168,6 +189,7 @@ impl Host {
                         },
                     );
                     self.next_chat.insert(client, 0);
+                    self.senders.insert(client, SnapshotSender::new(0));
                 }
                 UdpServerEvent::Disconnected {
                     client,
@@ -175,6 +197,7 @@ impl Host {
                     reason,
                 } => {
                     self.entities.remove(&client);
+                    self.senders.remove(&client);
                     self.next_chat.remove(&client);
                     self.tallies.entry(address).or_default().ended = Some(reason.to_string());
                 }
@@ -189,7 +212,7 @@ impl Host {
         let clients: Vec<(ClientId, SocketAddr)> = self.server.clients().collect();
         for &(id, address) in &clients {
             while let Some(message) = self.server.receive(id, UNRELIABLE) {
-                if let GameMessage::Input(input) = message {
+                if let ArenaMessage::Input(input) = message {
                     self.tallies.entry(address).or_default().inputs_received += 1;
                     if let Some(entity) = self.entities.get_mut(&id) {
                         steer(entity, &input);
@@ -197,7 +220,7 @@ impl Host {
                 }
             }
             while let Some(message) = self.server.receive(id, RELIABLE) {
-                let GameMessage::Chat(chat) = message else {
+                let ArenaMessage::Chat(chat) = message else {
                     continue;
                 };
                 let tally = self.tallies.entry(address).or_default();
@@ -210,7 +233,7 @@ impl Host {
                 // Relayed as sent: the bots check the order per `from`.
                 for &(to, to_address) in &clients {
                     if to != id {
-                        let message = GameMessage::Chat(chat.clone());
+                        let message = ArenaMessage::Chat(chat.clone());
                         if self.send(to, RELIABLE, message) {
                             self.tallies.entry(to_address).or_default().chats_relayed += 1;
                         }
@@ -230,32 +253,7 @@ impl Host {
         }
         let clients: Vec<(ClientId, SocketAddr)> = self.server.clients().collect();
         if self.tick.is_multiple_of(snapshot_every) {
-            let updates: Vec<EntityUpdate> = self
-                .entities
-                .iter()
-                .map(|(id, e)| EntityUpdate {
-                    entity: EntityId(id.0),
-                    position: e.position,
-                    heading: e.heading,
-                    health: 100,
-                    state: if e.speed == 0 {
-                        EntityState::Idle
-                    } else {
-                        EntityState::Moving { speed: e.speed }
-                    },
-                })
-                .collect();
-            for &(to, address) in &clients {
-                for update in &updates {
-                    let sent = self.send(to, UNRELIABLE, GameMessage::Update(update.clone()));
-                    let tally = self.tallies.entry(address).or_default();
-                    if sent {
-                        tally.updates_sent += 1;
-                    } else {
-                        tally.updates_refused += 1;
-                    }
-                }
-            }
+            self.send_snapshots(&clients);
         }
         if self.tick.is_multiple_of((2 * tick_rate as u64).max(1)) {
             self.score.0 = (self.score.0 + (self.tick % 3) as u16).min(999);
@@ -266,14 +264,88 @@ impl Host {
                 blue: self.score.1,
             };
             for &(to, address) in &clients {
-                if self.send(to, RELIABLE, GameMessage::Phase(phase.clone())) {
+                if self.send(to, RELIABLE, ArenaMessage::Phase(phase.clone())) {
                     self.tallies.entry(address).or_default().phases_sent += 1;
                 }
             }
         }
     }
 
-    fn send(&mut self, to: ClientId, channel: ChannelId, message: GameMessage) -> bool {
+    /// Every client gets every entity: a delta snapshot against the newest one it
+    /// acked (the receipts of the tracked messages say which), or full.
+    fn send_snapshots(&mut self, clients: &[(ClientId, SocketAddr)]) {
+        let updates: Vec<EntityUpdate> = self
+            .entities
+            .iter()
+            .map(|(id, e)| EntityUpdate {
+                entity: EntityId(id.0),
+                position: e.position,
+                heading: e.heading,
+                health: 100,
+                state: if e.speed == 0 {
+                    EntityState::Idle
+                } else {
+                    EntityState::Moving { speed: e.speed }
+                },
+            })
+            .collect();
+        let mut view = ArenaView::new();
+        for u in &updates {
+            let entity = EntityView {
+                x: u.position.x,
+                y: u.position.y,
+                z: u.position.z,
+                heading: u.heading,
+                health: u.health,
+                motion: u.state.into(),
+            };
+            // At most 64 clients, ids within 0..=4095: cannot fail.
+            let _ = view.insert(u32::from(u.entity.0), entity);
+        }
+        // What the arena sent before: one `Update` message per entity.
+        let per_entity_bits: usize = updates
+            .iter()
+            .map(|u| netproto::measure(&GameMessage::Update(u.clone())))
+            .sum();
+        let naive: usize = updates.iter().map(|u| 1 + u.naive_size()).sum();
+        let mut buf = [0u8; SNAPSHOT_BYTES];
+        for &(to, address) in clients {
+            let Some(sender) = self.senders.get_mut(&to) else {
+                continue;
+            };
+            while let Some(receipt) = self.server.poll_receipt(to, UNRELIABLE) {
+                sender.receipt_acked(receipt);
+            }
+            // The view is within its declared bounds: cannot fail.
+            let Ok(sent) = sender.encode_into(&view, &mut buf) else {
+                continue;
+            };
+            let message = ArenaMessage::Snapshot(SnapshotBytes {
+                bytes: buf[..sent.bytes].to_vec(),
+            });
+            let bits = netproto::measure(&message);
+            let tally = self.tallies.entry(address).or_default();
+            match self.server.send_tracked(to, UNRELIABLE, message) {
+                Ok(receipt) => {
+                    sender.sent_with(sent.sequence, receipt);
+                    self.sent.add(bits, naive);
+                    tally.snapshots_sent += 1;
+                    tally.snapshots_delta += u64::from(sent.baseline.is_some());
+                    self.snapshot_bytes.delta += bits.div_ceil(8) as u64;
+                    self.snapshot_bytes.per_entity += per_entity_bits.div_ceil(8) as u64;
+                }
+                Err(_) => tally.snapshots_refused += 1,
+            }
+        }
+    }
+
+    /// The entity state sent so far: as delta snapshots, and as one message per
+    /// entity.
+    pub fn snapshot_bytes(&self) -> SnapshotBytesTally {
+        self.snapshot_bytes
+    }
+
+    fn send(&mut self, to: ClientId, channel: ChannelId, message: ArenaMessage) -> bool {
         let bits = netproto::measure(&message);
         let naive = message.naive_size();
         let sent = self.server.send(to, channel, message).is_ok();

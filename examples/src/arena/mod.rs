@@ -11,8 +11,9 @@
 //!   and then on the reliable one; each line is numbered, so every receiver checks
 //!   that the lines of each sender arrive complete and in order.
 //! * The [`Host`] moves one entity per client, sends every client all entities at
-//!   the snapshot rate (unreliable), relays each chat line to every other client and
-//!   sends the match phase every two seconds (reliable).
+//!   the snapshot rate as a delta snapshot ([`ArenaView`], unreliable, tracked: each
+//!   client's against the newest snapshot it acked), relays each chat line to every
+//!   other client and sends the match phase every two seconds (reliable).
 //! * After the play time nobody queues anything new, and the arena waits until every
 //!   reliable message was acked (the drain), then everyone disconnects.
 //!
@@ -25,6 +26,7 @@ pub use backend::Backend;
 mod bot;
 mod host;
 mod link;
+mod message;
 mod report;
 
 use std::net::SocketAddr;
@@ -35,8 +37,9 @@ use netproto::connection::ConnectionConfig;
 use netproto::sim::LinkConfig;
 
 pub use bot::{Bot, BotLive, BotStats};
-pub use host::{ClientLive, ClientTally, Host, MAX_CLIENTS};
+pub use host::{ClientLive, ClientTally, Host, MAX_CLIENTS, SnapshotBytesTally};
 pub use link::{SimLink, WireStats};
+pub use message::{ArenaMessage, ArenaView, EntityView, Motion, SNAPSHOT_BYTES, SnapshotBytes};
 pub use report::{BotRow, EstimateLog, Live, LiveBot, Summary};
 
 /// The reliable-ordered channel of [`LayerConfig::default`](netproto::channel::LayerConfig).
@@ -48,8 +51,7 @@ pub const RELIABLE: ChannelId = ChannelId::RELIABLE;
 /// bad mode, enough for the 20 Hz snapshots (the default, 10, would queue them).
 pub fn connection_config() -> ConnectionConfig {
     let layer = LayerConfig::default();
-    let mut config =
-        ConnectionConfig::new(netproto::protocol_id::<crate::game::GameMessage>(&layer));
+    let mut config = ConnectionConfig::new(netproto::protocol_id::<ArenaMessage>(&layer));
     config.congestion.good_rate = 61.0;
     config.congestion.bad_rate = 30.0;
     config
@@ -445,12 +447,14 @@ impl Arena {
                 }
             })
             .collect();
-        Summary::new(
+        let mut summary = Summary::new(
             rows,
             host.map(|h| (h.sent(), h.tallies().clone())),
             self.config.seconds,
             drained_at,
-        )
+        );
+        summary.snapshot_bytes = host.map(Host::snapshot_bytes);
+        summary
     }
 }
 

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use netproto::connection::{LinkStats, Mode};
 use netproto::sim::LinkConfig;
 
-use super::{BotLive, BotStats, ClientLive, ClientTally, Tally, WireStats};
+use super::{BotLive, BotStats, ClientLive, ClientTally, SnapshotBytesTally, Tally, WireStats};
 
 /// A live snapshot of the arena.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,6 +126,9 @@ pub struct Summary {
     /// What went wrong: empty when every reliable message arrived once and in order
     /// and nobody was disconnected.
     pub problems: Vec<String>,
+    /// The entity state the server sent: as delta snapshots, and as the per-entity
+    /// messages they replace (when the arena has the server).
+    pub snapshot_bytes: Option<SnapshotBytesTally>,
 }
 
 impl Summary {
@@ -141,6 +144,7 @@ impl Summary {
             elapsed: 0.0,
             play,
             drained_in,
+            snapshot_bytes: None,
             problems: Vec::new(),
         };
         summary.problems = summary.find_problems();
@@ -341,7 +345,7 @@ impl fmt::Display for Live {
             "server mode",
             "inputs",
             "chat",
-            "updates",
+            "snapshots",
         ]);
         for bot in &self.bots {
             let s = bot.client.stats.as_ref();
@@ -367,7 +371,7 @@ impl fmt::Display for Live {
                 mode(bot.server.as_ref().map(|c| &c.stats)),
                 bot.stats.inputs_sent.to_string(),
                 bot.stats.chats_sent.to_string(),
-                bot.stats.updates_received.to_string(),
+                bot.stats.snapshots_received.to_string(),
             ]);
         }
         write!(f, "{table}")?;
@@ -410,7 +414,7 @@ impl fmt::Display for Summary {
                 "relayed",
                 "received",
                 "phases",
-                "updates",
+                "snapshots (deltas)",
                 "datagrams up/down",
                 "in order",
             ]);
@@ -453,7 +457,12 @@ impl fmt::Display for Summary {
                     from_server(|s| s.chats_relayed),
                     b.chats_received.to_string(),
                     format!("{}/{}", b.phases_received, from_server(|s| s.phases_sent)),
-                    format!("{}/{}", b.updates_received, from_server(|s| s.updates_sent)),
+                    format!(
+                        "{}/{} ({})",
+                        b.snapshots_received,
+                        from_server(|s| s.snapshots_sent),
+                        from_server(|s| s.snapshots_delta)
+                    ),
                     format!("{}/{}", row.wire.up_datagrams, row.wire.down_datagrams),
                     (if order_ok { "yes" } else { "NO" }).to_owned(),
                 ]);
@@ -461,18 +470,24 @@ impl fmt::Display for Summary {
             write!(f, "\n{table}")?;
             writeln!(
                 f,
-                "(rtt: the bot's estimate at the end against its link's mean delay up + down over the run; loss: the bot's estimate averaged over the tables against the share of its datagrams the link lost; inputs and updates are unreliable: loss is expected; chat and phases are reliable and ordered)"
+                "(rtt: the bot's estimate at the end against its link's mean delay up + down over the run; loss: the bot's estimate averaged over the tables against the share of its datagrams the link lost; inputs and snapshots are unreliable: loss is expected (snapshots: applied by the bot / sent by the server, of which deltas); chat and phases are reliable and ordered)"
             )?;
         } else if let Some((_, tallies)) = &self.server {
-            let mut table =
-                Table::new(&["client", "inputs", "chat", "relayed", "updates", "in order"]);
+            let mut table = Table::new(&[
+                "client",
+                "inputs",
+                "chat",
+                "relayed",
+                "snapshots",
+                "in order",
+            ]);
             for (address, s) in tallies {
                 table.row(vec![
                     address.to_string(),
                     s.inputs_received.to_string(),
                     s.chats_received.to_string(),
                     s.chats_relayed.to_string(),
-                    s.updates_sent.to_string(),
+                    s.snapshots_sent.to_string(),
                     (if s.out_of_order == 0 { "yes" } else { "NO" }).to_owned(),
                 ]);
             }
@@ -489,6 +504,15 @@ impl fmt::Display for Summary {
             messages.naive_bytes,
             netproto_bytes as f64 / messages.naive_bytes.max(1) as f64
         )?;
+        if let Some(s) = self.snapshot_bytes.filter(|s| s.per_entity > 0) {
+            writeln!(
+                f,
+                "entity state: {} bytes as delta snapshots, {} bytes as one update message per entity (the arena before its snapshots were deltas): {:.2}x",
+                s.delta,
+                s.per_entity,
+                s.delta as f64 / s.per_entity as f64
+            )?;
+        }
         if !self.rows.is_empty() {
             let wire = self.wire_bytes();
             writeln!(

@@ -60,6 +60,7 @@ pub mod delta_workload;
 pub mod fuzz;
 pub mod nonce_log;
 pub mod sealer;
+pub mod serial;
 
 pub mod sim_stack;
 pub mod token_world;

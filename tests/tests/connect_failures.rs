@@ -83,6 +83,7 @@ fn no_server() -> (f64, ClientEvent, usize) {
 
 #[test]
 fn no_server_ends_with_no_reply_after_the_timeout() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let (at, event, requests) = no_server();
     assert_eq!(at, 5.0);
     assert_eq!(
@@ -121,6 +122,7 @@ fn server_gone() -> (f64, f64, ClientEvent) {
 
 #[test]
 fn a_server_that_dies_once_connected_times_out() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let (killed, at, event) = server_gone();
     assert_eq!(
         event,
@@ -153,6 +155,7 @@ fn handshake_stalled() -> (f64, f64, ClientEvent) {
 
 #[test]
 fn a_server_that_dies_after_its_challenge_stalls_the_handshake() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let (challenged, at, event) = handshake_stalled();
     assert_eq!(
         event,
@@ -242,6 +245,7 @@ fn assert_mismatch(
 
 #[test]
 fn a_schema_mismatch_is_no_reply_and_the_server_logs_both_ids() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let outcome = mismatch::<GameMessage, OtherMessage>(layer(), layer());
     assert_mismatch(
         &outcome,
@@ -252,6 +256,7 @@ fn a_schema_mismatch_is_no_reply_and_the_server_logs_both_ids() {
 
 #[test]
 fn a_channel_config_mismatch_is_no_reply_and_the_server_logs_both_ids() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let outcome = mismatch::<GameMessage, GameMessage>(layer(), other_layer());
     assert_mismatch(
         &outcome,
@@ -271,6 +276,7 @@ fn token_expired_at_once() -> (f64, ClientEvent, usize) {
 
 #[test]
 fn a_token_expired_before_sending_ends_at_once_without_a_request() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let (at, event, sent) = token_expired_at_once();
     assert_eq!(at, TICK, "the first update");
     assert_eq!(
@@ -300,6 +306,7 @@ fn token_expired_while_retrying() -> (f64, ClientEvent, usize, u64) {
 
 #[test]
 fn a_token_that_expires_while_retrying_ends_when_its_lifetime_is_over() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let (at, event, requests, expired) = token_expired_while_retrying();
     assert_eq!(at, 3.0);
     assert_eq!(
@@ -332,6 +339,7 @@ fn server_full() -> (ClientEvent, u64) {
 
 #[test]
 fn a_full_server_denies() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let (event, denials) = server_full();
     assert_eq!(
         event,
@@ -359,6 +367,7 @@ fn refused_token() -> (ClientEvent, usize, u64) {
 
 #[test]
 fn a_token_the_server_cannot_open_is_no_reply_and_counted_there() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let (event, requests, refused) = refused_token();
     assert_eq!(
         event,
@@ -376,6 +385,7 @@ fn a_token_the_server_cannot_open_is_no_reply_and_counted_there() {
 
 #[test]
 fn each_failure_has_its_own_reason() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let reasons = [
         no_server().1,
         server_gone().2,
@@ -392,6 +402,7 @@ fn each_failure_has_its_own_reason() {
 
 #[test]
 fn failure_texts() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let schema = mismatch::<GameMessage, OtherMessage>(layer(), layer());
     let channels = mismatch::<GameMessage, GameMessage>(layer(), other_layer());
     let server_line = |w: &[Captured]| {

@@ -111,6 +111,7 @@ fn handshake(
 
 #[test]
 fn the_client_reports_its_state_slot_and_server_size_at_each_step() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let (mut client, token, mut sealer) = client();
     // Before anything: connecting, nothing measured, no slot.
     assert_eq!(client.state(), ClientState::Requesting);
@@ -153,6 +154,7 @@ fn the_client_reports_its_state_slot_and_server_size_at_each_step() {
 
 #[test]
 fn each_dropped_datagram_counts_once() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let (mut client, token, mut sealer) = client();
     handshake(&mut client, &token, &mut sealer, 9);
     let t = Time::from_secs_f64(0.02);
@@ -180,6 +182,7 @@ fn each_dropped_datagram_counts_once() {
 
 #[test]
 fn the_challenge_response_is_sealed_in_the_upper_half_whatever_the_challenge_sequence() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     // The response's nonce is the challenge sequence with the top bit set and the
     // server's index in the token in bits 58 to 62 (0 here): never a nonce of the
     // client's payload packets (the lower half), nor of a response to another server
@@ -217,6 +220,7 @@ fn the_challenge_response_is_sealed_in_the_upper_half_whatever_the_challenge_seq
 
 #[test]
 fn each_drop_is_logged_with_its_reason() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     let capture = Capture::default();
     let reasons = tracing::subscriber::with_default(capture.clone(), || {
         let (mut client, token, mut sealer) = client();
@@ -270,6 +274,7 @@ fn each_drop_is_logged_with_its_reason() {
 
 #[test]
 fn a_client_caught_by_an_optimistic_ack_takes_no_other_packet() {
+    let _serial = netproto_tests::serial::serial(); // see its docs: a tracing capture
     // Skips due at every send: each payload packet is followed by a skipped sequence.
     let token = SimBackend::new(PROTOCOL, 1).token(7, SERVER);
     let mut config = ConnectionConfig::new(PROTOCOL);

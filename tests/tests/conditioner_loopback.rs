@@ -266,6 +266,22 @@ fn chat(text: String) -> GameMessage {
     GameMessage::Chat(ChatMessage { from: 1, text })
 }
 
+/// A token for client `client_id` of `protocol_id` to the server at `addr`, sealed
+/// with `KEY`, timeout 10 s.
+fn token_for(
+    protocol_id: u64,
+    client_id: u64,
+    addr: SocketAddr,
+) -> netproto::netcode::ConnectToken {
+    let mut params = netproto::netcode::TokenParams::new(protocol_id, client_id, vec![addr]);
+    params.timeout_seconds = 10;
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    netproto::netcode::generate_connect_token(&params, &KEY, unix).expect("token")
+}
+
 #[test]
 fn a_conditioned_client_talks_to_a_server_over_loopback() {
     // The client's socket: 40 ms each way (+- 5 ms), 5% loss, 2% duplicates, 5%
@@ -275,13 +291,7 @@ fn a_conditioned_client_talks_to_a_server_over_loopback() {
         .expect("bind");
     let addr = server.local_addr().expect("bound");
     let protocol_id = netproto::protocol_id::<GameMessage>(&LayerConfig::default());
-    let mut params = netproto::netcode::TokenParams::new(protocol_id, 5, vec![addr]);
-    params.timeout_seconds = 10;
-    let unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs();
-    let token = netproto::netcode::generate_connect_token(&params, &KEY, unix).expect("token");
+    let token = token_for(protocol_id, 5, addr);
     let mut client =
         UdpClient::<GameMessage>::connect(&token, LayerConfig::default()).expect("client");
     let config: ConditionerConfig = "latency=40ms,jitter=5ms,loss=5%,dup=2%,reorder=5%,seed=3"
@@ -430,13 +440,7 @@ fn the_netcode_only_transports_take_a_conditioner() {
     let config = ConnectionConfig::new(PROTOCOL_ID);
     let mut server = NetcodeServer::bind("127.0.0.1:0", config, KEY).expect("bind");
     let addr = server.local_addr().expect("bound");
-    let mut params = netproto::netcode::TokenParams::new(PROTOCOL_ID, 9, vec![addr]);
-    params.timeout_seconds = 10;
-    let unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs();
-    let token = netproto::netcode::generate_connect_token(&params, &KEY, unix).expect("token");
+    let token = token_for(PROTOCOL_ID, 9, addr);
     let mut client = NetcodeClient::connect(&token).expect("client");
     client.set_conditioner(Some(
         "dir=out,latency=30ms,loss=20%,seed=9"

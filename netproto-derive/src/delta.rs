@@ -7,7 +7,8 @@
 //! (the same for writing, reading, measuring and tracing): the field's place projected
 //! out of `__this`, its baseline `&__base.field`, and one runtime helper of
 //! `netproto::delta` that sends the changed bit and what changed (`int`, `quantized`
-//! with the declared delta range or none, `string`, `sequence`, or `field` for a type
+//! with the declared delta range or none (a delta code, or the escape code and the
+//! value), `string`, `sequence`, or `field` for a type
 //! with its own `NetDelta` impl, which recurses). `delta_changed` ORs the fields'
 //! comparisons; `DELTA_MAX_BITS` sums the fields' bounds at compile time (a field's
 //! absolute bits are read from its schema, the bound `MAX_BITS` is made of).
@@ -91,7 +92,7 @@ pub(crate) fn expand(input: &Input<'_>, generics: &syn::Generics) -> TokenStream
         impl #impl_generics #krate::delta::NetDelta for #ident #ty_generics #where_clause {
             const DELTA_MAX_BITS: usize = #max_bits;
 
-            #[inline]
+            #[inline(always)]
             fn delta_changed(&self, __base: &Self) -> bool {
                 #changed
             }
@@ -214,9 +215,9 @@ impl FieldDelta<'_, '_> {
                 quote!((1usize + <#t as #krate::delta::NetDelta>::DELTA_MAX_BITS))
             }
             (_, Some(DeltaRange { lo, hi })) => {
-                let bits = crate::ast::bits_required(i128::from(lo), i128::from(hi));
-                let bits = Literal::usize_unsuffixed(bits as usize);
-                quote!((2usize + #krate::__private::max_usize(#bits, #absolute)))
+                // The changed bit, the delta code, and the value after an escape code.
+                let (lo, hi) = (Literal::i64_suffixed(lo), Literal::i64_suffixed(hi));
+                quote!((1usize + #krate::delta::delta_code_bits(#lo, #hi) + #absolute))
             }
             _ => quote!((1usize + #absolute)),
         }

@@ -21,8 +21,8 @@ pub const ARENA_Q: Quantization = Quantization::new(-64.0, 64.0, 0.01);
 pub const YAW_Q: Quantization = Quantization::new(-YAW_MAX, YAW_MAX, 0.01);
 
 /// A position in a 256 m box, 1 mm steps (18 bits per axis); a changed axis within
-/// ±511 mm of the baseline goes as a 10-bit delta, else whole (after the changed bit
-/// and the delta-or-absolute bit).
+/// ±511 mm of the baseline goes as a 10-bit delta code after its changed bit, else as
+/// the 10-bit escape code and the value whole.
 #[derive(NetMessage, Clone, Copy, Debug, PartialEq)]
 #[net(delta)]
 pub struct CubePosition {

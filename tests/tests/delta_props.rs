@@ -237,19 +237,19 @@ fn every_fallback_costs_what_the_layout_says() {
     let bits = |now: &ArenaEntity| now.measure_delta(&base);
     // Five changed bits.
     assert_eq!(bits(&base), 5);
-    // x by +63 steps: changed, delta, 7 bits.
+    // x by +63 steps: a 7-bit delta code (-63..=63: 126 differences and the escape).
     let mut now = base;
     now.x = ARENA.dequantize(6463);
-    assert_eq!(bits(&now), 5 + 1 + 7);
-    // x by +64: absolute, 14 bits.
+    assert_eq!(bits(&now), 5 + 7);
+    // x by +64: the escape code, then the absolute value in 14 bits.
     now.x = ARENA.dequantize(6464);
-    assert_eq!(bits(&now), 5 + 1 + ARENA.bits() as usize);
-    // health by -16: absolute, 7 bits; by -15: a 5-bit delta.
+    assert_eq!(bits(&now), 5 + 7 + ARENA.bits() as usize);
+    // health by -16: the 5-bit escape and 7 bits of value; by -15: a 5-bit delta code.
     let mut now = base;
     now.health = 34;
-    assert_eq!(bits(&now), 5 + 1 + 7);
+    assert_eq!(bits(&now), 5 + 5 + 7);
     now.health = 35;
-    assert_eq!(bits(&now), 5 + 1 + 5);
+    assert_eq!(bits(&now), 5 + 5);
     // An enum goes whole: 2 bits of variant, 4 of heat.
     let mut now = base;
     now.state = ArenaState::Shooting(9);
@@ -335,7 +335,7 @@ fn workload_sizes() {
     );
     assert_eq!(
         (full, delta, afull, adelta),
-        (4_603_560, 352_113, 187_088, 103_607)
+        (4_603_560, 320_981, 187_088, 93_355)
     );
 }
 

@@ -1,6 +1,6 @@
 //! Wire-format snapshots of delta encodings (issue 27): the `WireView` of a delta shows
-//! each field's `changed` bit, `is_delta` (delta or absolute fallback) with the `delta`
-//! or `value`, and for entity collections the `removed`, `changed` and `added` lists
+//! each field's `changed` bit, its `delta` code or the `escape` code and the absolute
+//! `value`, and for entity collections the `removed`, `changed` and `added` lists
 //! with their count, Exp-Golomb parameter `k` and gap-coded ids. A change to the delta
 //! wire format changes the text (`cargo insta review`).
 

@@ -147,7 +147,9 @@ fn delta_snapshot() {
     let (n, per) = DELTA_SNAPSHOT;
     let inputs = seeds::delta_snapshot(n, 27);
     let r = run("delta_snapshot", &inputs, per, 27, fuzz::delta_snapshot);
-    check(&r, total(DELTA_SNAPSHOT), &inputs, (9_400, 9_400));
+    // 9,400 while a changed field sent a "delta or absolute" bit: the delta codes that
+    // replaced it leave fewer bit patterns without a meaning, so more mutants decode.
+    check(&r, total(DELTA_SNAPSHOT), &inputs, (9_969, 9_969));
 }
 
 #[test]

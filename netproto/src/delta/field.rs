@@ -38,12 +38,58 @@ pub fn changed_bit<S: Stream>(stream: &mut S, changed: bool) -> Result<bool, S::
     Ok(bit)
 }
 
-/// The one-bit choice of a field with a delta range (traced as `is_delta`).
+/// The difference of a changed field with a delta range `[lo, hi]`, as one code of
+/// [`delta_code_bits`]`(lo, hi)` bits (traced as `delta`, or `escape` for the fallback).
+///
+/// A changed value never differs by 0, so the codes are the nonzero differences in
+/// `[lo, hi]` in increasing order, then one more, the escape, which says the value
+/// follows whole. For the usual symmetric ranges `-(2^n - 1)..=2^n - 1` the escape takes
+/// the code 0 would have had: a difference costs `n + 1` bits and needs no separate
+/// "delta or absolute" bit. The writer passes `Some(diff)` when `diff` is in `[lo, hi]`
+/// (and not 0), `None` to escape; the reader gets the difference back, or `None` for
+/// the escape, and rejects a code past the escape ([`ErrorKind::OutOfRange`]).
 #[inline(always)]
-fn delta_bit<S: Stream>(stream: &mut S, fits: bool) -> Result<bool, S::Error> {
-    let mut bit = fits && !S::IS_READING;
-    traced(stream, "is_delta", |s| s.serialize_bool(&mut bit))?;
-    Ok(bit)
+fn delta_code<S: Stream>(
+    stream: &mut S,
+    diff: Option<i64>,
+    lo: i64,
+    hi: i64,
+) -> Result<Option<i64>, S::Error> {
+    let escape = delta_escape(lo, hi);
+    let skips_zero = lo <= 0 && hi >= 0;
+    let mut code = match diff {
+        _ if S::IS_READING => 0,
+        // In `[0, escape)`: `d` is in `[lo, hi]` and not 0.
+        Some(d) => (i128::from(d) - i128::from(lo) - i128::from(skips_zero && d > 0)) as u64,
+        None => escape,
+    };
+    if S::TRACING {
+        let escaping = !S::IS_READING && diff.is_none();
+        stream.begin_field(if escaping { "escape" } else { "delta" });
+    }
+    stream.serialize_int(&mut code, 0, escape)?;
+    if S::TRACING {
+        stream.end_field();
+    }
+    if code == escape {
+        return Ok(None);
+    }
+    // Below the escape: back in `[lo, hi]`, so in `i64`.
+    let d = i128::from(lo) + i128::from(code);
+    Ok(Some((d + i128::from(skips_zero && d >= 0)) as i64))
+}
+
+/// The escape code of a delta range `[lo, hi]`: the number of nonzero differences in it.
+#[inline(always)]
+const fn delta_escape(lo: i64, hi: i64) -> u64 {
+    let span = (hi as i128 - lo as i128 + 1) as u64;
+    if lo <= 0 && hi >= 0 { span - 1 } else { span }
+}
+
+/// The bits of a delta code for the range `[lo, hi]` (`lo <= hi`, not `0..=0`): the
+/// bits of the escape, the largest code. Derived code bounds a delta field with it.
+pub const fn delta_code_bits(lo: i64, hi: i64) -> usize {
+    crate::bits::bits_required(0, delta_escape(lo, hi)) as usize
 }
 
 /// A field of a [`NetDelta`] type: the changed bit, then its delta form
@@ -67,8 +113,9 @@ pub fn field<S: Stream, T: NetDelta, P: Place<T>>(
 }
 
 /// A ranged integer in `[min, max]`: the changed bit; when changed and `delta` is
-/// `Some((lo, hi))`, one bit (delta or absolute), then `value - base` in `[lo, hi]` or
-/// the value itself in `[min, max]`. Without `delta` a changed value goes whole.
+/// `Some((lo, hi))`, `value - base` as a delta code (see [`delta_code_bits`]), or the
+/// escape code and the value itself in `[min, max]` when the difference is not in
+/// `[lo, hi]`. Without `delta` a changed value goes whole.
 ///
 /// The writer rejects a value outside `[min, max]` ([`ErrorKind::OutOfRange`]), and
 /// sends the absolute value when the difference does not fit in `[lo, hi]`; the reader
@@ -101,10 +148,8 @@ where
     if let Some((lo, hi)) = delta {
         let diff = value.into() - base.into();
         let fits = diff >= i128::from(lo) && diff <= i128::from(hi);
-        if delta_bit(stream, fits)? {
-            // In `[lo, hi]` when writing; the reader fills it in.
-            let mut d = if S::IS_READING { 0 } else { diff as i64 };
-            traced(stream, "delta", |s| s.serialize_int(&mut d, lo, hi))?;
+        // In `[lo, hi]` when it fits; the reader gets its own.
+        if let Some(d) = delta_code(stream, fits.then_some(diff as i64), lo, hi)? {
             if S::IS_READING {
                 let landed = base.into() + i128::from(d);
                 let lands = landed >= min.into() && landed <= max.into();
@@ -132,8 +177,8 @@ pub fn quantized_changed(q: &Quantization, value: f32, base: f32) -> bool {
 }
 
 /// A quantized `f32`: the changed bit (changed when the quantized steps differ); when
-/// changed and `delta` is `Some((lo, hi))`, one bit (delta or absolute), then the
-/// difference in steps in `[lo, hi]` or the value quantized in full.
+/// changed and `delta` is `Some((lo, hi))`, the difference in steps as a delta code
+/// (see [`delta_code_bits`]), or the escape code and the value quantized in full.
 ///
 /// Both ends apply the difference to `q.quantize(base)` (a baseline the reader decoded
 /// quantizes back to the step it came from). The writer rejects a value outside the
@@ -158,9 +203,8 @@ pub fn quantized<S: Stream, P: Place<f32>>(
     }
     if let Some((lo, hi)) = delta {
         let diff = now - then;
-        if delta_bit(stream, diff >= lo && diff <= hi)? {
-            let mut d = if S::IS_READING { 0 } else { diff };
-            traced(stream, "delta", |s| s.serialize_int(&mut d, lo, hi))?;
+        let fits = diff >= lo && diff <= hi;
+        if let Some(d) = delta_code(stream, fits.then_some(diff), lo, hi)? {
             if S::IS_READING {
                 let landed = then + d;
                 stream.check(

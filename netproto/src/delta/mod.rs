@@ -8,9 +8,11 @@
 //! - every sent field costs one "changed" bit; an unchanged field costs only that bit
 //!   and the reader takes the baseline's value;
 //! - a changed ranged integer or quantized float with a declared delta range
-//!   (`#[net(delta = -31..=31)]`, in quantized units) sends one bit, delta or absolute,
-//!   then the signed difference in `bits_required(lo, hi)` bits, or the absolute value
-//!   when the difference does not fit;
+//!   (`#[net(delta = -31..=31)]`, in quantized units) sends the difference as one code:
+//!   the codes are the nonzero differences in the range, then an escape code that says
+//!   the absolute value follows (a difference outside the range). The code takes
+//!   [`delta_code_bits`]`(lo, hi)` bits: 6 for `-31..=31`, whose escape takes the place
+//!   0 would have had (a changed value never differs by 0);
 //! - any other changed field goes whole (its `NetMessage` form), except a nested type
 //!   implementing `NetDelta`, which recurses: its own changed bit, then its fields'
 //!   delta form.
@@ -37,8 +39,9 @@
 //!
 //! let base = Player { x: 500, health: 100, alive: true };
 //! let now = Player { x: 507, health: 100, alive: true };
-//! // x: changed, delta, 5 bits of difference; health: unchanged; alive: unchanged.
-//! assert_eq!(now.measure_delta(&base), 1 + 1 + 5 + 1 + 1);
+//! // x: changed, a 5-bit delta code (30 nonzero differences and the escape);
+//! // health: unchanged; alive: unchanged.
+//! assert_eq!(now.measure_delta(&base), 1 + 5 + 1 + 1);
 //! let bytes = encode_delta(&now, &base).unwrap();
 //! assert_eq!(decode_delta(&bytes, &base).unwrap(), now);
 //! ```
@@ -52,7 +55,9 @@ pub use baseline::{
     SnapshotReceiver, SnapshotRefused, SnapshotSender,
 };
 pub use entities::Entities;
-pub use field::{changed_bit, field, int, quantized, quantized_changed, sequence, string};
+pub use field::{
+    changed_bit, delta_code_bits, field, int, quantized, quantized_changed, sequence, string,
+};
 
 use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
@@ -102,14 +107,14 @@ pub trait NetDelta: NetMessage + Clone {
     /// Writes (or measures) `self` against `base`.
     #[inline]
     fn write_delta<S: Stream>(&self, base: &Self, stream: &mut S) -> Result<(), S::Error> {
-        Self::serialize_delta_in(self, base, stream)
+        stream.serialize_delta(self, base)
     }
 
     /// Reads a delta against `base` into `self` (every part of `self` is overwritten;
     /// its allocations are reused).
     #[inline]
     fn read_delta<S: Stream>(&mut self, base: &Self, stream: &mut S) -> Result<(), S::Error> {
-        Self::serialize_delta_in(self, base, stream)
+        stream.serialize_delta(self, base)
     }
 
     /// The bits [`NetDelta::write_delta`] writes for `self` against `base` (an upper
@@ -175,8 +180,8 @@ pub fn decode_delta_into<T: NetDelta>(
 
 impl WireView {
     /// The wire form of `current`'s delta against `base`, field by field: each field's
-    /// `changed` bit, then `is_delta` (delta or absolute) and `delta` or `value` for
-    /// a ranged field with a delta range, the whole value for others; for [`Entities`]
+    /// `changed` bit, then for a ranged field with a delta range its `delta` code, or the
+    /// `escape` code and the `value`, the whole value for others; for [`Entities`]
     /// the `removed`, `changed` and `added` lists with their counts, Exp-Golomb
     /// parameter `k` and gap-coded ids.
     pub fn of_delta<T: NetDelta>(current: &T, base: &T) -> Result<Self, StreamError> {

@@ -58,17 +58,92 @@ fn int_helper_sends_delta_absolute_or_nothing() {
         assert_eq!(r.bits_processed(), bits);
         Ok((out, bits))
     }
+    // -15..=15: 30 nonzero differences and the escape, codes 0..=30, 5 bits.
     assert_eq!(run(500, 500), Ok((500, 1)));
-    assert_eq!(run(515, 500), Ok((515, 2 + 5)));
-    assert_eq!(run(485, 500), Ok((485, 2 + 5)));
-    assert_eq!(run(516, 500), Ok((516, 2 + 10)));
-    assert_eq!(run(0, 1000), Ok((0, 2 + 10)));
+    assert_eq!(run(515, 500), Ok((515, 1 + 5)));
+    assert_eq!(run(485, 500), Ok((485, 1 + 5)));
+    assert_eq!(run(501, 500), Ok((501, 1 + 5)));
+    assert_eq!(run(499, 500), Ok((499, 1 + 5)));
+    // Outside the delta range: the escape code, then the value in 10 bits.
+    assert_eq!(run(516, 500), Ok((516, 1 + 5 + 10)));
+    assert_eq!(run(0, 1000), Ok((0, 1 + 5 + 10)));
     assert_eq!(run(1001, 500), Err(ErrorKind::OutOfRange));
+}
+
+/// The code each difference gets, and the escape, for ranges with and without 0.
+#[test]
+fn delta_codes_skip_zero_and_end_with_the_escape() {
+    fn code_of(value: u16, base: u16, lo: i64, hi: i64) -> (u64, usize) {
+        let mut buf = [0u8; 8];
+        let mut w = WriteStream::new(&mut buf);
+        field::int(&mut w, &value, base, 0, 1000, Some((lo, hi))).unwrap();
+        let bits = w.bits_processed();
+        w.finish();
+        // After the changed bit (1), the code in `delta_code_bits(lo, hi)` bits.
+        let width = field::delta_code_bits(lo, hi);
+        let word = u64::from_le_bytes(buf);
+        ((word >> 1) & ((1 << width) - 1), bits)
+    }
+    assert_eq!(field::delta_code_bits(-15, 15), 5);
+    assert_eq!(field::delta_code_bits(-16, 15), 5);
+    assert_eq!(field::delta_code_bits(-16, 16), 6);
+    assert_eq!(field::delta_code_bits(-127, 127), 8);
+    assert_eq!(field::delta_code_bits(1, 4), 3);
+    assert_eq!(field::delta_code_bits(-1, 1), 2);
+    // -15..=15: -15 -> 0, -1 -> 14, +1 -> 15, +15 -> 29, the escape 30.
+    assert_eq!(code_of(485, 500, -15, 15).0, 0);
+    assert_eq!(code_of(499, 500, -15, 15).0, 14);
+    assert_eq!(code_of(501, 500, -15, 15).0, 15);
+    assert_eq!(code_of(515, 500, -15, 15).0, 29);
+    assert_eq!(code_of(516, 500, -15, 15).0, 30);
+    // 1..=4 (no 0 to skip): +1 -> 0, +4 -> 3, escape 4; a decrease escapes.
+    assert_eq!(code_of(501, 500, 1, 4), (0, 1 + 3));
+    assert_eq!(code_of(504, 500, 1, 4), (3, 1 + 3));
+    assert_eq!(code_of(505, 500, 1, 4), (4, 1 + 3 + 10));
+    assert_eq!(code_of(499, 500, 1, 4), (4, 1 + 3 + 10));
+    // -4..=-1: -4 -> 0, -1 -> 3.
+    assert_eq!(code_of(496, 500, -4, -1), (0, 1 + 3));
+    assert_eq!(code_of(499, 500, -4, -1), (3, 1 + 3));
+    // Every difference of -20..=20 round-trips: the codes of -16..=16, and escapes.
+    for value in 480..=520u16 {
+        let mut buf = [0u8; 8];
+        let mut w = WriteStream::new(&mut buf);
+        field::int(&mut w, &value, 500, 0, 1000, Some((-16, 16))).unwrap();
+        w.finish();
+        let mut out = 0u16;
+        field::int(
+            &mut ReadStream::new(&buf),
+            &mut out,
+            500,
+            0,
+            1000,
+            Some((-16, 16)),
+        )
+        .unwrap();
+        assert_eq!(out, value);
+    }
+}
+
+#[test]
+fn a_code_past_the_escape_is_rejected() {
+    // -15..=15: codes 0..=30 in 5 bits; 31 is no code. Changed bit, then 31.
+    let buf = [1 | (31 << 1), 0];
+    let mut out = 0u16;
+    let e = field::int(
+        &mut ReadStream::new(&buf),
+        &mut out,
+        500,
+        0,
+        1000,
+        Some((-15, 15)),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::OutOfRange);
 }
 
 #[test]
 fn a_delta_landing_outside_the_range_is_rejected_not_clamped() {
-    // changed, delta, +15 against a baseline of 995: 1010 > 1000.
+    // changed, the code of +15, against a baseline of 995: 1010 > 1000.
     let mut buf = [0u8; 8];
     let mut w = WriteStream::new(&mut buf);
     field::int(&mut w, &1000u16, 985, 0, 1000, Some((-15, 15))).unwrap();

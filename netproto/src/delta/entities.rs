@@ -211,13 +211,26 @@ const fn gap_bits(n: u64, k: u32) -> usize {
     (2 * top - k + 1) as usize
 }
 
+/// Gaps below this are counted by value in [`ListCost`]; larger ones add their cost
+/// under every `k` as they come.
+const SMALL_GAPS: usize = 64;
+
 /// One list's writer-side summary, built in a single pass over its ids: the count and
-/// the bits its gaps take under every Exp-Golomb parameter `k`, so the list's `k` is
+/// what the list's gaps cost under every Exp-Golomb parameter `k`, so the list's `k` is
 /// chosen without walking the ids again.
+///
+/// A gap below [`SMALL_GAPS`] (all of them in a dense or moderately sparse list) costs
+/// one increment of its count; the costs under each `k` are summed from the counts once,
+/// in [`ListCost::best_k`]. The costs are exact either way.
 struct ListCost {
     count: usize,
     previous: Option<u32>,
-    cost: [usize; 33],
+    /// How many gaps of each value below `SMALL_GAPS`.
+    small: [u32; SMALL_GAPS],
+    /// One more than the largest small gap seen (the counts past it are 0).
+    small_end: usize,
+    /// The cost under each `k` of the gaps from `SMALL_GAPS` up.
+    large: [usize; 33],
     k_max: u32,
 }
 
@@ -226,7 +239,9 @@ impl ListCost {
         Self {
             count: 0,
             previous: None,
-            cost: [0; 33],
+            small: [0; SMALL_GAPS],
+            small_end: 0,
+            large: [0; 33],
             k_max,
         }
     }
@@ -237,8 +252,19 @@ impl ListCost {
         let n = gap_of(self.previous, id);
         self.previous = Some(id);
         self.count += 1;
+        match self.small.get_mut(n as usize) {
+            Some(count) => {
+                *count += 1;
+                self.small_end = self.small_end.max(n as usize + 1);
+            }
+            None => self.push_large(n),
+        }
+    }
+
+    #[inline(never)]
+    fn push_large(&mut self, n: u64) {
         for (k, c) in self
-            .cost
+            .large
             .iter_mut()
             .enumerate()
             .take(self.k_max as usize + 1)
@@ -248,11 +274,23 @@ impl ListCost {
     }
 
     /// The `k` in `0..=k_max` that codes the gaps in the fewest bits (the smallest such
-    /// `k` on a tie).
+    /// `k` on a tie; 0 for an empty list, which sends no `k`).
     fn best_k(&self) -> u32 {
+        if self.count == 0 {
+            return 0;
+        }
+        let mut cost = self.large;
+        for (n, &count) in self.small.iter().enumerate().take(self.small_end) {
+            if count == 0 {
+                continue;
+            }
+            for (k, c) in cost.iter_mut().enumerate().take(self.k_max as usize + 1) {
+                *c += count as usize * gap_bits(n as u64, k as u32);
+            }
+        }
         let mut best = 0;
         for k in 1..=self.k_max as usize {
-            if self.cost[k] < self.cost[best] {
+            if cost[k] < cost[best] {
                 best = k;
             }
         }
@@ -269,9 +307,10 @@ fn gap_of(previous: Option<u32>, id: u32) -> u64 {
     }
 }
 
-/// One gap-coded id after `previous` (traced as `id`): writes `*id`, or reads it. The
-/// reader rejects an id above `max_id` (and a prefix longer than any such id needs)
+/// One gap-coded id after `previous` (traced as `id`): writes (or measures) `*id`, or
+/// reads it. The reader rejects an id above `max_id` (and a prefix longer than any such id needs)
 /// with [`ErrorKind::OutOfRange`]; it reads at most `2 * 34` bits.
+#[inline(always)]
 fn gap_id<S: Stream>(
     stream: &mut S,
     previous: Option<u32>,
@@ -282,46 +321,48 @@ fn gap_id<S: Stream>(
     if S::TRACING {
         stream.begin_field("id");
     }
+    if !S::IS_READING {
+        // The prefix (`zeros` zero bits and a one) and the `top` low bits of `m`, in one
+        // write when they fit in a word (every id below 2^31).
+        let m = gap_of(previous, *id) + (1u64 << k);
+        let zeros = 63 - m.leading_zeros() - k;
+        let top = zeros + k;
+        let low = m & ((1u64 << top) - 1);
+        let width = zeros + 1 + top;
+        if width <= 64 {
+            let mut word = (1u64 << zeros) | (low << 1 << zeros);
+            stream.serialize_bits(&mut word, width)?;
+        } else {
+            let (mut prefix, mut low) = (1u64 << zeros, low);
+            stream.serialize_bits(&mut prefix, zeros + 1)?;
+            stream.serialize_bits(&mut low, top)?;
+        }
+        if S::TRACING {
+            stream.end_field();
+        }
+        return Ok(());
+    }
     let start = previous.map_or(0, |p| u64::from(p) + 1);
     // The longest prefix a valid id can need.
     let max_zeros = 63 - (u64::from(max_id) + (1u64 << k)).leading_zeros() - k;
-    let zeros = if S::IS_READING {
-        let mut zeros = 0;
-        loop {
-            let mut bit = 0;
-            stream.serialize_bits(&mut bit, 1)?;
-            if bit == 1 {
-                break;
-            }
-            zeros += 1;
-            stream.check(zeros <= max_zeros, ErrorKind::OutOfRange)?;
-            if zeros > max_zeros {
-                // Only a measurer could get here, and it does not read.
-                break;
-            }
+    let mut zeros = 0;
+    loop {
+        let mut bit = 0;
+        stream.serialize_bits(&mut bit, 1)?;
+        if bit == 1 {
+            break;
         }
-        zeros
-    } else {
-        let m = gap_of(previous, *id) + (1u64 << k);
-        let zeros = 63 - m.leading_zeros() - k;
-        let mut prefix = 1u64 << zeros;
-        stream.serialize_bits(&mut prefix, zeros + 1)?;
-        zeros
-    };
+        zeros += 1;
+        stream.check(zeros <= max_zeros, ErrorKind::OutOfRange)?;
+    }
     let top = zeros + k;
-    let mut low = if S::IS_READING {
-        0
-    } else {
-        (gap_of(previous, *id) + (1u64 << k)) & ((1u64 << top) - 1)
-    };
+    let mut low = 0;
     if top > 0 {
         stream.serialize_bits(&mut low, top)?;
     }
-    if S::IS_READING {
-        let value = start + ((1u64 << top) | low) - (1u64 << k);
-        stream.check(value <= u64::from(max_id), ErrorKind::OutOfRange)?;
-        *id = value as u32;
-    }
+    let value = start + ((1u64 << top) | low) - (1u64 << k);
+    stream.check(value <= u64::from(max_id), ErrorKind::OutOfRange)?;
+    *id = value as u32;
     if S::TRACING {
         stream.end_field();
     }
@@ -359,21 +400,22 @@ fn list_header<S: Stream>(
 /// One step of the merge of a value's ids with its baseline's.
 enum Op<'a, T> {
     Removed(u32),
-    Both(u32, &'a T, &'a T),
+    /// An id in both: the positions in the value and in the baseline, and the two.
+    Both(u32, (usize, usize), &'a T, &'a T),
     Added(u32, &'a T),
 }
 
-/// The merge of `now` and `base` by id.
+/// The merge of `now[i..]` and `base[j..]` by id (positions are of the whole slices).
 fn merge<'a, T>(
     now: &'a [(u32, T)],
     base: &'a [(u32, T)],
+    (mut i, mut j): (usize, usize),
 ) -> impl Iterator<Item = Op<'a, T>> + Clone {
-    let (mut i, mut j) = (0, 0);
     core::iter::from_fn(move || match (now.get(i), base.get(j)) {
         (Some((a, va)), Some((b, vb))) => Some(if a == b {
             i += 1;
             j += 1;
-            Op::Both(*a, va, vb)
+            Op::Both(*a, (i - 1, j - 1), va, vb)
         } else if a < b {
             i += 1;
             Op::Added(*a, va)
@@ -471,7 +513,7 @@ impl<T: NetMessage, const MAX_ID: u32, const MAX_LEN: usize> NetMessage
             }
             let items = items.iter().map(|(id, v)| (*id, v));
             return write_list::<S, &T, MAX_ID>(stream, None, MAX_LEN, &cost, items, |s, v| {
-                T::serialize_in(v, s)
+                s.serialize_message(v)
             });
         }
         let mut scratch = Self::new();
@@ -556,77 +598,85 @@ impl<T: NetDelta, const MAX_ID: u32, const MAX_LEN: usize> NetDelta
     }
 }
 
-/// Entities present in both a value and its baseline whose "changed" answer the writer
-/// keeps from its first pass (a bit each, on the stack: no allocation); any beyond are
-/// asked again when written.
-const CHANGED_FLAGS: usize = 4096;
+/// Changed entities whose positions the writer keeps from its first pass (on the stack,
+/// 8 KiB: no allocation), so that it writes them without walking the merge again; any
+/// beyond are found by a merge walk resumed after the last one kept.
+const KEPT: usize = 1024;
 
 /// Writes (or measures) the delta form of `now` against `base`.
 ///
 /// One merge pass asks [`NetDelta::delta_changed`] once per shared entity, keeps the
-/// answer in a bitset, and counts each list's ids and their gap costs for every `k`;
-/// then each non-empty list is written from that (the changed list from the bitset).
-/// The bytes are those of the three-list form the type documents.
+/// positions of the first [`KEPT`] changed ones, and counts each list's ids and their
+/// gap costs for every `k`; then each non-empty list is written from that (the changed
+/// list from the kept positions). The bytes are those of the three-list form the type
+/// documents.
 fn write_delta<S: Stream, T: NetDelta, const MAX_ID: u32, const MAX_LEN: usize>(
     stream: &mut S,
     now: &[(u32, T)],
     base: &[(u32, T)],
     k_max: u32,
 ) -> Result<(), S::Error> {
-    let mut flags = [0u64; CHANGED_FLAGS / 64];
+    let mut kept = [(0u32, 0u32); KEPT];
+    let mut n_kept = 0;
+    // Where the walk for the changed entities past the kept ones starts.
+    let mut resume = None;
     let mut removed = ListCost::new(k_max);
     let mut changed = ListCost::new(k_max);
     let mut added = ListCost::new(k_max);
-    let mut shared = 0usize;
-    for op in merge(now, base) {
+    for op in merge(now, base, (0, 0)) {
         match op {
             Op::Removed(id) => removed.push(id),
-            Op::Both(id, a, b) => {
+            Op::Both(id, (i, j), a, b) => {
                 if a.delta_changed(b) {
                     changed.push(id);
-                    if let Some(word) = flags.get_mut(shared / 64) {
-                        *word |= 1 << (shared % 64);
+                    let at = (u32::try_from(i), u32::try_from(j));
+                    match (kept.get_mut(n_kept), at) {
+                        (Some(slot), (Ok(i), Ok(j))) if resume.is_none() => {
+                            *slot = (i, j);
+                            n_kept += 1;
+                        }
+                        _ => {
+                            resume.get_or_insert((i, j));
+                        }
                     }
                 }
-                shared += 1;
             }
             Op::Added(id, _) => added.push(id),
         }
     }
-    let gone = merge(now, base).filter_map(|op| match op {
+    let gone = merge(now, base, (0, 0)).filter_map(|op| match op {
         Op::Removed(id) => Some((id, ())),
         _ => None,
     });
     write_list::<S, (), MAX_ID>(stream, Some("removed"), MAX_LEN, &removed, gone, |_, ()| {
         Ok(())
     })?;
-    let mut at = 0usize;
-    let moved = merge(now, base).filter_map(|op| match op {
-        Op::Both(id, a, b) => {
-            let i = at;
-            at += 1;
-            let differs = match flags.get(i / 64) {
-                Some(word) => word >> (i % 64) & 1 == 1,
-                None => a.delta_changed(b),
-            };
-            differs.then_some((id, (a, b)))
-        }
-        _ => None,
+    let first = kept.iter().take(n_kept).filter_map(|&(i, j)| {
+        let (id, a) = now.get(i as usize)?;
+        let (_, b) = base.get(j as usize)?;
+        Some((*id, (a, b)))
     });
+    let rest = resume
+        .into_iter()
+        .flat_map(|from| merge(now, base, from))
+        .filter_map(|op| match op {
+            Op::Both(id, _, a, b) if a.delta_changed(b) => Some((id, (a, b))),
+            _ => None,
+        });
     write_list::<S, (&T, &T), MAX_ID>(
         stream,
         Some("changed"),
         MAX_LEN,
         &changed,
-        moved,
-        |s, (a, b)| T::serialize_delta_in(a, b, s),
+        first.chain(rest),
+        |s, (a, b)| s.serialize_delta(a, b),
     )?;
-    let new = merge(now, base).filter_map(|op| match op {
+    let new = merge(now, base, (0, 0)).filter_map(|op| match op {
         Op::Added(id, a) => Some((id, a)),
         _ => None,
     });
     write_list::<S, &T, MAX_ID>(stream, Some("added"), MAX_LEN, &added, new, |s, a| {
-        T::serialize_in(a, s)
+        s.serialize_message(a)
     })
 }
 

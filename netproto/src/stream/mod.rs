@@ -15,6 +15,7 @@ pub use read::ReadStream;
 pub use write::WriteStream;
 
 use crate::bits::{bits_for_count, bits_required};
+use crate::delta::NetDelta;
 use crate::error::ErrorKind;
 use crate::message::NetMessage;
 use crate::quantize::Quantization;
@@ -143,6 +144,23 @@ pub trait Stream: Sized {
         message: P,
     ) -> Result<(), Self::Error> {
         M::serialize_in(message, self)
+    }
+
+    /// Runs `T`'s delta function, [`NetDelta::serialize_delta_in`], on this stream for
+    /// the value in `value` against `base`: what [`NetDelta::write_delta`] and
+    /// [`NetDelta::read_delta`] call, and what [`Entities`](crate::delta::Entities) calls
+    /// for each entity it sends.
+    ///
+    /// The default runs it on `self`; [`WriteStream`] overrides it with the word packer
+    /// of [`Stream::serialize_message`], with room for `T::DELTA_MAX_BITS`. Same bits,
+    /// errors and positions as the plain stream.
+    #[inline(always)]
+    fn serialize_delta<T: NetDelta, P: Place<T>>(
+        &mut self,
+        value: P,
+        base: &T,
+    ) -> Result<(), Self::Error> {
+        T::serialize_delta_in(value, base, self)
     }
 
     /// A bool, as one bit.

@@ -3,6 +3,7 @@
 //! the [`ReadStream`].
 
 use super::{Place, ReadStream, Stream, WriteStream};
+use crate::delta::NetDelta;
 use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
 
@@ -137,15 +138,55 @@ pub(crate) fn write_message<M: NetMessage, P: Place<M>>(
     message: P,
     stream: &mut WriteStream<'_>,
 ) -> Result<(), StreamError> {
-    if stream.bits_remaining() >= M::MAX_BITS {
-        let mut packed = Packed::new(stream);
-        let result = M::serialize_in(message, &mut packed);
+    packed_or_plain(
+        stream,
+        M::MAX_BITS,
+        message,
+        |m, s| M::serialize_in(m, s),
+        |m, s| M::serialize_in(m, s),
+    )
+}
+
+/// Writes `value`'s delta form against `base` into `stream`: the same fast path as
+/// [`write_message`] for [`NetDelta::serialize_delta_in`], with room for
+/// `T::DELTA_MAX_BITS` (behind [`WriteStream`]'s [`Stream::serialize_delta`], so behind
+/// [`NetDelta::write_delta`] and each entity of an [`Entities`](crate::delta::Entities)
+/// delta written on a writer without room for the whole collection's bound).
+#[inline(always)]
+pub(crate) fn write_delta<T: NetDelta, P: Place<T>>(
+    value: P,
+    base: &T,
+    stream: &mut WriteStream<'_>,
+) -> Result<(), StreamError> {
+    packed_or_plain(
+        stream,
+        T::DELTA_MAX_BITS,
+        value,
+        |v, s| T::serialize_delta_in(v, base, s),
+        |v, s| T::serialize_delta_in(v, base, s),
+    )
+}
+
+/// Runs `packed` on a [`Packed`] writer around `stream` when `stream` has room for
+/// `max_bits`, else `plain` on `stream`: the two are the same serialize function, so
+/// they write the same bits and fail with the same errors.
+#[inline(always)]
+fn packed_or_plain<X>(
+    stream: &mut WriteStream<'_>,
+    max_bits: usize,
+    value: X,
+    packed: impl FnOnce(X, &mut Packed<'_, '_>) -> Result<(), StreamError>,
+    plain: impl FnOnce(X, &mut WriteStream<'_>) -> Result<(), StreamError>,
+) -> Result<(), StreamError> {
+    if stream.bits_remaining() >= max_bits {
+        let mut words = Packed::new(stream);
+        let result = packed(value, &mut words);
         // What was gathered before a failure goes out too: the writer is left exactly as
         // the plain path leaves it.
-        let flushed = packed.flush();
+        let flushed = words.flush();
         return result.and(flushed);
     }
-    M::serialize_in(message, stream)
+    plain(value, stream)
 }
 
 /// A reader that takes bits from the [`ReadStream`] under it a 64-bit word at a time and

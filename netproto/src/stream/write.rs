@@ -1,6 +1,7 @@
 //! The writer: packs bits into a caller's buffer through a 64-bit scratch register.
 
 use super::{Place, Stream};
+use crate::delta::NetDelta;
 use crate::error::{ErrorKind, StreamError};
 use crate::message::NetMessage;
 
@@ -146,6 +147,18 @@ impl Stream for WriteStream<'_> {
         message: P,
     ) -> Result<(), StreamError> {
         super::packed::write_message(message, self)
+    }
+
+    /// The fast path of [`Stream::serialize_message`] for a delta form: with room for
+    /// `T::DELTA_MAX_BITS` the delta function runs on a word packer around this writer.
+    /// Same bytes, errors and position as the writer alone.
+    #[inline(always)]
+    fn serialize_delta<T: NetDelta, P: Place<T>>(
+        &mut self,
+        value: P,
+        base: &T,
+    ) -> Result<(), StreamError> {
+        super::packed::write_delta(value, base, self)
     }
 
     /// Writes the low `bits` bits of `value`. A value with bits set above them fails

@@ -21,24 +21,27 @@ pub const ARENA_Q: Quantization = Quantization::new(-64.0, 64.0, 0.01);
 pub const YAW_Q: Quantization = Quantization::new(-YAW_MAX, YAW_MAX, 0.01);
 
 /// A position in a 256 m box, 1 mm steps (18 bits per axis); a changed axis within
-/// ±511 mm of the baseline goes as a 10-bit delta code after its changed bit, else as
-/// the 10-bit escape code and the value whole.
+/// ±127 mm of the baseline (one tick's motion at the scene's top speed, 6 m/s) goes as
+/// an 8-bit delta code after its changed bit, else as the 8-bit escape code and the
+/// value whole. (`-511..=511`, the change over a late ack, measured larger at both
+/// benchmark lags: most cubes move in one tick of the six, see the guide.)
 #[derive(NetMessage, Clone, Copy, Debug, PartialEq)]
 #[net(delta)]
 pub struct CubePosition {
     /// x in metres.
-    #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -511..=511)]
+    #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -127..=127)]
     pub x: f32,
     /// y in metres.
-    #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -511..=511)]
+    #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -127..=127)]
     pub y: f32,
     /// z in metres.
-    #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -511..=511)]
+    #[net(quantize(min = 0.0, max = 256.0, res = 0.001), delta = -127..=127)]
     pub z: f32,
 }
 
 /// A unit quaternion as smallest-three: the index of the largest component, and the
-/// other three in `[-1/sqrt(2), 1/sqrt(2)]` (9 bits each).
+/// other three in `[-1/sqrt(2), 1/sqrt(2)]` (9 bits each); a changed component within
+/// ±7 steps (one tick's turn) goes as a 4-bit delta code.
 #[derive(NetMessage, Clone, Copy, Debug, PartialEq)]
 #[net(delta)]
 pub struct SmallestThree {
@@ -46,13 +49,13 @@ pub struct SmallestThree {
     #[net(range = 0..=3)]
     pub largest: u8,
     /// First kept component.
-    #[net(quantize(min = -0.7072, max = 0.7072, res = 0.003), delta = -15..=15)]
+    #[net(quantize(min = -0.7072, max = 0.7072, res = 0.003), delta = -7..=7)]
     pub a: f32,
     /// Second kept component.
-    #[net(quantize(min = -0.7072, max = 0.7072, res = 0.003), delta = -15..=15)]
+    #[net(quantize(min = -0.7072, max = 0.7072, res = 0.003), delta = -7..=7)]
     pub b: f32,
     /// Third kept component.
-    #[net(quantize(min = -0.7072, max = 0.7072, res = 0.003), delta = -15..=15)]
+    #[net(quantize(min = -0.7072, max = 0.7072, res = 0.003), delta = -7..=7)]
     pub c: f32,
 }
 

@@ -147,9 +147,10 @@ fn delta_snapshot() {
     let (n, per) = DELTA_SNAPSHOT;
     let inputs = seeds::delta_snapshot(n, 27);
     let r = run("delta_snapshot", &inputs, per, 27, fuzz::delta_snapshot);
-    // 9,400 while a changed field sent a "delta or absolute" bit: the delta codes that
-    // replaced it leave fewer bit patterns without a meaning, so more mutants decode.
-    check(&r, total(DELTA_SNAPSHOT), &inputs, (9_969, 9_969));
+    // 9,400 while a changed field sent a "delta or absolute" bit, 9,969 with the delta
+    // codes that replaced it (fewer bit patterns without a meaning); 9,671 with the cube
+    // workload's narrower delta ranges (other seed bytes).
+    check(&r, total(DELTA_SNAPSHOT), &inputs, (9_671, 9_671));
 }
 
 #[test]

@@ -217,8 +217,8 @@ fn readme_delta() -> Result<(), Box<dyn std::error::Error>> {
         health: 100,
         alive: true,
     };
-    // x changed by +7 (1 bit changed, 1 bit "delta", 5 bits of difference); the rest 1 bit each.
-    assert_eq!(now.measure_delta(&base), 9);
+    // x changed by +7 (1 bit changed, a 5-bit difference code); the rest 1 bit each.
+    assert_eq!(now.measure_delta(&base), 8);
     let bytes = encode_delta(&now, &base)?;
     assert_eq!(decode_delta(&bytes, &base)?, now);
     Ok(())

@@ -276,7 +276,8 @@ impl Congestion {
                             self.reduction = remainder(self.reduction, c.reduce_every);
                             break;
                         }
-                        self.reduction -= c.reduce_every;
+                        // Within EPSILON of a whole period counts as one (and leaves none).
+                        self.reduction = self.reduction.saturating_sub(c.reduce_every);
                         self.penalty = (self.penalty / 2).max(c.min_penalty);
                     }
                 }
@@ -386,6 +387,32 @@ mod tests {
         step(&mut c, 50.0, 60.0);
         step(&mut c, 50.0, 200.0);
         assert_eq!(c.penalty().as_secs_f64(), 1.0);
+    }
+
+    #[test]
+    fn a_good_period_within_epsilon_of_a_whole_one_halves_the_penalty_without_underflow() {
+        // A client under load (the server_load benchmark's load generator at 1,000
+        // clients) once panicked here: the period counted as whole, then `reduction
+        // - reduce_every` overflowed.
+        let config = CongestionConfig::article();
+        let mut c = Congestion::new(config, Time::ZERO);
+        let mut now = 0.0;
+        let until_good = |c: &mut Congestion, now: &mut f64| {
+            while c.mode() == Mode::Bad {
+                *now += 0.1;
+                at(c, *now, 50.0);
+            }
+        };
+        until_good(&mut c, &mut now);
+        // A relapse at once: the penalty doubles, above the minimum.
+        now += 0.1;
+        assert_eq!(at(&mut c, now, 300.0), Mode::Bad);
+        until_good(&mut c, &mut now);
+        let penalty = c.penalty();
+        assert!(penalty > config.min_penalty);
+        let end = now + (config.reduce_every - EPSILON / 2).as_secs_f64();
+        assert_eq!(at(&mut c, end, 50.0), Mode::Good);
+        assert_eq!(c.penalty(), (penalty / 2).max(config.min_penalty));
     }
 
     #[test]

@@ -20,8 +20,15 @@ pub(crate) const MATCH_SIZE: usize = 10;
 pub(crate) const EVENT_EVERY: u64 = 60;
 /// Entities in a snapshot (about 300 bytes on the wire).
 pub(crate) const SNAPSHOT_ENTITIES: usize = 28;
-/// Clients the load generator starts connecting per tick.
+/// Clients the load generator starts connecting per tick, at most.
 pub(crate) const CONNECTS_PER_TICK: usize = 25;
+/// Handshakes the load generator has in flight at once, at most: the connects ramp up
+/// instead of arriving as one burst, which a busy server (or its socket buffer)
+/// answers late or drops.
+pub(crate) const MAX_HANDSHAKES: usize = 64;
+/// Handshakes per client before it counts as not connected: one that is denied or
+/// times out is started again, with a new token and a new socket.
+pub(crate) const CONNECT_ATTEMPTS: u32 = 5;
 /// The longest the clients may take to connect.
 pub(crate) const CONNECT_TIMEOUT: f64 = 60.0;
 /// The reliable channel (events) and the unreliable one (inputs, snapshots).
@@ -595,6 +602,100 @@ fn io_json(io: &Io) -> Value {
     })
 }
 
+/// The load generator's connects: which client starts a handshake when (at most
+/// [`CONNECTS_PER_TICK`] a tick and [`MAX_HANDSHAKES`] in flight), the handshakes that
+/// failed started again (up to [`CONNECT_ATTEMPTS`] per client), and what happened,
+/// for the report.
+#[derive(Debug)]
+pub(crate) struct Ramp {
+    clients: usize,
+    /// The first user never started.
+    next: usize,
+    /// Users whose handshake failed, to start again.
+    retry: std::collections::VecDeque<usize>,
+    /// Handshakes started, per user.
+    attempts: Vec<u32>,
+    in_flight: usize,
+    started_this_tick: usize,
+    connected: usize,
+    retries: u64,
+    /// Users that failed every attempt.
+    gave_up: u64,
+    /// Why handshakes failed, with how many.
+    failures: std::collections::BTreeMap<String, u64>,
+}
+
+impl Ramp {
+    pub(crate) fn new(clients: usize) -> Self {
+        Self {
+            clients,
+            next: 0,
+            retry: Default::default(),
+            attempts: vec![0; clients],
+            in_flight: 0,
+            started_this_tick: 0,
+            connected: 0,
+            retries: 0,
+            gave_up: 0,
+            failures: Default::default(),
+        }
+    }
+
+    /// Call once per tick, before [`start`](Self::start).
+    pub(crate) fn tick(&mut self) {
+        self.started_this_tick = 0;
+    }
+
+    /// The next user to start a handshake for now, if the ramp allows one.
+    pub(crate) fn start(&mut self) -> Option<usize> {
+        if self.started_this_tick >= CONNECTS_PER_TICK || self.in_flight >= MAX_HANDSHAKES {
+            return None;
+        }
+        let user = match self.retry.pop_front() {
+            Some(user) => user,
+            None if self.next < self.clients => {
+                self.next += 1;
+                self.next - 1
+            }
+            None => return None,
+        };
+        self.attempts[user] += 1;
+        self.in_flight += 1;
+        self.started_this_tick += 1;
+        Some(user)
+    }
+
+    /// `user`'s handshake completed.
+    pub(crate) fn connected(&mut self) {
+        self.in_flight -= 1;
+        self.connected += 1;
+    }
+
+    /// `user`'s handshake failed (`why`); returns whether to start it again.
+    pub(crate) fn failed(&mut self, user: usize, why: &str) -> bool {
+        self.in_flight -= 1;
+        *self.failures.entry(why.to_string()).or_default() += 1;
+        if self.attempts[user] < CONNECT_ATTEMPTS {
+            self.retry.push_back(user);
+            self.retries += 1;
+            true
+        } else {
+            self.gave_up += 1;
+            false
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "connected": self.connected,
+            "attempts": self.attempts.iter().map(|&a| u64::from(a)).sum::<u64>(),
+            "retries": self.retries,
+            "gave_up": self.gave_up,
+            "failures": self.failures,
+        })
+    }
+}
+
 /// The load generator's phases, on its own clock.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum LoadPhase {
@@ -788,12 +889,13 @@ impl LoadMeter {
         matches!(self.phase, LoadPhase::Warmup | LoadPhase::Measuring)
     }
 
-    pub(crate) fn finish(self, delivery: &Delivery, late: u64) -> Value {
+    pub(crate) fn finish(self, delivery: &Delivery, ramp: &Ramp, late: u64) -> Value {
         json!({
             "stack": self.params.stack.name(),
             "clients": self.params.clients,
             "connected_max": self.connected_max,
             "connect_seconds": self.connect_seconds,
+            "connect": ramp.json(),
             "window": self.window,
             "events_sent": delivery.sent.iter().map(|&s| u64::from(s)).sum::<u64>(),
             "events_expected": delivery.expected(),

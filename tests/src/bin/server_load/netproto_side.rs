@@ -135,10 +135,36 @@ struct Player {
     user: usize,
     client: Option<UdpClient<LoadMessage>>,
     connected: bool,
+    /// What this player's earlier clients (failed handshakes) counted at their sockets.
+    io_before: Io,
     io: Io,
 }
 
-/// The load generator: `clients` players, each on its own socket.
+/// A client for `user` with a new token from the "backend".
+fn connect(
+    params: &Params,
+    key: &Key,
+    server: SocketAddr,
+    unix_time: u64,
+    user: usize,
+) -> Result<UdpClient<LoadMessage>, String> {
+    let mut token_params = TokenParams::new(protocol_id(), user as u64, vec![server]);
+    token_params.timeout_seconds = 10;
+    let token = generate_connect_token(&token_params, key, unix_time)
+        .and_then(|t| ConnectToken::read(&t.write()?))
+        .map_err(|e| e.to_string())?;
+    UdpClient::connect_with(
+        "127.0.0.1:0",
+        server,
+        &token,
+        connection_config(params),
+        layer_config(),
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// The load generator: `clients` players, each on its own socket, connecting on the
+/// [`Ramp`].
 pub(crate) fn load(params: &Params) -> Result<(), String> {
     let server = *params.servers.first().ok_or("no server address")?;
     let key = Key::from_bytes(params.key);
@@ -152,39 +178,28 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             user,
             client: None,
             connected: false,
+            io_before: Io::default(),
             io: Io::default(),
         })
         .collect();
     let mut delivery = Delivery::new(n);
     let mut meter = LoadMeter::new(params);
+    let mut ramp = Ramp::new(n);
     let mut ticker = Ticker::new();
-    let mut started = 0;
     while meter.phase != LoadPhase::Done {
-        // Start the next few connections (the backend hands each player a token).
-        for _ in 0..CONNECTS_PER_TICK {
-            let Some(p) = players.get_mut(started) else {
-                break;
-            };
-            let mut token_params = TokenParams::new(protocol_id(), p.user as u64, vec![server]);
-            token_params.timeout_seconds = 10;
-            let token = generate_connect_token(&token_params, &key, unix_time)
-                .and_then(|t| ConnectToken::read(&t.write()?))
-                .map_err(|e| e.to_string())?;
-            let client = UdpClient::connect_with(
-                "127.0.0.1:0",
-                server,
-                &token,
-                connection_config(params),
-                layer_config(),
-            );
-            p.client = Some(client.map_err(|e| e.to_string())?);
-            started += 1;
+        // Start the next few handshakes (the backend hands each player a token).
+        ramp.tick();
+        if meter.phase == LoadPhase::Connecting {
+            while let Some(user) = ramp.start() {
+                players[user].client = Some(connect(params, &key, server, unix_time, user)?);
+            }
         }
         let events = meter.sending_events();
         let mut io = Io::default();
         let mut connected = 0;
         for p in &mut players {
             let Some(client) = p.client.as_mut() else {
+                io.add(p.io);
                 continue;
             };
             if p.connected {
@@ -201,19 +216,15 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
                     }
                 }
             }
-            if client.update().is_err() {
-                meter.disconnected += 1;
-                p.client = None;
-                p.connected = false;
-                continue;
-            }
+            let mut failed = client.update().err().map(|e| format!("socket error: {e}"));
             while let Some(event) = client.poll_event() {
                 match event {
-                    UdpClientEvent::Connected { .. } => p.connected = true,
-                    UdpClientEvent::Denied { .. } | UdpClientEvent::Disconnected { .. } => {
-                        p.connected = false;
-                        meter.disconnected += 1;
+                    UdpClientEvent::Connected { .. } if !p.connected => {
+                        p.connected = true;
+                        ramp.connected();
                     }
+                    UdpClientEvent::Denied { reason } => failed = Some(format!("denied: {reason}")),
+                    UdpClientEvent::Disconnected { reason } => failed = Some(reason.to_string()),
                     _ => {}
                 }
             }
@@ -227,7 +238,21 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
                     delivery.received(p.user, &event);
                 }
             }
-            p.io = io_of(client.transport_stats());
+            let mut now = p.io_before;
+            now.add(io_of(client.transport_stats()));
+            p.io = now;
+            if let Some(why) = failed {
+                // A connection lost is a failure of the run; a handshake that failed
+                // is started again by the ramp.
+                p.client = None;
+                p.io_before = p.io;
+                if p.connected {
+                    p.connected = false;
+                    meter.disconnected += 1;
+                } else {
+                    ramp.failed(p.user, &why);
+                }
+            }
             io.add(p.io);
             connected += usize::from(p.connected);
         }
@@ -239,7 +264,7 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             client.disconnect();
         }
     }
-    let report = meter.finish(&delivery, ticker.late);
+    let report = meter.finish(&delivery, &ramp, ticker.late);
     println!("REPORT {report}");
     Ok(())
 }

@@ -152,22 +152,57 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
     Ok(())
 }
 
-struct Player {
-    user: usize,
+/// One handshake's client: renet over renetcode's netcode client, on its own socket.
+struct Conn {
     client: RenetClient,
     netcode: NetcodeClient,
     socket: UdpSocket,
+}
+
+impl Conn {
+    /// A client for `user` of instance `server`, with a new token from the "backend".
+    fn new(params: &Params, server: SocketAddr, user: usize) -> Result<Self, String> {
+        let token = ConnectToken::generate(
+            since_epoch(),
+            RENET_PROTOCOL_ID,
+            300,
+            user as u64,
+            10,
+            vec![server],
+            None,
+            &params.key,
+        )
+        .map_err(|e| e.to_string())?;
+        let socket = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+        socket.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let netcode = NetcodeClient::new(
+            since_epoch(),
+            ClientAuthentication::Secure {
+                connect_token: token,
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Self {
+            client: RenetClient::new(ConnectionConfig::default()),
+            netcode,
+            socket,
+        })
+    }
+}
+
+struct Player {
+    user: usize,
+    /// The current handshake or connection (none before the first, or once gone).
+    conn: Option<Conn>,
     connected: bool,
-    gone: bool,
     io: Io,
 }
 
-impl Player {
-    fn send(&mut self, datagram: &[u8], to: SocketAddr) {
-        if self.socket.send_to(datagram, to).is_ok() {
-            self.io.datagrams_out += 1;
-            self.io.bytes_out += datagram.len() as u64;
-        }
+/// Sends `datagram` to `to` from `socket`, counting it in `io`.
+fn send(socket: &UdpSocket, io: &mut Io, datagram: &[u8], to: SocketAddr) {
+    if socket.send_to(datagram, to).is_ok() {
+        io.datagrams_out += 1;
+        io.bytes_out += datagram.len() as u64;
     }
 }
 
@@ -181,48 +216,27 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             params.servers.len()
         ));
     }
-    let mut players: Vec<Player> = Vec::with_capacity(n);
+    let mut players: Vec<Player> = (0..n)
+        .map(|user| Player {
+            user,
+            conn: None,
+            connected: false,
+            io: Io::default(),
+        })
+        .collect();
     let mut delivery = Delivery::new(n);
     let mut meter = LoadMeter::new(params);
+    let mut ramp = Ramp::new(n);
     let mut ticker = Ticker::new();
     let mut buf = vec![0u8; NETCODE_MAX_PACKET_BYTES];
     let mut last = Instant::now();
     while meter.phase != LoadPhase::Done {
-        for _ in 0..CONNECTS_PER_TICK {
-            let user = players.len();
-            if user >= n {
-                break;
+        ramp.tick();
+        if meter.phase == LoadPhase::Connecting {
+            while let Some(user) = ramp.start() {
+                let server = params.servers[instance_of(user, k)];
+                players[user].conn = Some(Conn::new(params, server, user)?);
             }
-            let server = params.servers[instance_of(user, k)];
-            let token = ConnectToken::generate(
-                since_epoch(),
-                RENET_PROTOCOL_ID,
-                300,
-                user as u64,
-                10,
-                vec![server],
-                None,
-                &params.key,
-            )
-            .map_err(|e| e.to_string())?;
-            let socket = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-            socket.set_nonblocking(true).map_err(|e| e.to_string())?;
-            let netcode = NetcodeClient::new(
-                since_epoch(),
-                ClientAuthentication::Secure {
-                    connect_token: token,
-                },
-            )
-            .map_err(|e| e.to_string())?;
-            players.push(Player {
-                user,
-                client: RenetClient::new(ConnectionConfig::default()),
-                netcode,
-                socket,
-                connected: false,
-                gone: false,
-                io: Io::default(),
-            });
         }
         let now = Instant::now();
         let dt = now - last;
@@ -231,45 +245,61 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
         let mut io = Io::default();
         let mut connected = 0;
         for p in &mut players {
-            if p.gone {
+            let Some(c) = p.conn.as_mut() else {
+                io.add(p.io);
                 continue;
-            }
+            };
             // renet_netcode's NetcodeClientTransport::update, counting the datagrams.
-            p.client.update(dt);
-            if p.netcode.disconnect_reason().is_some() || p.client.is_disconnected() && p.connected
-            {
-                p.gone = true;
+            c.client.update(dt);
+            let lost = c.client.is_disconnected() && p.connected;
+            if let Some(reason) = c.netcode.disconnect_reason().map(|r| r.to_string()) {
+                // A handshake that failed is started again by the ramp; a connection
+                // lost is a failure of the run.
+                p.conn = None;
+                if p.connected {
+                    p.connected = false;
+                    meter.disconnected += 1;
+                } else {
+                    ramp.failed(p.user, &reason);
+                }
+                io.add(p.io);
+                continue;
+            } else if lost {
+                p.conn = None;
                 p.connected = false;
                 meter.disconnected += 1;
+                io.add(p.io);
                 continue;
             }
-            if p.netcode.is_connected() {
-                p.client.set_connected();
-            } else if p.netcode.is_connecting() {
-                p.client.set_connecting();
+            if c.netcode.is_connected() {
+                c.client.set_connected();
+            } else if c.netcode.is_connecting() {
+                c.client.set_connecting();
             }
             loop {
-                let len = match p.socket.recv_from(&mut buf) {
+                let len = match c.socket.recv_from(&mut buf) {
                     Ok((len, _)) => len,
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                     Err(_) => continue,
                 };
                 p.io.datagrams_in += 1;
                 p.io.bytes_in += len as u64;
-                if let Some(payload) = p.netcode.process_packet(&mut buf[..len]) {
-                    p.client.process_packet(payload);
+                if let Some(payload) = c.netcode.process_packet(&mut buf[..len]) {
+                    c.client.process_packet(payload);
                 }
             }
-            if let Some((packet, to)) = p.netcode.update(dt) {
-                let packet = packet.to_vec();
-                p.send(&packet, to);
+            if let Some((packet, to)) = c.netcode.update(dt) {
+                send(&c.socket, &mut p.io, packet, to);
             }
             // The game.
-            if p.client.is_connected() {
-                p.connected = true;
+            if c.client.is_connected() {
+                if !p.connected {
+                    p.connected = true;
+                    ramp.connected();
+                }
                 let message = LoadMessage::Input(input(p.user, ticker.total));
                 if let Ok(bytes) = netproto::encode(&message) {
-                    p.client.send_message(DefaultChannel::Unreliable, bytes);
+                    c.client.send_message(DefaultChannel::Unreliable, bytes);
                     meter.inputs_sent += 1;
                 }
                 if events && sends_event(p.user, ticker.total) {
@@ -279,27 +309,26 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
                         seq,
                     });
                     if let Ok(bytes) = netproto::encode(&message) {
-                        p.client
+                        c.client
                             .send_message(DefaultChannel::ReliableOrdered, bytes);
                         delivery.sent[p.user] += 1;
                     }
                 }
-                while let Some(bytes) = p.client.receive_message(DefaultChannel::Unreliable) {
+                while let Some(bytes) = c.client.receive_message(DefaultChannel::Unreliable) {
                     if let Ok(LoadMessage::Snapshot(_)) = netproto::decode::<LoadMessage>(&bytes) {
                         meter.snapshots_received += 1;
                     }
                 }
-                while let Some(bytes) = p.client.receive_message(DefaultChannel::ReliableOrdered) {
+                while let Some(bytes) = c.client.receive_message(DefaultChannel::ReliableOrdered) {
                     if let Ok(LoadMessage::Event(event)) = netproto::decode::<LoadMessage>(&bytes) {
                         delivery.received(p.user, &event);
                     }
                 }
             }
             // renet_netcode's NetcodeClientTransport::send_packets.
-            for packet in p.client.get_packets_to_send() {
-                if let Ok((to, datagram)) = p.netcode.generate_payload_packet(&packet) {
-                    let datagram = datagram.to_vec();
-                    p.send(&datagram, to);
+            for packet in c.client.get_packets_to_send() {
+                if let Ok((to, datagram)) = c.netcode.generate_payload_packet(&packet) {
+                    send(&c.socket, &mut p.io, datagram, to);
                 }
             }
             io.add(p.io);
@@ -309,15 +338,14 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
         ticker.wait();
     }
     for p in &mut players {
-        if p.gone {
+        let Some(c) = p.conn.as_mut() else {
             continue;
-        }
-        if let Ok((to, packet)) = p.netcode.disconnect() {
-            let packet = packet.to_vec();
-            p.send(&packet, to);
+        };
+        if let Ok((to, packet)) = c.netcode.disconnect() {
+            send(&c.socket, &mut p.io, packet, to);
         }
     }
-    let report = meter.finish(&delivery, ticker.late);
+    let report = meter.finish(&delivery, &ramp, ticker.late);
     println!("REPORT {report}");
     Ok(())
 }

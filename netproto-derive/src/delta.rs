@@ -8,8 +8,8 @@
 //! out of `__this`, its baseline `&__base.field`, and one runtime helper of
 //! `netproto::delta` that sends the changed bit and what changed (`int`, `quantized`
 //! with the declared delta range or none (a delta code, or the escape code and the
-//! value), `string`, `sequence`, or `field` for a type
-//! with its own `NetDelta` impl, which recurses). `delta_changed` ORs the fields'
+//! value), `string`, `sequence`, or `field` for a type with its own `NetDelta` impl,
+//! which recurses). `delta_changed` ORs the fields'
 //! comparisons; `DELTA_MAX_BITS` sums the fields' bounds at compile time (a field's
 //! absolute bits are read from its schema, the bound `MAX_BITS` is made of).
 //!

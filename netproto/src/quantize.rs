@@ -148,9 +148,9 @@ impl Quantization {
         // `floor` then convert: for the non-negative `scaled + 0.5` the truncating `as`
         // is exactly `floor` (and needs no libm call on baseline x86-64).
         let rounded = scaled + 0.5;
-        // In `[0.5, max_int + 0.5]` (not NaN): below 2^31 the conversion through `i32`
-        // gives the same integer as `as u32`, in fewer instructions (one truncating
-        // convert; `as u32` goes through `i64` and clamps).
+        // In `[0.5, max_int + 0.5]` (not NaN): with `max_int` below 2^30 that is below
+        // 2^31, where the conversion through `i32` gives the same integer as `as u32`
+        // in fewer instructions (one truncating convert; `as u32` goes through `i64`).
         let q = if self.max_int < 1 << 30 {
             rounded as i32 as u32
         } else {

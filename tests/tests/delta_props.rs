@@ -5,7 +5,7 @@
 //! delta landing outside its field's range, a value outside its range on write. And the
 //! sizes of the two workloads, exact for their seeds.
 
-use netproto::delta::{NetDelta, decode_delta, encode_delta};
+use netproto::delta::{NetDelta, decode_delta, encode_delta, encode_delta_into};
 use netproto::sim::Rng;
 use netproto::{ErrorKind, MeasureStream, Stream, WriteStream};
 use netproto_tests::delta_workload::{
@@ -172,6 +172,18 @@ fn check<T: NetDelta + PartialEq + core::fmt::Debug>(
     prop_assert_eq!(bytes.len(), written.div_ceil(8));
     let back = decode_delta(&bytes, base).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(&back, now);
+    // A buffer of exactly those bytes is below the bound (unless the delta fills it): the
+    // writer takes its plain path (an entity collection packs each entity that still has
+    // room for its own bound) and must write the same bytes; one byte short, it fails.
+    let mut exact = vec![0u8; bytes.len()];
+    let len =
+        encode_delta_into(now, base, &mut exact).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(&exact[..len], &bytes[..]);
+    if let Some(short) = bytes.len().checked_sub(1) {
+        let mut short = vec![0u8; short];
+        let kind = encode_delta_into(now, base, &mut short).map_err(|e| e.kind());
+        prop_assert_eq!(kind, Err(ErrorKind::BufferFull));
+    }
     // Unchanged iff every field's changed bit is 0.
     prop_assert_eq!(now.delta_changed(base), now != base);
     Ok(written)

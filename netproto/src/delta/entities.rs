@@ -308,8 +308,8 @@ fn gap_of(previous: Option<u32>, id: u32) -> u64 {
 }
 
 /// One gap-coded id after `previous` (traced as `id`): writes (or measures) `*id`, or
-/// reads it. The reader rejects an id above `max_id` (and a prefix longer than any such id needs)
-/// with [`ErrorKind::OutOfRange`]; it reads at most `2 * 34` bits.
+/// reads it. The reader rejects an id above `max_id` (and a prefix longer than any such
+/// id needs) with [`ErrorKind::OutOfRange`]; it reads at most `2 * 34` bits.
 #[inline(always)]
 fn gap_id<S: Stream>(
     stream: &mut S,

@@ -63,6 +63,8 @@ fn delta_code<S: Stream>(
         Some(d) => (i128::from(d) - i128::from(lo) - i128::from(skips_zero && d > 0)) as u64,
         None => escape,
     };
+    // Not through `traced`: its closure was not inlined here (45 instructions a code,
+    // measured with callgrind), so the field is opened and closed by hand.
     if S::TRACING {
         let escaping = !S::IS_READING && diff.is_none();
         stream.begin_field(if escaping { "escape" } else { "delta" });
@@ -82,8 +84,10 @@ fn delta_code<S: Stream>(
 /// The escape code of a delta range `[lo, hi]`: the number of nonzero differences in it.
 #[inline(always)]
 const fn delta_escape(lo: i64, hi: i64) -> u64 {
-    let span = (hi as i128 - lo as i128 + 1) as u64;
-    if lo <= 0 && hi >= 0 { span - 1 } else { span }
+    // In `i128`: the widest range, `i64::MIN..=i64::MAX`, holds 2^64 values, 2^64 - 1 of
+    // them nonzero, which is still a `u64`.
+    let span = hi as i128 - lo as i128 + 1;
+    (if lo <= 0 && hi >= 0 { span - 1 } else { span }) as u64
 }
 
 /// The bits of a delta code for the range `[lo, hi]` (`lo <= hi`, not `0..=0`): the

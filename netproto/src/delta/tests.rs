@@ -124,6 +124,37 @@ fn delta_codes_skip_zero_and_end_with_the_escape() {
     }
 }
 
+/// The widest delta range, `i64::MIN..=i64::MAX` on a full `u64`: 2^64 - 1 nonzero
+/// differences and the escape, 64-bit codes (the escape once overflowed its count).
+#[test]
+fn the_widest_delta_range_codes_in_64_bits() {
+    let (lo, hi) = (i64::MIN, i64::MAX);
+    assert_eq!(field::delta_code_bits(lo, hi), 64);
+    for (value, base, bits) in [
+        (10u64, 5u64, 1 + 64),
+        (5, 10, 1 + 64),
+        // A difference of 2^64 - 1 is past `i64::MAX`: the escape, then the value.
+        (u64::MAX, 0, 1 + 64 + 64),
+    ] {
+        let mut buf = [0u8; 24];
+        let mut w = WriteStream::new(&mut buf);
+        field::int(&mut w, &value, base, 0, u64::MAX, Some((lo, hi))).unwrap();
+        assert_eq!(w.bits_processed(), bits);
+        w.finish();
+        let mut out = 0u64;
+        field::int(
+            &mut ReadStream::new(&buf),
+            &mut out,
+            base,
+            0,
+            u64::MAX,
+            Some((lo, hi)),
+        )
+        .unwrap();
+        assert_eq!(out, value);
+    }
+}
+
 #[test]
 fn a_code_past_the_escape_is_rejected() {
     // -15..=15: codes 0..=30 in 5 bits; 31 is no code. Changed bit, then 31.

@@ -671,6 +671,23 @@ impl Ramp {
         self.connected += 1;
     }
 
+    /// `user`'s connection ended (`why`): a connection that was up is lost, which fails
+    /// the run (counted in `disconnected`); a handshake that failed goes back to the ramp.
+    pub(crate) fn ended(
+        &mut self,
+        user: usize,
+        connected: &mut bool,
+        disconnected: &mut u64,
+        why: &str,
+    ) {
+        if *connected {
+            *connected = false;
+            *disconnected += 1;
+        } else {
+            self.failed(user, why);
+        }
+    }
+
     /// `user`'s handshake failed (`why`); returns whether to start it again.
     pub(crate) fn failed(&mut self, user: usize, why: &str) -> bool {
         self.in_flight -= 1;

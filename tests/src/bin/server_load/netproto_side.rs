@@ -242,16 +242,9 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             now.add(io_of(client.transport_stats()));
             p.io = now;
             if let Some(why) = failed {
-                // A connection lost is a failure of the run; a handshake that failed
-                // is started again by the ramp.
                 p.client = None;
                 p.io_before = p.io;
-                if p.connected {
-                    p.connected = false;
-                    meter.disconnected += 1;
-                } else {
-                    ramp.failed(p.user, &why);
-                }
+                ramp.ended(p.user, &mut p.connected, &mut meter.disconnected, &why);
             }
             io.add(p.io);
             connected += usize::from(p.connected);

@@ -253,15 +253,8 @@ pub(crate) fn load(params: &Params) -> Result<(), String> {
             c.client.update(dt);
             let lost = c.client.is_disconnected() && p.connected;
             if let Some(reason) = c.netcode.disconnect_reason().map(|r| r.to_string()) {
-                // A handshake that failed is started again by the ramp; a connection
-                // lost is a failure of the run.
                 p.conn = None;
-                if p.connected {
-                    p.connected = false;
-                    meter.disconnected += 1;
-                } else {
-                    ramp.failed(p.user, &reason);
-                }
+                ramp.ended(p.user, &mut p.connected, &mut meter.disconnected, &reason);
                 io.add(p.io);
                 continue;
             } else if lost {

@@ -43,6 +43,7 @@ mod netcode_udp;
 mod peer;
 mod plain_socket;
 mod seam;
+mod send_batch;
 mod server;
 mod stack;
 mod stats;

@@ -3,9 +3,10 @@
 use std::io::IoSliceMut;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 
-use quinn_udp::{BATCH_SIZE, RecvMeta, Transmit, UdpSocketState};
+use quinn_udp::{BATCH_SIZE, RecvMeta, UdpSocketState};
 
 use super::clock::Clock;
+use super::send_batch::{self, SendBatch, SocketSink};
 use super::{
     ConnectionStats, RECV_BUFFER_SIZE, SendError, ServerStack, TransportError, TransportStats,
     is_transient, resolve,
@@ -13,9 +14,7 @@ use super::{
 use crate::MessageSet;
 use crate::Time;
 use crate::channel::{ChannelId, LayerConfig, MessageLayer};
-use crate::connection::{
-    ClientId, ConnectionConfig, MAX_DATAGRAM_BYTES, Server, ServerConfig, ServerEvent,
-};
+use crate::connection::{ClientId, ConnectionConfig, Server, ServerConfig, ServerEvent};
 use crate::netcode::Key;
 use crate::trace::{self, DropLog};
 use std::time::Duration;
@@ -77,13 +76,22 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 /// Dropping the server disconnects every client (best effort: the disconnect packets
 /// are sent once, without waiting).
 ///
-/// The socket is driven through [`quinn_udp`]: up to [`BATCH_SIZE`] datagrams per
-/// receive call where the platform batches (`recvmmsg` and GRO on Linux), and
-/// consecutive datagrams to one client in one send call where it segments (GSO:
-/// fragments, the copies of a disconnect); elsewhere one datagram per call. Its
-/// receive and send buffers are raised to [`SOCKET_BUFFER_BYTES`] (as far as the
-/// system allows), so that a tick's datagrams from a thousand clients wait in the
-/// socket instead of being dropped.
+/// The socket is read through [`quinn_udp`]: up to [`BATCH_SIZE`] datagrams per
+/// receive call where the platform batches (`recvmmsg` and GRO on Linux), one per call
+/// elsewhere. The datagrams a tick writes, to every client, are queued in one batch
+/// allocated with the server and sent when the tick ends: on Linux up to 64 per
+/// `sendmmsg` call, each to its own destination (a server's fan-out, where GSO, which
+/// segments datagrams to one destination, rarely applies); on other systems one
+/// `send_to` per datagram. Either way a call that sends part of the batch is followed
+/// by one for the rest, a datagram the system refuses (an unreachable address) is
+/// dropped alone and counted in
+/// [`datagrams_dropped_send_error`](TransportStats::datagrams_dropped_send_error), and
+/// when the socket's send buffer is full the datagrams not sent wait for the next
+/// update, where they go first (refused by two updates in a row, they are dropped and
+/// counted). At a thousand clients this is a few hundredths of a system call per
+/// datagram, each way. Its receive and send buffers are raised to
+/// [`SOCKET_BUFFER_BYTES`] (as far as the system allows), so that a tick's datagrams
+/// from a thousand clients wait in the socket instead of being dropped.
 #[derive(Debug)]
 pub struct UdpServer<M: MessageSet> {
     socket: UdpSocket,
@@ -93,8 +101,8 @@ pub struct UdpServer<M: MessageSet> {
     /// [`BATCH_SIZE`] receive buffers of [`RECV_BUFFER_SIZE`] bytes, back to back.
     recv_buf: Box<[u8]>,
     meta: [RecvMeta; BATCH_SIZE],
-    /// Datagrams to one destination, back to back, for one segmented send.
-    send_buf: Box<[u8]>,
+    /// The datagrams of a flush, [`BATCH_DATAGRAMS`](send_batch::BATCH_DATAGRAMS) per send call.
+    batch: SendBatch,
     counters: TransportStats,
     drop_log: DropLog,
     /// Where a link conditioner holds the datagrams (feature `conditioner`).
@@ -104,13 +112,6 @@ pub struct UdpServer<M: MessageSet> {
 /// The receive and send buffer size the server asks of its socket (the system may
 /// cap it: `net.core.rmem_max` and `wmem_max` on Linux).
 pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
-
-/// Most datagrams in one segmented send (GSO caps a send at 64 KiB).
-const MAX_SEGMENTS: usize = 16;
-
-/// The send buffer, in datagrams: datagrams to many clients are written one after the
-/// other and moved only when it is full.
-const SEND_BUFFER_DATAGRAMS: usize = 64;
 
 impl<M: MessageSet> UdpServer<M> {
     /// Binds a server at `addr` with `max_clients` slots, the default connection
@@ -237,7 +238,7 @@ impl<M: MessageSet> UdpServer<M> {
             clock: Clock::start(),
             recv_buf: vec![0; BATCH_SIZE * RECV_BUFFER_SIZE].into_boxed_slice(),
             meta: [RecvMeta::default(); BATCH_SIZE],
-            send_buf: vec![0; SEND_BUFFER_DATAGRAMS * MAX_DATAGRAM_BYTES].into_boxed_slice(),
+            batch: SendBatch::new(),
             counters: TransportStats::default(),
             drop_log: DropLog::new(Time::ZERO),
             seam: super::seam::Seam::new("server")?,
@@ -354,107 +355,43 @@ impl<M: MessageSet> UdpServer<M> {
         Ok(())
     }
 
-    /// Hands every queued datagram to the socket, consecutive ones to the same client
-    /// in one segmented send where the system allows it; a refused send counts its
-    /// datagrams as lost.
+    /// Hands every queued datagram to the socket, [`BATCH_DATAGRAMS`](send_batch::BATCH_DATAGRAMS) per call where
+    /// the system batches (see [`UdpServer`]).
     fn flush(&mut self) {
         self.counters.payloads_dropped_by_layer =
             self.stack.stack_stats().payloads_dropped_by_layer;
         if self.seam.is_active() {
             return self.flush_conditioned();
         }
-        let max_segments = self.state.max_gso_segments().clamp(1, MAX_SEGMENTS);
-        // The batch: `count` datagrams to `to` in `send_buf[start..start + len]`, each
-        // `segment` bytes but the last, which may be shorter (and then closes the
-        // batch). Each datagram is written once, after the previous one; the open
-        // batch moves to the front only when the buffer runs out.
-        let (mut to, mut start, mut len, mut segment, mut count) = (None, 0, 0, 0, 0);
-        loop {
-            if count == max_segments {
-                self.send_batch(to, start, len, segment, count);
-                (start, len, count) = (start + len, 0, 0);
-            }
-            if self.send_buf.len() - (start + len) < MAX_DATAGRAM_BYTES {
-                self.send_buf.copy_within(start..start + len, 0);
-                start = 0;
-            }
-            let free = &mut self.send_buf[start + len..];
-            let Some((dest, n)) = self.stack.poll_transmit(free) else {
-                break;
-            };
-            let open = count > 0 && len == segment * count;
-            if open && to == Some(dest) && n <= segment {
-                len += n;
-                count += 1;
-                continue;
-            }
-            if count > 0 {
-                self.send_batch(to, start, len, segment, count);
-            }
-            (to, start, len, segment, count) = (Some(dest), start + len, n, n, 1);
-        }
-        if count > 0 {
-            self.send_batch(to, start, len, segment, count);
-        }
+        let (clock, drop_log) = (&self.clock, &mut self.drop_log);
+        self.batch.flush(
+            &mut self.stack,
+            &mut SocketSink(&self.socket),
+            &mut self.counters,
+            |to, error| log_send_drop(drop_log, clock.now(), to, error),
+        );
     }
 
     /// [`flush`](Self::flush) through the link conditioner: it takes every queued
-    /// datagram, and the ones it releases now go out one per call.
+    /// datagram, and the ones it releases now go out in batches (those the socket has
+    /// no room for are lost on the conditioned link, and counted).
     fn flush_conditioned(&mut self) {
         let now = self.now();
-        while let Some((to, n)) = self.stack.poll_transmit(&mut self.send_buf) {
-            self.seam.send(now, to, &self.send_buf[..n], |_, _| {});
+        let mut buf = [0; crate::connection::MAX_DATAGRAM_BYTES];
+        while let Some((to, n)) = self.stack.poll_transmit(&mut buf) {
+            self.seam.send(now, to, &buf[..n], |_, _| {});
         }
-        let mut released = Vec::new();
-        self.seam
-            .release_sends(now, |to, datagram| released.push((to, datagram.to_vec())));
-        for (to, datagram) in released {
-            let n = datagram.len();
-            self.send_buf[..n].copy_from_slice(&datagram);
-            self.send_batch(Some(to), 0, n, n, 1);
-        }
-    }
-
-    /// Sends `count` datagrams of `segment` bytes (the last may be shorter) from
-    /// `send_buf[start..start + len]` to `to` in one call.
-    fn send_batch(
-        &mut self,
-        to: Option<SocketAddr>,
-        start: usize,
-        len: usize,
-        segment: usize,
-        count: usize,
-    ) {
-        let Some(destination) = to else {
-            return;
-        };
-        let transmit = Transmit {
-            destination,
-            ecn: None,
-            contents: &self.send_buf[start..start + len],
-            segment_size: (count > 1).then_some(segment),
-            src_ip: None,
-        };
-        match self.state.try_send((&self.socket).into(), &transmit) {
-            Ok(()) => {
-                self.counters.datagrams_sent += count as u64;
-                self.counters.bytes_sent += len as u64;
-            }
-            Err(error) => {
-                self.counters.datagrams_dropped_send_error += count as u64;
-                let now = self.now();
-                trace::log_drop!(
-                    self.drop_log,
-                    now,
-                    "server",
-                    addr = ?destination,
-                    reason = %trace::DropReason::SendFailed,
-                    datagrams = count,
-                    %error,
-                    "dropped"
-                );
-            }
-        }
+        let mut released = Released::default();
+        self.seam.release_sends(now, |to, datagram| {
+            released.0.push_back((to, datagram.to_vec()));
+        });
+        let drop_log = &mut self.drop_log;
+        let mut dropped = |to, error: &std::io::Error| log_send_drop(drop_log, now, to, error);
+        let sink = &mut SocketSink(&self.socket);
+        self.batch
+            .flush(&mut released, sink, &mut self.counters, &mut dropped);
+        self.batch
+            .drop_rest(&mut released, &mut self.counters, &mut dropped);
     }
 
     /// Queues `message` to `client` on `channel`; it goes out with the next packets.
@@ -555,6 +492,48 @@ impl<M: MessageSet> UdpServer<M> {
         let now = self.now();
         self.stack.disconnect_all(now);
         self.flush();
+    }
+}
+
+/// Logs a datagram the socket refused (rate-limited).
+fn log_send_drop(drop_log: &mut DropLog, now: Time, to: SocketAddr, error: &std::io::Error) {
+    trace::log_drop!(
+        drop_log,
+        now,
+        "server",
+        addr = ?to,
+        reason = %trace::DropReason::SendFailed,
+        datagrams = 1,
+        %error,
+        "dropped"
+    );
+}
+
+/// The server stack's transmit queue, as the batch takes it.
+impl<M: MessageSet> send_batch::Source for ServerStack<SocketAddr, M> {
+    fn poll(&mut self, buf: &mut [u8]) -> Option<(SocketAddr, usize)> {
+        self.poll_transmit(buf)
+    }
+
+    fn pending(&self) -> usize {
+        self.connection().pending_transmits()
+    }
+}
+
+/// The datagrams the link conditioner released, as the batch takes them.
+#[derive(Debug, Default)]
+struct Released(std::collections::VecDeque<(SocketAddr, Vec<u8>)>);
+
+impl send_batch::Source for Released {
+    fn poll(&mut self, buf: &mut [u8]) -> Option<(SocketAddr, usize)> {
+        let (to, datagram) = self.0.pop_front()?;
+        let n = datagram.len().min(buf.len());
+        buf[..n].copy_from_slice(&datagram[..n]);
+        Some((to, n))
+    }
+
+    fn pending(&self) -> usize {
+        self.0.len()
     }
 }
 

@@ -1,10 +1,10 @@
 //! The UDP server's sends: the datagrams of a flush, to any number of clients, queued
 //! in one preallocated batch and handed to the socket many at a time.
 //!
-//! On Linux a batch goes out in one `sendmmsg` call (through nix's safe wrapper): up to
-//! [`BATCH_DATAGRAMS`] datagrams, each to its own destination, where `sendmsg` (and
-//! quinn-udp's GSO, which batches only datagrams to one destination) cost a call per
-//! client. Elsewhere each datagram is one `send_to` call, the plain fallback. The rules
+//! On Linux a batch goes out in one `sendmmsg` call (through rustix's safe wrapper):
+//! up to [`BATCH_DATAGRAMS`] datagrams, each to its own destination, where `sendmsg`
+//! (and quinn-udp's GSO, which batches only datagrams to one destination) cost a call
+//! per client. Elsewhere each datagram is one `send_to` call, the plain fallback. The rules
 //! are the same on both, and live here, with the socket behind [`Sink`] (which the
 //! tests fake):
 //!
@@ -18,8 +18,8 @@
 //!   of the batch here, the rest in the stack's transmit queue). A datagram refused so
 //!   by two flushes in a row is dropped and counted: by then the buffer has been full
 //!   for a tick, and the datagrams waiting stay bounded by two flushes' worth.
-//! - **No allocation** once the batch is built: its bytes, its list and (on Linux) the
-//!   system call's headers are allocated once.
+//! - **No allocation** once the batch is built: its bytes and its list are allocated
+//!   once, and (on Linux) the system call's headers live on the stack.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -245,38 +245,32 @@ pub(crate) struct SocketSink<'a>(pub(crate) &'a UdpSocket);
 #[cfg(target_os = "linux")]
 impl Sink for SocketSink<'_> {
     fn send(&mut self, batch: Batch<'_>) -> io::Result<usize> {
-        use nix::sys::socket::{MsgFlags, MultiHeaders, SockaddrStorage, sendmmsg};
-        use std::cell::RefCell;
+        use rustix::net::{MMsgHdr, SendAncillaryBuffer, SendFlags, SocketAddrAny, sendmmsg};
         use std::io::IoSlice;
-        use std::os::fd::AsRawFd;
 
-        // The system call's headers, allocated once per thread: they hold raw
-        // pointers, so they cannot live in the server, which is `Send` and `Sync`.
-        thread_local! {
-            static HEADERS: RefCell<Option<MultiHeaders<SockaddrStorage>>> =
-                const { RefCell::new(None) };
-        }
+        // The system call's headers, on the stack: each borrows its datagram's bytes,
+        // destination and (empty) ancillary buffer, so nothing is allocated, and the
+        // call returns how many datagrams went. The slots past the batch (an empty
+        // datagram to 0.0.0.0:0) are not handed to the system.
         let n = batch.len().min(BATCH_DATAGRAMS);
+        let unused = SocketAddr::from(([0, 0, 0, 0], 0));
         let slices: [[IoSlice<'_>; 1]; BATCH_DATAGRAMS] = core::array::from_fn(|i| {
             [IoSlice::new(
                 batch.get(i).map_or(&[][..], |(_, bytes)| bytes),
             )]
         });
-        let addresses: [Option<SockaddrStorage>; BATCH_DATAGRAMS] =
-            core::array::from_fn(|i| batch.get(i).map(|(to, _)| SockaddrStorage::from(to)));
-        HEADERS.with_borrow_mut(|headers| {
-            let headers =
-                headers.get_or_insert_with(|| MultiHeaders::preallocate(BATCH_DATAGRAMS, None));
-            let sent = sendmmsg(
-                self.0.as_raw_fd(),
-                headers,
-                &slices[..n],
-                &addresses[..n],
-                [],
-                MsgFlags::empty(),
-            )?;
-            Ok(sent.count())
-        })
+        let addresses: [SocketAddrAny; BATCH_DATAGRAMS] = core::array::from_fn(|i| {
+            SocketAddrAny::from(batch.get(i).map_or(unused, |(to, _)| to))
+        });
+        let mut controls: [SendAncillaryBuffer<'_, '_, '_>; BATCH_DATAGRAMS] =
+            core::array::from_fn(|_| SendAncillaryBuffer::default());
+        let mut i = 0;
+        let mut headers: [MMsgHdr<'_>; BATCH_DATAGRAMS] = controls.each_mut().map(|control| {
+            let header = MMsgHdr::new_with_addr(&addresses[i], &slices[i], control);
+            i += 1;
+            header
+        });
+        Ok(sendmmsg(self.0, &mut headers[..n], SendFlags::empty())?)
     }
 }
 

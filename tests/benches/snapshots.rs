@@ -488,8 +488,9 @@ fn check<S: NetDelta + PartialEq + core::fmt::Debug, B>(
     );
 }
 
-/// The size and time table of one workload.
-fn report<S, B>(d: &Data<S, B>)
+/// The size and time table of one workload; returns bitcode full's ns per snapshot
+/// (the mean of both lags' measurements: it does not depend on the lag).
+fn report<S, B>(d: &Data<S, B>) -> f64
 where
     S: NetDelta + PartialEq + core::fmt::Debug,
     B: bitcode::Encode + for<'a> bitcode::Decode<'a> + PartialEq + core::fmt::Debug,
@@ -584,6 +585,7 @@ where
         over(2, 6, 0),
         over(2, 6, 1)
     );
+    (rows[3].2[0] + rows[3].2[1]) / 2.0
 }
 
 fn bench_workload<S, B>(c: &mut Criterion, d: &Data<S, B>)
@@ -611,8 +613,11 @@ where
 
 /// Where the delta encode's time goes (a diagnostic, printed): one pass of
 /// `NetDelta::delta_changed` over every entity the snapshot and its baseline share, the
-/// test the changed list applies to each entity (it walks its items more than once).
-fn changed_scan(d: &Data<CubeScene, BcCube>) {
+/// test the changed list applies to each entity (it walks its items more than once),
+/// and one plain `PartialEq` pass: the floor of any delta encoder that finds what
+/// changed by comparing the snapshot with its baseline, printed over bitcode's full
+/// snapshot (`bitcode_ns`, measured in the same run).
+fn changed_scan(d: &Data<CubeScene, BcCube>, bitcode_ns: f64) {
     let lag = d.rtt_lag;
     let scan = |now: &CubeScene, base: &CubeScene, exact: bool| {
         let (mut j, mut changed) = (0, 0usize);
@@ -647,11 +652,13 @@ fn changed_scan(d: &Data<CubeScene, BcCube>) {
             passes += 1;
         }
         let per = (passes as usize * (TICKS - FIRST)) as f64;
+        let ns = start.elapsed().as_nanos() as f64 / per;
         println!(
-            "  diagnostic: one {what} pass over the {} entities: {:.0} ns/snapshot \
-             ({:.0} differ per snapshot at {} ticks back)",
+            "  diagnostic: one {what} pass over the {} entities: {:.0} ns/snapshot, \
+             {:.2}x bitcode full ({:.0} differ per snapshot at {} ticks back)",
             d.entities(),
-            start.elapsed().as_nanos() as f64 / per,
+            ns,
+            ns / bitcode_ns,
             changed as f64 / per,
             lag
         );
@@ -661,8 +668,8 @@ fn changed_scan(d: &Data<CubeScene, BcCube>) {
 fn benches(c: &mut Criterion) {
     let cube = cube_data();
     let arena = arena_data();
-    report(&cube);
-    changed_scan(&cube);
+    let bitcode_ns = report(&cube);
+    changed_scan(&cube, bitcode_ns);
     report(&arena);
     println!();
     bench_workload(c, &cube);

@@ -23,11 +23,16 @@ pub struct WireField {
     pub width: usize,
     /// Whether these bits are alignment padding rather than data.
     pub padding: bool,
+    /// What the bits mean when that is not the integer they carry (a delta code's
+    /// difference, `+3`; a gap-coded id, `id 40`), shown in brackets after the value;
+    /// `None` for every other field.
+    pub note: Option<String>,
 }
 
 /// A message encoded and annotated bit by bit: bytes in hex, then one row per field with
 /// its bit offset, width, the bits themselves (in wire order, first bit first) and the
-/// integer they carry. Its [`Display`](fmt::Display) form is stable and meant for
+/// integer they carry (for a delta's codes, also what they mean, in brackets: the
+/// difference a delta code carries, the id a gap-coded id names). Its [`Display`](fmt::Display) form is stable and meant for
 /// snapshot tests of your own protocol (for example with `insta::assert_snapshot!`): a
 /// changed wire format changes the text.
 ///
@@ -182,10 +187,10 @@ impl fmt::Display for WireView {
                     field.width.to_string(),
                     label,
                     bits,
-                    if field.padding {
-                        String::new()
-                    } else {
-                        self.row_value(field)
+                    match (field.padding, &field.note) {
+                        (true, _) => String::new(),
+                        (false, None) => self.row_value(field),
+                        (false, Some(note)) => format!("{} ({note})", self.row_value(field)),
                     },
                 ]
             })
@@ -221,6 +226,7 @@ impl Tracer<'_> {
             offset: start,
             width: end - start,
             padding,
+            note: None,
         });
     }
 
@@ -285,5 +291,12 @@ impl Stream for Tracer<'_> {
 
     fn end_field(&mut self) {
         self.path.pop();
+    }
+
+    fn annotate(&mut self, meaning: fmt::Arguments<'_>) {
+        // The field's last primitive: a delta code or an id is written last in its field.
+        if let Some(last) = self.fields.last_mut() {
+            last.note = Some(meaning.to_string());
+        }
     }
 }

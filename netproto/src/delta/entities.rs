@@ -338,6 +338,7 @@ fn gap_id<S: Stream>(
             stream.serialize_bits(&mut low, top)?;
         }
         if S::TRACING {
+            stream.annotate(format_args!("id {id}"));
             stream.end_field();
         }
         return Ok(());

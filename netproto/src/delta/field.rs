@@ -71,6 +71,9 @@ fn delta_code<S: Stream>(
     }
     stream.serialize_int(&mut code, 0, escape)?;
     if S::TRACING {
+        if let (false, Some(d)) = (S::IS_READING, diff) {
+            stream.annotate(format_args!("{d:+}"));
+        }
         stream.end_field();
     }
     if code == escape {

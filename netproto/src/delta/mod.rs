@@ -183,7 +183,8 @@ impl WireView {
     /// `changed` bit, then for a ranged field with a delta range its `delta` code, or the
     /// `escape` code and the `value`, the whole value for others; for [`Entities`]
     /// the `removed`, `changed` and `added` lists with their counts, Exp-Golomb
-    /// parameter `k` and gap-coded ids.
+    /// parameter `k` and gap-coded ids. A delta code's row shows the difference it
+    /// carries after its code (`82 (+20)`), a gap-coded id's row the id (`5 (id 40)`).
     pub fn of_delta<T: NetDelta>(current: &T, base: &T) -> Result<Self, StreamError> {
         Self::traced(T::DELTA_MAX_BITS, |tracer| {
             current.write_delta(base, tracer)

@@ -127,6 +127,14 @@ pub trait Stream: Sized {
     #[inline(always)]
     fn end_field(&mut self) {}
 
+    /// Called by the delta functions ([`crate::delta`]) only when [`Stream::TRACING`] is
+    /// set, just before a field's [`Stream::end_field`]: what the field's bits mean when
+    /// that is not the integer they carry (a delta code's difference, `+3`; a gap-coded
+    /// id, `id 40`). [`WireView`](crate::WireView) shows it beside the value. The
+    /// default does nothing.
+    #[inline(always)]
+    fn annotate(&mut self, _meaning: core::fmt::Arguments<'_>) {}
+
     /// Runs `M`'s serialize function, [`NetMessage::serialize_in`], on this stream for
     /// the message in `message` (`&M` to write or measure, `&mut M` to read): what
     /// [`NetMessage::serialize`] and [`NetMessage::write`] call.

@@ -134,7 +134,7 @@ impl Quantization {
     /// Unlike the reference, it never returns more than `max_int`: at resolutions where
     /// `max_int` is odd and at least 2^23, the reference rounds `max` up to
     /// `max_int + 1`, which its own reader rejects.
-    #[inline]
+    #[inline(always)]
     pub fn quantize(&self, value: f32) -> u32 {
         let mut norm = (value - self.min) / self.delta;
         // `max`/`min` on f32 treat NaN as missing; keep the reference's clamp order.

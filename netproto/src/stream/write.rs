@@ -50,6 +50,7 @@ impl<'a> WriteStream<'a> {
     }
 
     /// Flushes the scratch register and returns the bytes written, `ceil(bits / 8)`.
+    #[inline]
     pub fn finish(mut self) -> usize {
         self.flush_tail();
         self.bytes_written()
@@ -94,11 +95,41 @@ impl<'a> WriteStream<'a> {
         self.flushed = at + 8;
     }
 
+    /// Writes the scratch's `ceil(scratch_bits / 8)` bytes (0 to 8) after the flushed
+    /// ones, and not a byte more: as one 8-byte store, or a 4-, a 2- and a 1-byte store,
+    /// each when the tail has it, instead of a `copy_from_slice` of a variable length (a `memmove` call
+    /// that took 6% of encoding one small message, measured with `perf`).
+    #[inline]
     fn flush_tail(&mut self) {
         let tail = self.scratch_bits.div_ceil(8) as usize;
-        let bytes = self.scratch.to_le_bytes();
-        if let Some(dst) = self.buf.get_mut(self.flushed..self.flushed + tail) {
-            dst.copy_from_slice(&bytes[..tail]);
+        let mut word = self.scratch;
+        let mut at = self.flushed;
+        // Always in bounds (the bits were charged to `remaining`); `get_mut` keeps it so
+        // without `unsafe`.
+        if tail == 8 {
+            if let Some(dst) = self.buf.get_mut(at..).and_then(|b| b.first_chunk_mut()) {
+                *dst = word.to_le_bytes();
+            }
+            return;
+        }
+        if tail & 4 != 0 {
+            if let Some(dst) = self.buf.get_mut(at..).and_then(|b| b.first_chunk_mut()) {
+                *dst = (word as u32).to_le_bytes();
+            }
+            word >>= 32;
+            at += 4;
+        }
+        if tail & 2 != 0 {
+            if let Some(dst) = self.buf.get_mut(at..).and_then(|b| b.first_chunk_mut()) {
+                *dst = (word as u16).to_le_bytes();
+            }
+            word >>= 16;
+            at += 2;
+        }
+        if tail & 1 != 0
+            && let Some(dst) = self.buf.get_mut(at)
+        {
+            *dst = word as u8;
         }
     }
 

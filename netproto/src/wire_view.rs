@@ -32,9 +32,10 @@ pub struct WireField {
 /// A message encoded and annotated bit by bit: bytes in hex, then one row per field with
 /// its bit offset, width, the bits themselves (in wire order, first bit first) and the
 /// integer they carry (for a delta's codes, also what they mean, in brackets: the
-/// difference a delta code carries, the id a gap-coded id names). Its [`Display`](fmt::Display) form is stable and meant for
-/// snapshot tests of your own protocol (for example with `insta::assert_snapshot!`): a
-/// changed wire format changes the text.
+/// difference a delta code carries, the id a gap-coded id names). Its
+/// [`Display`](fmt::Display) form is stable and meant for snapshot tests of your own
+/// protocol (for example with `insta::assert_snapshot!`): a changed wire format changes
+/// the text.
 ///
 /// ```
 /// use netproto::NetMessage;

@@ -97,8 +97,9 @@ impl<'a> WriteStream<'a> {
 
     /// Writes the scratch's `ceil(scratch_bits / 8)` bytes (0 to 8) after the flushed
     /// ones, and not a byte more: as one 8-byte store, or a 4-, a 2- and a 1-byte store,
-    /// each when the tail has it, instead of a `copy_from_slice` of a variable length (a `memmove` call
-    /// that took 6% of encoding one small message, measured with `perf`).
+    /// each when the tail has it, instead of a `copy_from_slice` of a variable length (a
+    /// `memmove` call that took 6% of encoding one small message, measured with
+    /// `perf`).
     #[inline]
     fn flush_tail(&mut self) {
         let tail = self.scratch_bits.div_ceil(8) as usize;

@@ -221,7 +221,7 @@ impl EndpointConfig {
     ///
     /// ```text
     /// fragment_reassembly_buffer_size * (max_fragments * (fragment_size + 1) + 4 + P)
-    ///   + sent_packets_buffer_size * (4 + E)
+    ///   + sent_packets_buffer_size * (4 + E) + 2 * B / 8
     ///   + received_packets_buffer_size * (4 + E)
     ///   + rtt_history_size * 8
     ///   + max(min(fragment_above, max_packet_size) + 9, fragment_size + 14)
@@ -229,7 +229,10 @@ impl EndpointConfig {
     ///
     /// where `P` is the size of a reassembly slot's bookkeeping (104 bytes on 64-bit
     /// targets), `E` that of a packet record (16 bytes) and 4 the stored sequence of
-    /// a ring slot; the last term is the transmit buffer. Everything but the
+    /// a ring slot; `B` bits per sent packet's fate, twice (sent, acked): the power
+    /// of two at or above `sent_packets_buffer_size + 65536 % sent_packets_buffer_size`
+    /// and at least 64 (for the default 256 entries, 64 bytes); the last term is the
+    /// transmit buffer. Everything but the
     /// reassembly buffers is allocated at construction. A reassembly slot's buffers
     /// hold the bytes of the fragments received and one byte per fragment (its id, in
     /// arrival order), growing as fragments arrive (at most doubling, never beyond
@@ -263,6 +266,9 @@ impl EndpointConfig {
             .saturating_add(ring(
                 self.sent_packets_buffer_size,
                 size_of::<super::stats::SentPacket>(),
+            ))
+            .saturating_add(super::sent_window::SentWindow::bits_heap_bytes(
+                self.sent_packets_buffer_size,
             ))
             .saturating_add(ring(
                 self.received_packets_buffer_size,
@@ -553,9 +559,11 @@ mod tests {
             ..EndpointConfig::default()
         };
         assert_eq!(c.validate(), Ok(()));
-        // Every ring slot carries 4 bytes of sequence and state beside its entry.
+        // Every ring slot carries 4 bytes of sequence and state beside its entry; the
+        // 16 sent packets' fates take two rings of 64 bits.
         let expected = 4 * (4 + size_of::<Partial>() + 8 * 101)
             + 16 * (4 + size_of::<SentPacket>())
+            + 2 * 8
             + 32 * (4 + size_of::<ReceivedPacket>())
             + 10 * size_of::<f64>()
             + c.max_datagram_size();

@@ -9,6 +9,7 @@ use super::fragment::{
 use super::header::{HeaderError, MAX_HEADER_BYTES, PacketHeader};
 use super::outcome::{Acks, PacketSendError, ReceiveError, Received, Sent};
 use super::reassembly::{Reassembly, StoreError};
+use super::sent_window::SentWindow;
 use super::sequence_buffer::SequenceBuffer;
 use super::stats::{EndpointStats, Estimates, Estimator, ReceivedPacket, SentPacket};
 use crate::Time;
@@ -70,7 +71,7 @@ pub struct Endpoint {
     limits: FragmentLimits,
     time: Time,
     sequence: Sequence,
-    sent: SequenceBuffer<SentPacket>,
+    sent: SentWindow,
     received: SequenceBuffer<ReceivedPacket>,
     /// `received.ack_bits()`, maintained incrementally when that is exact.
     received_bits: Option<ReceivedBits>,
@@ -166,7 +167,7 @@ impl Endpoint {
             },
             time: now,
             sequence: Sequence(0),
-            sent: SequenceBuffer::new(config.sent_packets_buffer_size),
+            sent: SentWindow::new(config.sent_packets_buffer_size),
             received: SequenceBuffer::new(config.received_packets_buffer_size),
             received_bits: ReceivedBits::exact_for(config.received_packets_buffer_size)
                 .then(ReceivedBits::new),
@@ -303,22 +304,17 @@ impl Endpoint {
 
         // The slot this packet takes holds the packet sent one window ago (or
         // nothing): if it was never acked, it is now lost for good.
-        let lost = self
-            .sent
-            .occupant(sequence)
-            .filter(|&old| self.sent.get(old).is_some_and(|p| !p.acked && !p.skipped));
-        if lost.is_some() {
-            self.counters.packets_lost += 1;
-        }
-        let record = SentPacket {
+        let occupant = self.sent.occupant();
+        let (recorded, evicted) = self.sent.record(SentPacket {
             time: now,
             bytes: u32::try_from(self.config.packet_header_size + len).unwrap_or(u32::MAX),
             acked: false,
             skipped: false,
-        };
-        // Sends are consecutive and newest, never stale.
-        if let Ok(slot) = self.sent.insert_in_place(sequence) {
-            *slot = record;
+        });
+        debug_assert_eq!(recorded, sequence, "sends take consecutive sequences");
+        let lost = occupant.filter(|_| evicted.is_some_and(|p| !p.acked && !p.skipped));
+        if lost.is_some() {
+            self.counters.packets_lost += 1;
         }
 
         let buf = &mut self.transmit_buffer;
@@ -375,25 +371,21 @@ impl Endpoint {
         if !skip.due(now) {
             return;
         }
-        let sequence = self.sequence;
         let evicts_unacked = self
             .sent
-            .occupant(sequence)
+            .occupant()
             .and_then(|old| self.sent.get(old))
             .is_some_and(|p| !p.acked && !p.skipped);
         if evicts_unacked {
             return;
         }
         skip.pending = false;
-        // Consecutive and newest, never stale.
-        if let Ok(slot) = self.sent.insert_in_place(sequence) {
-            *slot = SentPacket {
-                time: now,
-                bytes: 0,
-                acked: false,
-                skipped: true,
-            };
-        }
+        let (sequence, _) = self.sent.record(SentPacket {
+            time: now,
+            bytes: 0,
+            acked: false,
+            skipped: true,
+        });
         self.sequence = sequence.next();
         self.counters.sequences_skipped += 1;
     }
@@ -716,17 +708,14 @@ impl Endpoint {
             let skip = bits.trailing_zeros();
             acked = acked.wrapping_sub(skip as u16);
             bits >>= skip;
-            if let Some(packet) = self.sent.get_mut(acked) {
-                // A skipped sequence cannot be here: `check_packet` refused it.
-                if !packet.acked && !packet.skipped {
-                    packet.acked = true;
-                    self.counters.packets_acked += 1;
-                    if per_packet_rtt {
-                        let rtt = self.time.saturating_duration_since(packet.time);
-                        self.estimator.rtt_sample(acked, rtt, 1);
-                    }
-                    acks.push(acked);
+            // A skipped sequence cannot be here: `check_packet` refused it.
+            if let Some(packet) = self.sent.ack(acked) {
+                self.counters.packets_acked += 1;
+                if per_packet_rtt {
+                    let rtt = self.time.saturating_duration_since(packet.time);
+                    self.estimator.rtt_sample(acked, rtt, 1);
                 }
+                acks.push(acked);
             }
             bits >>= 1;
             acked = acked.prev();
@@ -734,7 +723,7 @@ impl Endpoint {
         self.estimator.on_acks(header.ack, header.ack_bits);
         if let (Some(log), Some(hold)) = (&mut self.replies, hold) {
             for sample in log
-                .on_accept(header, hold, self.time, &self.sent)
+                .on_accept(header, hold, self.time, self.sent.ring())
                 .into_iter()
                 .flatten()
             {

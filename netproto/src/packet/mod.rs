@@ -65,6 +65,8 @@ pub(crate) mod fragment;
 pub(crate) mod header;
 mod outcome;
 mod reassembly;
+mod sent_window;
+mod seq_bits;
 
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod sequence_buffer;

@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use super::config::EndpointConfig;
+use super::sent_window::SentWindow;
+use super::seq_bits::{SeqBits, low_bits, run_mask};
 use super::sequence_buffer::SequenceBuffer;
 use crate::Time;
 use crate::sequence::Sequence;
@@ -209,16 +211,13 @@ const WINDOWS_INTERVAL: Duration = Duration::from_millis(250);
 /// in this many. A power of two that divides 65536 (a slot per sequence, modulo).
 pub(crate) const LONG_LOSS_WINDOW: usize = 1024;
 
-/// Words of a bit per slot of the long loss window.
-const LONG_LOSS_WORDS: usize = LONG_LOSS_WINDOW / 64;
-
 /// The fates of our last [`LONG_LOSS_WINDOW`] settled packets: a bit per sequence
 /// (modulo the window) for "counted" (sent, fate known) and one for "lost", with
 /// their totals. 256 bytes, fixed.
 #[derive(Debug, Default)]
 struct LongLoss {
-    counted: [u64; LONG_LOSS_WORDS],
-    lost: [u64; LONG_LOSS_WORDS],
+    counted: SeqBits<[u64; LONG_LOSS_WINDOW / 64]>,
+    lost: SeqBits<[u64; LONG_LOSS_WINDOW / 64]>,
     known: u32,
     lost_total: u32,
     /// The newest sequence whose fate is filed.
@@ -226,25 +225,20 @@ struct LongLoss {
 }
 
 impl LongLoss {
-    /// Files the fate of `sequence`: `None` for no packet (skipped, or no record), or
-    /// whether it was lost.
-    fn file(&mut self, sequence: Sequence, fate: Option<bool>) {
-        let slot = usize::from(sequence.0) % LONG_LOSS_WINDOW;
-        let (word, bit) = (slot / 64, 1u64 << (slot % 64));
-        let was_counted = self.counted[word] & bit != 0;
-        let was_lost = self.lost[word] & bit != 0;
-        self.known -= u32::from(was_counted);
-        self.lost_total -= u32::from(was_lost);
-        self.counted[word] &= !bit;
-        self.lost[word] &= !bit;
-        if let Some(lost) = fate {
-            self.counted[word] |= bit;
-            self.known += 1;
-            if lost {
-                self.lost[word] |= bit;
-                self.lost_total += 1;
-            }
+    /// Files the fates of sequences `s0 + j` for the bits `j` of `mask`: counted when
+    /// bit `j` of `packets` is set (a packet was sent; otherwise no packet: skipped,
+    /// or no record), lost when bit `j` of `lost` is set too.
+    fn file(&mut self, s0: Sequence, mask: u64, packets: u64, lost: u64) {
+        let (packets, lost) = (packets & mask, lost & packets & mask);
+        let (was_counted, was_lost) = (self.counted.get(s0) & mask, self.lost.get(s0) & mask);
+        if (was_counted, was_lost) == (packets, lost) {
+            // Filed already (the common case of the late-ack pass).
+            return;
         }
+        self.known = self.known - was_counted.count_ones() + packets.count_ones();
+        self.lost_total = self.lost_total - was_lost.count_ones() + lost.count_ones();
+        self.counted.set(s0, mask, packets);
+        self.lost.set(s0, mask, lost);
     }
 
     /// The share lost, in percent; `None` before any fate is known.
@@ -282,6 +276,9 @@ pub(crate) struct Estimator {
     ack_delay_known: bool,
     /// When the RTT history and the bandwidth windows were last passed over.
     windows_at: Time,
+    /// The newest packet settled by age at the last update: where the next search
+    /// starts.
+    by_age: Option<Sequence>,
 }
 
 /// Moves the rate `current` towards `target` by `factor`, or snaps to it when
@@ -313,6 +310,7 @@ impl Estimator {
             ack_front: None,
             ack_delay_known: false,
             windows_at: Time::NEVER,
+            by_age: None,
         }
     }
 
@@ -361,7 +359,7 @@ impl Estimator {
     pub(crate) fn update(
         &mut self,
         now: Time,
-        sent: &SequenceBuffer<SentPacket>,
+        sent: &SentWindow,
         received: &SequenceBuffer<ReceivedPacket>,
     ) {
         self.update_loss(now, sent);
@@ -378,31 +376,38 @@ impl Estimator {
             let base = next.wrapping_sub(size as u16);
             (0..size / 2).map(move |i| base.wrapping_add(i as u16))
         };
-        let sent_window = || {
-            oldest_half(sent.next_sequence(), sent.capacity())
-                .filter_map(|s| sent.get(s))
-                .filter(|p| !p.skipped)
-        };
         let factor = self.bandwidth_smoothing;
-        if let Some(kbps) = kbps(sent_window().map(|p| (p.time, p.bytes))) {
+        // Sent and acked in one pass.
+        let (mut sent_span, mut acked_span) = (Span::default(), Span::default());
+        let ring = sent.ring();
+        for p in oldest_half(ring.next_sequence(), ring.capacity()).filter_map(|s| ring.get(s)) {
+            if !p.skipped {
+                sent_span.add(p.time, p.bytes);
+                if p.acked {
+                    acked_span.add(p.time, p.bytes);
+                }
+            }
+        }
+        if let Some(kbps) = sent_span.kbps() {
             smooth(&mut self.stats.sent_kbps, kbps, factor);
         }
-        let received_window = oldest_half(received.next_sequence(), received.capacity())
+        let mut received_span = Span::default();
+        for p in oldest_half(received.next_sequence(), received.capacity())
             .filter_map(|s| received.get(s))
-            .map(|p| (p.time, p.bytes));
-        if let Some(kbps) = kbps(received_window) {
+        {
+            received_span.add(p.time, p.bytes);
+        }
+        if let Some(kbps) = received_span.kbps() {
             smooth(&mut self.stats.received_kbps, kbps, factor);
         }
-        let acked_window = sent_window().filter(|p| p.acked).map(|p| (p.time, p.bytes));
-        if let Some(kbps) = kbps(acked_window) {
+        if let Some(kbps) = acked_span.kbps() {
             smooth(&mut self.stats.acked_kbps, kbps, factor);
         }
     }
 
     /// The share of the last `loss_window` settled packets never acked (see
     /// [`EndpointStats::packet_loss_percent`]).
-    fn update_loss(&mut self, now: Time, sent: &SequenceBuffer<SentPacket>) {
-        let newest = sent.next_sequence().prev();
+    fn update_loss(&mut self, now: Time, sent: &SentWindow) {
         // Settled by the acks: passed over by the reordering allowance.
         let mut end = self
             .ack_front
@@ -414,11 +419,8 @@ impl Estimator {
                 .ack_time()
                 .saturating_mul(2)
                 .saturating_add(LOSS_TIME_SLACK);
-            let before = now - age;
-            let capacity = u16::try_from(sent.capacity()).unwrap_or(u16::MAX);
-            let by_age = (0..capacity)
-                .map(|back| newest.wrapping_sub(back))
-                .find(|&s| sent.get(s).is_some_and(|p| p.time <= before));
+            let by_age = sent.newest_sent_by(now - age, self.by_age);
+            self.by_age = by_age;
             if let Some(by_age) = by_age
                 && end.is_none_or(|e| by_age.is_newer_than(e))
             {
@@ -430,7 +432,6 @@ impl Estimator {
             self.stats.packet_loss_percent_long = None;
             return;
         };
-        let fate = |s: Sequence| sent.get(s).filter(|p| !p.skipped).map(|p| !p.acked);
         // The long window: file the fates settled since the last update (at most a
         // window's worth; a sequence without a record files as no packet, clearing
         // the slot of the one a window before it).
@@ -443,46 +444,43 @@ impl Estimator {
             // The end moved back (the round trip grew): those stay filed.
             Some(_) => 0,
         };
-        for back in (0..newly).rev() {
-            let s = end.wrapping_sub(back);
-            long.file(s, fate(s));
-        }
+        for_chunks(end.wrapping_sub(newly).next(), newly, |s0, len| {
+            let (packets, acked) = sent.fates(s0);
+            long.file(s0, low_bits(len), packets, !acked);
+        });
         if newly > 0 {
             long.front = Some(end);
         }
+        // The fast window, 64 sequences at a time; a late ack corrects the long
+        // window too (for the sequences it filed).
         let (mut known, mut lost) = (0u32, 0u32);
-        for back in 0..self.loss_window {
-            let s = end.wrapping_sub(back);
-            if let Some(is_lost) = fate(s) {
-                known += 1;
-                lost += u32::from(is_lost);
-                // A late ack corrects the long window too.
-                if long.front.is_some_and(|f| !s.is_newer_than(f)) {
-                    long.file(s, Some(is_lost));
-                }
+        let first = end.wrapping_sub(self.loss_window).next();
+        for_chunks(first, self.loss_window, |s0, len| {
+            let (packets, acked) = sent.fates(s0);
+            let packets = packets & low_bits(len);
+            known += packets.count_ones();
+            lost += (packets & !acked).count_ones();
+            if let Some(front) = long.front {
+                // Not newer than the front: outside the 32768 after it.
+                let filed = !run_mask(s0, front.next(), 1 << 15) & packets;
+                long.file(s0, filed, packets, !acked);
             }
-        }
+        });
         self.stats.packet_loss_percent =
             (known > 0).then(|| f64::from(lost) / f64::from(known) * 100.0);
         self.stats.packet_loss_percent_long = long.percent();
     }
 
     fn update_rtt_history(&mut self) {
-        let samples = || {
-            self.history
-                .iter()
-                .filter(|&&n| n != NO_SAMPLE)
-                .map(|&n| Duration::from_nanos(n))
-        };
-        let mut count = 0u32;
-        let mut min = Duration::MAX;
-        let mut max = Duration::ZERO;
-        let mut sum = Duration::ZERO;
-        for r in samples() {
+        // In whole nanoseconds (the samples are below `NO_SAMPLE`, so a sum of at most
+        // 65536 of them fits in a u128).
+        let samples = || self.history.iter().copied().filter(|&n| n != NO_SAMPLE);
+        let (mut count, mut min, mut max, mut sum) = (0u32, u64::MAX, 0u64, 0u128);
+        for n in samples() {
             count += 1;
-            min = min.min(r);
-            max = max.max(r);
-            sum = sum.saturating_add(r);
+            min = min.min(n);
+            max = max.max(n);
+            sum += u128::from(n);
         }
         let s = &mut self.stats;
         if count == 0 {
@@ -494,22 +492,72 @@ impl Estimator {
             s.jitter_stddev_vs_avg_rtt = None;
             return;
         }
-        // At most 65536 samples (the history's size is validated).
-        let avg = sum / count;
-        let mut jitter_sum = Duration::ZERO;
-        // Seconds squared: a variance is not a time.
-        let mut var_sum = 0.0;
-        for r in samples() {
-            jitter_sum = jitter_sum.saturating_add(r - min);
-            let d = r.as_secs_f64() - avg.as_secs_f64();
-            var_sum += d * d;
+        let n = u128::from(count);
+        // The mean of `sample - min` is the mean less the minimum, to the nanosecond
+        // (both round down).
+        // At most the largest sample.
+        let avg = u64::try_from(sum / n).unwrap_or(u64::MAX);
+        let jitter = u64::try_from((sum - n * u128::from(min)) / n).unwrap_or(u64::MAX);
+        // Nanoseconds squared, then seconds squared: a variance is not a time.
+        let squares: f64 = samples()
+            .map(|r| {
+                let d = r.abs_diff(avg) as f64;
+                d * d
+            })
+            .sum();
+        let variance = squares / f64::from(count) * 1e-18;
+        s.rtt_min = Some(Duration::from_nanos(min));
+        s.rtt_max = Some(Duration::from_nanos(max));
+        s.rtt_avg = Some(Duration::from_nanos(avg));
+        s.jitter_avg_vs_min_rtt = Some(Duration::from_nanos(jitter));
+        s.jitter_max_vs_min_rtt = Some(Duration::from_nanos(max - min));
+        s.jitter_stddev_vs_avg_rtt = Some(saturating_duration(variance.sqrt()));
+    }
+}
+
+/// Calls `f(s0, len)` for consecutive chunks of at most 64 sequences covering the
+/// `count` sequences from `first` on.
+#[inline]
+fn for_chunks(first: Sequence, count: u16, mut f: impl FnMut(Sequence, u32)) {
+    let mut s0 = first;
+    let mut left = u32::from(count);
+    while left > 0 {
+        let len = left.min(64);
+        f(s0, len);
+        s0 = s0.wrapping_add(len as u16);
+        left -= len;
+    }
+}
+
+/// The span and bytes of `(time, bytes)` samples, for a bandwidth.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    bytes: f64,
+    start: Time,
+    finish: Time,
+}
+
+impl Default for Span {
+    fn default() -> Self {
+        Self {
+            bytes: 0.0,
+            start: Time::from_secs_f64(f64::INFINITY),
+            finish: Time::NEVER,
         }
-        s.rtt_min = Some(min);
-        s.rtt_max = Some(max);
-        s.rtt_avg = Some(avg);
-        s.jitter_avg_vs_min_rtt = Some(jitter_sum / count);
-        s.jitter_max_vs_min_rtt = Some(max - min);
-        s.jitter_stddev_vs_avg_rtt = Some(saturating_duration((var_sum / f64::from(count)).sqrt()));
+    }
+}
+
+impl Span {
+    fn add(&mut self, time: Time, bytes: u32) {
+        self.bytes += f64::from(bytes);
+        self.start = self.start.min(time);
+        self.finish = self.finish.max(time);
+    }
+
+    /// Kilobits per second over the span, or `None` when it is empty.
+    fn kbps(&self) -> Option<f64> {
+        (self.finish > self.start)
+            .then(|| self.bytes / self.finish.secs_since(self.start) * 8.0 / 1000.0)
     }
 }
 
@@ -522,20 +570,6 @@ fn blend(current: Duration, target: Duration, factor: f64) -> Duration {
     } else {
         current.saturating_sub(step)
     }
-}
-
-/// Kilobits per second of `(time, bytes)` samples over their time span, or `None`
-/// when the span is empty.
-fn kbps(samples: impl Iterator<Item = (Time, u32)>) -> Option<f64> {
-    let mut bytes = 0.0;
-    let mut start = Time::from_secs_f64(f64::INFINITY);
-    let mut finish = Time::NEVER;
-    for (time, b) in samples {
-        bytes += f64::from(b);
-        start = start.min(time);
-        finish = finish.max(time);
-    }
-    (finish > start).then(|| bytes / finish.secs_since(start) * 8.0 / 1000.0)
 }
 
 #[cfg(test)]
@@ -601,8 +635,8 @@ mod tests {
         })
     }
 
-    fn sent_window() -> SequenceBuffer<SentPacket> {
-        let mut sent: SequenceBuffer<SentPacket> = SequenceBuffer::new(8);
+    fn sent_window() -> SentWindow {
+        let mut sent = SentWindow::new(8);
         for s in 0..8u16 {
             let p = SentPacket {
                 time: Time::from_secs_f64(f64::from(s) * 0.1),
@@ -610,7 +644,7 @@ mod tests {
                 acked: s % 2 == 0,
                 skipped: false,
             };
-            sent.insert(Sequence(s), p).expect("fresh");
+            assert_eq!(sent.record(p).0, Sequence(s));
         }
         sent
     }
@@ -658,9 +692,7 @@ mod tests {
         assert!((loss(&e) - 50.0).abs() < 1e-9);
         assert!((long(&e) - 50.0).abs() < 1e-9);
         // A late ack corrects it.
-        if let Some(p) = sent.get_mut(Sequence(5)) {
-            p.acked = true;
-        }
+        assert!(sent.ack(Sequence(5)).is_some());
         e.update(Time::from_secs_f64(0.75), &sent, &received);
         assert!((loss(&e) - 100.0 / 3.0).abs() < 1e-9);
         assert!((long(&e) - 100.0 / 3.0).abs() < 1e-9, "corrected too");
@@ -701,7 +733,7 @@ mod tests {
             ..EndpointConfig::default()
         });
         let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
-        let mut sent: SequenceBuffer<SentPacket> = SequenceBuffer::new(4096);
+        let mut sent = SentWindow::new(4096);
         let mut fill = |e: &mut Estimator, from: u16, to: u16, lost: &dyn Fn(u16) -> bool| {
             for s in from..to {
                 let p = SentPacket {
@@ -710,7 +742,7 @@ mod tests {
                     acked: !lost(s),
                     skipped: false,
                 };
-                sent.insert(Sequence(s), p).expect("fresh");
+                assert_eq!(sent.record(p).0, Sequence(s));
             }
             e.on_acks(Sequence(to - 1), 1);
             e.update(Time::from_secs_f64(f64::from(to) * 0.01), &sent, &received);
@@ -871,11 +903,18 @@ mod tests {
 
     #[test]
     fn bandwidth_needs_a_time_span() {
+        let kbps = |samples: &[(Time, u32)]| {
+            let mut span = Span::default();
+            for &(time, bytes) in samples {
+                span.add(time, bytes);
+            }
+            span.kbps()
+        };
         let at = Time::from_secs_f64(1.0);
-        assert_eq!(kbps([(at, 100), (at, 100)].into_iter()), None);
-        assert_eq!(kbps(core::iter::empty()), None);
+        assert_eq!(kbps(&[(at, 100), (at, 100)]), None);
+        assert_eq!(kbps(&[]), None);
         let later = Time::from_secs_f64(1.5);
-        assert_eq!(kbps([(at, 100), (later, 100)].into_iter()), Some(3.2));
+        assert_eq!(kbps(&[(at, 100), (later, 100)]), Some(3.2));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use super::writer;
 use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::Sequence;
-use crate::stream::{ReadStream, Stream, WriteStream};
+use crate::stream::{CheckStream, ReadStream, Stream, WriteStream};
 
 /// One channel's send queue, by channel kind.
 #[derive(Debug)]
@@ -359,7 +359,8 @@ impl<M: NetMessage> SendSide<M> {
         self.channels.get(channel.index())?.progress()
     }
 
-    /// Measures `message`, validates it by writing it once, and queues it.
+    /// Measures and validates `message` in one pass (it is written when a packet
+    /// takes it), and queues it.
     pub(crate) fn send(
         &mut self,
         config: &LayerConfig,
@@ -371,7 +372,13 @@ impl<M: NetMessage> SendSide<M> {
             check_type::<M>(c, channel, |_| TypeIdProbe::of(&message))?;
         }
         let channel = channel.index();
-        let bits = crate::codec::measure(&message);
+        // The measure, or the writer's refusal (then the measure for the channel's
+        // verdict, which comes first).
+        let checked = CheckStream::check(&message);
+        let bits = match checked {
+            Ok(bits) => bits,
+            Err(_) => crate::codec::measure(&message),
+        };
         // Measured with every align at 7 bits: the written size may be 7 bits less.
         let block = match self.admit(config, channel, bits, 7, counters) {
             // A value beyond its bounds (a string above its max_len) is the fault, not
@@ -382,15 +389,16 @@ impl<M: NetMessage> SendSide<M> {
             }
             admitted => admitted?,
         };
-        // Validate by writing once.
-        self.scratch.clear();
-        self.scratch.resize(bits.div_ceil(8) + 8, 0);
-        let mut w = WriteStream::new(&mut self.scratch);
-        message.write(&mut w).map_err(|e| invalid(&message, e))?;
-        let written = w.finish();
+        checked.map_err(|e| invalid(&message, e))?;
         let c = &config.channels[channel];
         let bytes = match c.blocks {
+            // A block is sent as bytes: written now.
             Some(b) if block => {
+                self.scratch.clear();
+                self.scratch.resize(bits.div_ceil(8) + 8, 0);
+                let mut w = WriteStream::new(&mut self.scratch);
+                message.write(&mut w).map_err(|e| invalid(&message, e))?;
+                let written = w.finish();
                 if written > b.max_block_size {
                     return Err(too_large(channel, c, written * 8, b.max_block_size * 8));
                 }

@@ -1,6 +1,7 @@
 //! Bit streams: the [`Stream`] trait and its writer, reader and measurer (re-exported at
 //! the crate root).
 
+mod check;
 mod int;
 mod measure;
 mod packed;
@@ -8,6 +9,7 @@ mod place;
 mod read;
 mod write;
 
+pub(crate) use check::CheckStream;
 pub use int::RangedInt;
 pub use measure::MeasureStream;
 pub use place::Place;
@@ -64,7 +66,9 @@ pub trait Stream: Sized {
     /// [`core::convert::Infallible`] for the measurer (its `?` compiles away).
     type Error: Copy + core::fmt::Debug;
 
-    /// True for [`WriteStream`].
+    /// True for [`WriteStream`]: the stream takes the values from the message (the
+    /// crate's channels also check a message before queueing it with a stream that
+    /// takes them as the writer does, and writes nothing).
     const IS_WRITING: bool;
     /// True for [`ReadStream`].
     const IS_READING: bool;

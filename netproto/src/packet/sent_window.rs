@@ -149,7 +149,7 @@ impl SentWindow {
     /// The fates of sequences `s0 .. s0 + 64` as two masks: bit `j` of the first is
     /// set when a packet is in the ring under `s0 + j`, and of the second when it
     /// also was acked. The same as looking each up with [`get`](Self::get).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fates(&self, s0: Sequence) -> (u64, u64) {
         // The bit ring's sequences: those from `newest - len + 1` to the newest (the
         // others' bits belong to sequences a ring of bits ago, or ahead).

@@ -228,6 +228,7 @@ impl LongLoss {
     /// Files the fates of sequences `s0 + j` for the bits `j` of `mask`: counted when
     /// bit `j` of `packets` is set (a packet was sent; otherwise no packet: skipped,
     /// or no record), lost when bit `j` of `lost` is set too.
+    #[inline(always)]
     fn file(&mut self, s0: Sequence, mask: u64, packets: u64, lost: u64) {
         let (packets, lost) = (packets & mask, lost & packets & mask);
         let (was_counted, was_lost) = (self.counted.get(s0) & mask, self.lost.get(s0) & mask);
@@ -372,15 +373,13 @@ impl Estimator {
         self.update_rtt_history();
 
         // The older half of each window: sequences next - N .. next - N / 2.
-        let oldest_half = |next: Sequence, size: usize| {
-            let base = next.wrapping_sub(size as u16);
-            (0..size / 2).map(move |i| base.wrapping_add(i as u16))
-        };
+        let oldest_half = |next: Sequence, size: usize| (next.wrapping_sub(size as u16), size / 2);
         let factor = self.bandwidth_smoothing;
         // Sent and acked in one pass.
         let (mut sent_span, mut acked_span) = (Span::default(), Span::default());
         let ring = sent.ring();
-        for p in oldest_half(ring.next_sequence(), ring.capacity()).filter_map(|s| ring.get(s)) {
+        let (first, count) = oldest_half(ring.next_sequence(), ring.capacity());
+        for p in ring.range(first, count) {
             if !p.skipped {
                 sent_span.add(p.time, p.bytes);
                 if p.acked {
@@ -392,9 +391,8 @@ impl Estimator {
             smooth(&mut self.stats.sent_kbps, kbps, factor);
         }
         let mut received_span = Span::default();
-        for p in oldest_half(received.next_sequence(), received.capacity())
-            .filter_map(|s| received.get(s))
-        {
+        let (first, count) = oldest_half(received.next_sequence(), received.capacity());
+        for p in received.range(first, count) {
             received_span.add(p.time, p.bytes);
         }
         if let Some(kbps) = received_span.kbps() {
@@ -492,12 +490,16 @@ impl Estimator {
             s.jitter_stddev_vs_avg_rtt = None;
             return;
         }
-        let n = u128::from(count);
+        // At most the largest sample; a 64-bit division when the sum fits (always, but
+        // for samples of centuries).
+        let mean = |sum: u128| match u64::try_from(sum) {
+            Ok(sum) => sum / u64::from(count),
+            Err(_) => u64::try_from(sum / u128::from(count)).unwrap_or(u64::MAX),
+        };
+        let avg = mean(sum);
         // The mean of `sample - min` is the mean less the minimum, to the nanosecond
         // (both round down).
-        // At most the largest sample.
-        let avg = u64::try_from(sum / n).unwrap_or(u64::MAX);
-        let jitter = u64::try_from((sum - n * u128::from(min)) / n).unwrap_or(u64::MAX);
+        let jitter = mean(sum - u128::from(count) * u128::from(min));
         // Nanoseconds squared, then seconds squared: a variance is not a time.
         let squares: f64 = samples()
             .map(|r| {
@@ -548,10 +550,16 @@ impl Default for Span {
 }
 
 impl Span {
+    #[inline(always)]
     fn add(&mut self, time: Time, bytes: u32) {
         self.bytes += f64::from(bytes);
-        self.start = self.start.min(time);
-        self.finish = self.finish.max(time);
+        // Plain comparisons, which pass over a NaN time as `min` and `max` do.
+        if time < self.start {
+            self.start = time;
+        }
+        if time > self.finish {
+            self.finish = time;
+        }
     }
 
     /// Kilobits per second over the span, or `None` when it is empty.

@@ -56,7 +56,7 @@ pub struct Encoded {
 #[derive(Debug)]
 struct Inner {
     /// The message written from bit 0 (zero padding to a byte).
-    bytes: Box<[u8]>,
+    bytes: Vec<u8>,
     /// Bits written.
     bits: usize,
 }
@@ -65,28 +65,28 @@ impl Encoded {
     /// Encodes `message` once. `Ok(None)` when its bits depend on where it starts (see
     /// the type's documentation); an error when a value is out of its declared range.
     pub fn new<M: crate::MessageSet>(message: &M) -> Result<Option<Self>, StreamError> {
+        if !Self::is_position_free(message) {
+            return Ok(None);
+        }
+        let mut inner = Inner {
+            bytes: Vec::new(),
+            bits: 0,
+        };
+        inner.encode(message)?;
+        Ok(Some(Self {
+            inner: Arc::new(inner),
+        }))
+    }
+
+    /// `true` when `message`'s bits are the same wherever it starts.
+    fn is_position_free<M: crate::MessageSet>(message: &M) -> bool {
         // A set's type id is a ranged integer; what follows is the variant's payload.
-        let free = match M::SCHEMA.kind {
+        match M::SCHEMA.kind {
             Kind::Enum(variants) => variants
                 .get(message.type_id() as usize)
                 .is_some_and(|v| v.fields.iter().all(|f| position_free(f.schema, 1))),
             _ => position_free(M::SCHEMA, 0),
-        };
-        if !free {
-            return Ok(None);
         }
-        let mut bytes = vec![0u8; M::MAX_BITS.div_ceil(8) + 8];
-        let mut w = WriteStream::new(&mut bytes);
-        message.write(&mut w)?;
-        let bits = w.bits_processed();
-        let len = w.finish();
-        bytes.truncate(len);
-        Ok(Some(Self {
-            inner: Arc::new(Inner {
-                bytes: bytes.into_boxed_slice(),
-                bits,
-            }),
-        }))
     }
 
     /// Bits of the message.
@@ -100,21 +100,83 @@ impl Encoded {
         &self.inner.bytes
     }
 
-    /// Copies the message's bits into `w`, 32 at a time.
+    /// Copies the message's bits into `w`, 64 at a time (as the writer takes a wide
+    /// value: its low 32 bits, then the high ones, so the bits are the same as the
+    /// message's own writes).
     pub(crate) fn write_to(&self, w: &mut WriteStream<'_>) -> Result<(), StreamError> {
         let mut left = self.inner.bits;
-        for chunk in self.inner.bytes.chunks(4) {
+        let (words, tail) = self.inner.bytes.as_chunks::<8>();
+        for word in words {
             if left == 0 {
-                break;
+                return Ok(());
             }
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            let n = left.min(32);
-            let mut value = u64::from_le_bytes(word) & ((1u64 << n) - 1);
+            let n = left.min(64);
+            let mut value = u64::from_le_bytes(*word) & (u64::MAX >> (64 - n));
             w.serialize_bits(&mut value, n as u32)?;
             left -= n;
         }
+        if left > 0 {
+            // Fewer than 8 bytes, holding the last `left` bits.
+            let value = tail.iter().rev().fold(0, |v, &b| v << 8 | u64::from(b));
+            let mut value = value & (u64::MAX >> (64 - left));
+            w.serialize_bits(&mut value, left as u32)?;
+        }
         Ok(())
+    }
+}
+
+impl Inner {
+    /// Writes `message` from bit 0 into `bytes`, reusing its allocation.
+    fn encode<M: crate::MessageSet>(&mut self, message: &M) -> Result<(), StreamError> {
+        // Room for the measure (an upper bound), so that a kept buffer is the size of
+        // the messages it holds, not of the largest the type allows.
+        self.bytes.clear();
+        self.bytes
+            .resize(crate::codec::measure(message).div_ceil(8) + 8, 0);
+        let mut w = WriteStream::new(&mut self.bytes);
+        message.write(&mut w)?;
+        self.bits = w.bits_processed();
+        let len = w.finish();
+        self.bytes.truncate(len);
+        Ok(())
+    }
+}
+
+/// The encodings a sender made for its broadcasts, kept to be written again once no
+/// queue holds them (every layer sent or dropped its copy): a server that broadcasts
+/// every tick allocates until the pool covers the broadcasts in flight, then never.
+#[derive(Debug, Default)]
+pub(crate) struct EncodedPool {
+    kept: Vec<Encoded>,
+}
+
+/// Encodings a pool keeps at most (each the size of the largest message it held);
+/// beyond them a broadcast allocates its own.
+const POOL_KEPT: usize = 16;
+
+impl EncodedPool {
+    /// [`Encoded::new`], in a kept encoding no queue holds if there is one.
+    pub(crate) fn encode<M: crate::MessageSet>(
+        &mut self,
+        message: &M,
+    ) -> Result<Option<Encoded>, StreamError> {
+        if !Encoded::is_position_free(message) {
+            return Ok(None);
+        }
+        // A kept encoding only the pool holds.
+        for kept in &mut self.kept {
+            if let Some(inner) = Arc::get_mut(&mut kept.inner) {
+                inner.encode(message)?;
+                return Ok(Some(kept.clone()));
+            }
+        }
+        let encoded = Encoded::new(message)?;
+        if let Some(e) = &encoded
+            && self.kept.len() < POOL_KEPT
+        {
+            self.kept.push(e.clone());
+        }
+        Ok(encoded)
     }
 }
 
@@ -225,6 +287,99 @@ mod tests {
             back.serialize(&mut r).unwrap();
             assert_eq!(back, Odd(value), "offset {offset}");
         }
+    }
+
+    /// A message of several words: copied at any offset, the same bytes as its own write.
+    #[test]
+    fn copied_bits_of_several_words_are_the_message_s_own() {
+        #[derive(Debug, PartialEq)]
+        struct Wide([u64; 3]);
+        impl NetMessage for Wide {
+            const MAX_BITS: usize = 45 + 64 + 26;
+            const MIN_BITS: usize = 45 + 64 + 26;
+            const SCHEMA: &'static Schema = &Schema::BOOL;
+            fn blank() -> Self {
+                Wide([0; 3])
+            }
+            fn serialize_in<S: Stream, P: crate::Place<Self>>(
+                this: P,
+                stream: &mut S,
+            ) -> Result<(), S::Error> {
+                let [a, b, c] = this.get().0;
+                stream.serialize_bits(&mut { a }, 45)?;
+                stream.serialize_bits(&mut { b }, 64)?;
+                stream.serialize_bits(&mut { c }, 26)
+            }
+        }
+        impl crate::MessageSet for Wide {
+            const COUNT: u32 = 1;
+            const TYPE_BITS: u32 = 0;
+            const MAX_PAYLOAD_BITS: usize = 135;
+            fn type_id(&self) -> u32 {
+                0
+            }
+            fn blank_of(type_id: u32) -> Option<Self> {
+                (type_id == 0).then_some(Wide([0; 3]))
+            }
+        }
+        let wide = Wide([
+            0x1234_5678_9ABC & ((1 << 45) - 1),
+            0xF0E1_D2C3_B4A5_9687,
+            0x2AB_CDEF,
+        ]);
+        let encoded = Encoded::new(&wide).unwrap().unwrap();
+        assert_eq!(encoded.bits(), 135);
+        for offset in 1..=64u32 {
+            let write = |copy: bool| {
+                let mut buf = [0u8; 32];
+                let mut w = WriteStream::new(&mut buf);
+                w.serialize_bits(&mut (u64::MAX >> (64 - offset.max(1))), offset.max(1))
+                    .unwrap();
+                if copy {
+                    encoded.write_to(&mut w).unwrap();
+                } else {
+                    wide.write(&mut w).unwrap();
+                }
+                w.finish();
+                buf
+            };
+            assert_eq!(write(true), write(false), "offset {offset}");
+        }
+    }
+
+    /// A kept encoding is written again once no queue holds it, and not before; its
+    /// bytes are those of a fresh one; the pool stops keeping at its bound.
+    #[test]
+    fn a_pool_reuses_an_encoding_no_queue_holds() {
+        let mut pool = EncodedPool::default();
+        let first = pool.encode(&Odd(5)).unwrap().unwrap();
+        let held = pool.encode(&Odd(6)).unwrap().unwrap();
+        assert!(
+            !Arc::ptr_eq(&first.inner, &held.inner),
+            "in use: a second one"
+        );
+        let first_ptr = Arc::as_ptr(&first.inner);
+        drop(first);
+        let again = pool.encode(&Odd(7)).unwrap().unwrap();
+        assert_eq!(Arc::as_ptr(&again.inner), first_ptr, "reused");
+        let fresh = Encoded::new(&Odd(7)).unwrap().unwrap();
+        assert_eq!((again.bytes(), again.bits()), (fresh.bytes(), fresh.bits()));
+        assert_eq!(
+            held.bytes(),
+            Encoded::new(&Odd(6)).unwrap().unwrap().bytes()
+        );
+        // Held by queues beyond the bound: new encodings, not kept.
+        let many: Vec<_> = (0..2 * POOL_KEPT as u64)
+            .map(|v| pool.encode(&Odd(v)).unwrap().unwrap())
+            .collect();
+        assert_eq!(pool.kept.len(), POOL_KEPT);
+        assert_eq!(
+            many[POOL_KEPT + 1].bytes(),
+            Encoded::new(&Odd(POOL_KEPT as u64 + 1))
+                .unwrap()
+                .unwrap()
+                .bytes()
+        );
     }
 
     #[test]

@@ -192,6 +192,7 @@ pub use config::{
     MAX_CHANNELS, MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
 };
 pub use encoded::Encoded;
+pub(crate) use encoded::EncodedPool;
 pub use error::{ChannelSendError, PayloadError};
 pub use id::ChannelId;
 pub(crate) use link::Link;

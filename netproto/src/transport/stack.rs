@@ -54,6 +54,8 @@ pub struct ServerStack<A, M> {
     events: VecDeque<ServerEvent<A>>,
     counters: StackStats,
     drop_log: DropLog,
+    /// The encodings of past broadcasts, reused once every queue let go of them.
+    broadcasts: crate::channel::EncodedPool,
 }
 
 impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
@@ -82,6 +84,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
             events: VecDeque::new(),
             counters: StackStats::default(),
             drop_log: DropLog::new(now),
+            broadcasts: crate::channel::EncodedPool::default(),
         })
     }
 
@@ -313,7 +316,9 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     where
         M: Clone,
     {
-        let encoded = crate::channel::Encoded::new(message)
+        let encoded = self
+            .broadcasts
+            .encode(message)
             .map_err(|e| SendError::Channel(crate::channel::ChannelSendError::Invalid(e)))?;
         let mut queued = 0;
         for &index in &self.connected {

@@ -245,33 +245,45 @@ pub(crate) struct SocketSink<'a>(pub(crate) &'a UdpSocket);
 #[cfg(target_os = "linux")]
 impl Sink for SocketSink<'_> {
     fn send(&mut self, batch: Batch<'_>) -> io::Result<usize> {
-        use rustix::net::{MMsgHdr, SendAncillaryBuffer, SendFlags, SocketAddrAny, sendmmsg};
-        use std::io::IoSlice;
-
-        // The system call's headers, on the stack: each borrows its datagram's bytes,
-        // destination and (empty) ancillary buffer, so nothing is allocated, and the
-        // call returns how many datagrams went. The slots past the batch (an empty
-        // datagram to 0.0.0.0:0) are not handed to the system.
-        let n = batch.len().min(BATCH_DATAGRAMS);
-        let unused = SocketAddr::from(([0, 0, 0, 0], 0));
-        let slices: [[IoSlice<'_>; 1]; BATCH_DATAGRAMS] = core::array::from_fn(|i| {
-            [IoSlice::new(
-                batch.get(i).map_or(&[][..], |(_, bytes)| bytes),
-            )]
-        });
-        let addresses: [SocketAddrAny; BATCH_DATAGRAMS] = core::array::from_fn(|i| {
-            SocketAddrAny::from(batch.get(i).map_or(unused, |(to, _)| to))
-        });
-        let mut controls: [SendAncillaryBuffer<'_, '_, '_>; BATCH_DATAGRAMS] =
-            core::array::from_fn(|_| SendAncillaryBuffer::default());
-        let mut i = 0;
-        let mut headers: [MMsgHdr<'_>; BATCH_DATAGRAMS] = controls.each_mut().map(|control| {
-            let header = MMsgHdr::new_with_addr(&addresses[i], &slices[i], control);
-            i += 1;
-            header
-        });
-        Ok(sendmmsg(self.0, &mut headers[..n], SendFlags::empty())?)
+        // The headers live on the stack in arrays of a fixed size, every slot built:
+        // the smallest of three sizes that holds the batch, so that a small server's
+        // tick (a few datagrams) does not build 64.
+        match batch.len() {
+            0..=8 => sendmmsg_in::<8>(self.0, batch),
+            9..=24 => sendmmsg_in::<24>(self.0, batch),
+            _ => sendmmsg_in::<BATCH_DATAGRAMS>(self.0, batch),
+        }
     }
+}
+
+/// One `sendmmsg` of up to `N` datagrams of `batch` (`N <= BATCH_DATAGRAMS`).
+#[cfg(target_os = "linux")]
+fn sendmmsg_in<const N: usize>(socket: &UdpSocket, batch: Batch<'_>) -> io::Result<usize> {
+    use rustix::net::{MMsgHdr, SendAncillaryBuffer, SendFlags, SocketAddrAny, sendmmsg};
+    use std::io::IoSlice;
+
+    // The system call's headers, on the stack: each borrows its datagram's bytes,
+    // destination and (empty) ancillary buffer, so nothing is allocated, and the
+    // call returns how many datagrams went. The slots past the batch (an empty
+    // datagram to 0.0.0.0:0) are not handed to the system.
+    let n = batch.len().min(N);
+    let unused = SocketAddr::from(([0, 0, 0, 0], 0));
+    let slices: [[IoSlice<'_>; 1]; N] = core::array::from_fn(|i| {
+        [IoSlice::new(
+            batch.get(i).map_or(&[][..], |(_, bytes)| bytes),
+        )]
+    });
+    let addresses: [SocketAddrAny; N] =
+        core::array::from_fn(|i| SocketAddrAny::from(batch.get(i).map_or(unused, |(to, _)| to)));
+    let mut controls: [SendAncillaryBuffer<'_, '_, '_>; N] =
+        core::array::from_fn(|_| SendAncillaryBuffer::default());
+    let mut i = 0;
+    let mut headers: [MMsgHdr<'_>; N] = controls.each_mut().map(|control| {
+        let header = MMsgHdr::new_with_addr(&addresses[i], &slices[i], control);
+        i += 1;
+        header
+    });
+    Ok(sendmmsg(socket, &mut headers[..n], SendFlags::empty())?)
 }
 
 /// Elsewhere: one datagram per call.

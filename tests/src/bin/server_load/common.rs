@@ -197,6 +197,36 @@ pub(crate) struct Params {
     /// netproto's packet rate in good mode on both sides (`CongestionConfig::good_rate`),
     /// when not the benchmark's 120; renet sends every tick whatever this says.
     pub(crate) rate: Option<f64>,
+    /// How the server sends its snapshot to every client.
+    pub(crate) snapshots: Snapshots,
+}
+
+/// How the server sends a tick's snapshot, the same for every client.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Snapshots {
+    /// Encoded once and shared: renet's `Bytes` cloned to every client, netproto's
+    /// `broadcast`. The default.
+    Shared,
+    /// Encoded for each client, as a game whose clients see different snapshots
+    /// would: `netproto::encode` per client for renet, `send` per client for netproto.
+    PerClient,
+}
+
+impl Snapshots {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Shared => "shared",
+            Self::PerClient => "per-client",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "shared" => Ok(Self::Shared),
+            "per-client" => Ok(Self::PerClient),
+            _ => Err(format!("--snapshots {s}: shared or per-client")),
+        }
+    }
 }
 
 impl Params {
@@ -220,6 +250,8 @@ impl Params {
             args.push("--rate".into());
             args.push(rate.to_string());
         }
+        args.push("--snapshots".into());
+        args.push(self.snapshots.name().into());
         if !self.servers.is_empty() {
             args.push("--servers".into());
             args.push(
@@ -244,6 +276,7 @@ impl Params {
             key: [0; 32],
             servers: Vec::new(),
             rate: None,
+            snapshots: Snapshots::Shared,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -256,6 +289,7 @@ impl Params {
                 "--seconds" => p.seconds = value.parse().map_err(|e| bad(&e))?,
                 "--drain" => p.drain = value.parse().map_err(|e| bad(&e))?,
                 "--rate" => p.rate = Some(value.parse().map_err(|e| bad(&e))?),
+                "--snapshots" => p.snapshots = Snapshots::parse(value)?,
                 "--key" => p.key = unhex(value).ok_or(format!("--key {value}: 64 hex digits"))?,
                 "--servers" => {
                     p.servers = value

@@ -11,7 +11,12 @@
 //! own socket with a sealed netcode connection. Each client sends an input every tick
 //! at 60 Hz (unreliable) and a reliable event once a second; the server sends each
 //! client a snapshot at 20 Hz (28 entities, about 300 bytes) and relays each event to
-//! the other 9 clients of the sender's match. Once every client is connected, a
+//! the other 9 clients of the sender's match. The snapshot is the same for every
+//! client: by default (`--snapshots shared`) each stack encodes it once a tick and
+//! shares it (renet: the `Bytes` cloned to every client; netproto: `broadcast`);
+//! `--snapshots per-client` encodes it for each client on both sides (renet:
+//! `netproto::encode` per client; netproto: `send` per client), what a game whose
+//! clients see different snapshots pays. Once every client is connected, a
 //! warm-up (`--warmup`, 5 s: the connections settle, each stack's buffers reach their
 //! size), then the measured window (`--seconds`), then the load generator stops sending
 //! events and waits (at most `--drain` seconds) for every relayed event to arrive, and
@@ -37,19 +42,20 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
+
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
 mod common;
 mod netproto_side;
 mod renet_side;
 
-use common::{Params, Stack};
+use common::{Params, Snapshots, Stack};
 
 /// Counts every heap allocation of the process.
 #[global_allocator]
 static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
-const USAGE: &str = "usage: server_load [--clients 100,500,1000,2000] [--seconds 10] [--warmup 5] [--drain 10] [--stacks netproto,renet] [--rate PACKETS_PER_SECOND] [--json FILE]";
+const USAGE: &str = "usage: server_load [--clients 100,500,1000,2000] [--seconds 10] [--warmup 5] [--drain 10] [--stacks netproto,renet] [--rate PACKETS_PER_SECOND] [--snapshots shared|per-client] [--json FILE]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -83,6 +89,7 @@ struct Run {
     drain: f64,
     /// netproto's good-mode packet rate, if not the default.
     rate: Option<f64>,
+    snapshots: Snapshots,
     json: Option<String>,
 }
 
@@ -94,6 +101,7 @@ fn parse_run(args: &[String]) -> Result<Run, String> {
         warmup: 5.0,
         drain: 10.0,
         rate: None,
+        snapshots: Snapshots::Shared,
         json: None,
     };
     let mut it = args.iter();
@@ -117,6 +125,7 @@ fn parse_run(args: &[String]) -> Result<Run, String> {
             "--warmup" => run.warmup = value.parse().map_err(|e| bad(&e))?,
             "--drain" => run.drain = value.parse().map_err(|e| bad(&e))?,
             "--rate" => run.rate = Some(value.parse().map_err(|e| bad(&e))?),
+            "--snapshots" => run.snapshots = Snapshots::parse(value).map_err(|e| bad(&e))?,
             "--json" => run.json = Some(value.clone()),
             _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
         }
@@ -302,6 +311,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 key: netproto::internals::netcode::random_bytes(),
                 servers: Vec::new(),
                 rate: run.rate,
+                snapshots: run.snapshots,
             };
             eprintln!("server_load: {} with {n} clients...", stack.name());
             match run_one(&params) {

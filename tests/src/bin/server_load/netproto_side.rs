@@ -115,10 +115,24 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
         }
         if ticker.total.is_multiple_of(SNAPSHOT_EVERY) {
             advance(&mut snap, ticker.total);
-            for &client in &connected {
-                match server.send(client, UNRELIABLE, LoadMessage::Snapshot(snap.clone())) {
-                    Ok(()) => app.snapshots_sent += 1,
-                    Err(_) => app.snapshots_refused += 1,
+            match params.snapshots {
+                Snapshots::Shared => {
+                    let message = LoadMessage::Snapshot(snap.clone());
+                    let mut refused = 0;
+                    let queued = server
+                        .broadcast(UNRELIABLE, &message, |_, _| refused += 1)
+                        .map_err(|e| e.to_string())?;
+                    app.snapshots_sent += queued as u64;
+                    app.snapshots_refused += refused;
+                }
+                Snapshots::PerClient => {
+                    for &client in &connected {
+                        let message = LoadMessage::Snapshot(snap.clone());
+                        match server.send(client, UNRELIABLE, message) {
+                            Ok(()) => app.snapshots_sent += 1,
+                            Err(_) => app.snapshots_refused += 1,
+                        }
+                    }
                 }
             }
         }

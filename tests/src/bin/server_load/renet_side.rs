@@ -139,8 +139,11 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
         if ticker.total.is_multiple_of(SNAPSHOT_EVERY) {
             advance(&mut snap, ticker.total);
             let message = LoadMessage::Snapshot(snap.clone());
-            let bytes = Bytes::from(netproto::encode(&message).map_err(|e| e.to_string())?);
+            let mut bytes = Bytes::from(netproto::encode(&message).map_err(|e| e.to_string())?);
             for &(s, id) in &connected {
+                if params.snapshots == Snapshots::PerClient {
+                    bytes = Bytes::from(netproto::encode(&message).map_err(|e| e.to_string())?);
+                }
                 let server = &mut shards[s].server;
                 if server.can_send_message(id, DefaultChannel::Unreliable, bytes.len()) {
                     server.send_message(id, DefaultChannel::Unreliable, bytes.clone());

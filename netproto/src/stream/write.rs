@@ -134,6 +134,27 @@ impl<'a> WriteStream<'a> {
         }
     }
 
+    /// Appends a whole 64-bit word, for the word packer ([`super::packed::Packed`]):
+    /// every one of its 64 bits is sent. Only the room is checked (a word has no bits
+    /// above its width); without room it fails with [`ErrorKind::BufferFull`] and writes
+    /// nothing.
+    #[inline(always)]
+    pub(super) fn put_word(&mut self, word: u64) -> Result<(), StreamError> {
+        self.reserve(64)?;
+        self.put(word, 64);
+        Ok(())
+    }
+
+    /// Appends the low `bits` bits (1..=63) of `word`, which has no bits above them, for
+    /// the word packer's last, partial word. Only the room is checked, as in
+    /// [`WriteStream::put_word`].
+    #[inline(always)]
+    pub(super) fn put_low(&mut self, word: u64, bits: u32) -> Result<(), StreamError> {
+        self.reserve(bits as usize)?;
+        self.put(word, bits);
+        Ok(())
+    }
+
     /// Charges `bits` to the buffer, or fails with nothing written.
     #[inline(always)]
     fn reserve(&mut self, bits: usize) -> Result<(), StreamError> {

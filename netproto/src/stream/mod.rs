@@ -271,7 +271,7 @@ pub trait Stream: Sized {
         let mut q = 0u64;
         if Self::IS_WRITING {
             self.check(quantization.contains(*value), ErrorKind::OutOfRange)?;
-            q = u64::from(quantization.quantize(*value));
+            q = u64::from(quantization.quantize_contained(*value));
         }
         self.serialize_bits(&mut q, quantization.bits())?;
         if Self::IS_READING {

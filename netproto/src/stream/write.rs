@@ -26,12 +26,15 @@ use crate::message::NetMessage;
 /// ```
 #[derive(Debug)]
 pub struct WriteStream<'a> {
-    buf: &'a mut [u8],
+    /// The part of the buffer not flushed to yet: the next flushed word goes at its
+    /// start. (A slice rather than the buffer and an offset: a flushed word then costs a
+    /// length test and a step of the slice, not two bounds tests and an offset.)
+    rest: &'a mut [u8],
+    /// The buffer's length: `len - rest.len()` bytes are flushed.
+    len: usize,
     /// Bits written but not yet flushed, in the low `scratch_bits` bits (0..=63).
     scratch: u64,
     scratch_bits: u32,
-    /// Bytes flushed to `buf`: the next flushed word goes at this offset.
-    flushed: usize,
     /// Bits that can still be written: the capacity minus the bits written.
     remaining: usize,
 }
@@ -41,12 +44,18 @@ impl<'a> WriteStream<'a> {
     pub fn new(buf: &'a mut [u8]) -> Self {
         let remaining = buf.len().saturating_mul(8);
         Self {
-            buf,
+            len: buf.len(),
+            rest: buf,
             scratch: 0,
             scratch_bits: 0,
-            flushed: 0,
             remaining,
         }
+    }
+
+    /// Bytes flushed to the buffer.
+    #[inline(always)]
+    fn flushed(&self) -> usize {
+        self.len - self.rest.len()
     }
 
     /// Flushes the scratch register and returns the bytes written, `ceil(bits / 8)`.
@@ -58,7 +67,7 @@ impl<'a> WriteStream<'a> {
 
     /// Bytes written so far, counting a partial last byte.
     pub fn bytes_written(&self) -> usize {
-        self.flushed + self.scratch_bits.div_ceil(8) as usize
+        self.flushed() + self.scratch_bits.div_ceil(8) as usize
     }
 
     /// Appends the low `bits` bits (1..=64) of `value`, which has no bits above them.
@@ -83,16 +92,11 @@ impl<'a> WriteStream<'a> {
 
     #[inline(always)]
     fn flush_word(&mut self) {
-        let at = self.flushed;
-        // Always in bounds (see `put`); `get_mut` keeps it so without `unsafe`.
-        if let Some(dst) = self
-            .buf
-            .get_mut(at..)
-            .and_then(|b| b.first_chunk_mut::<8>())
-        {
+        // Always there (see `put`); the split keeps it so without `unsafe`.
+        if let Some((dst, rest)) = core::mem::take(&mut self.rest).split_first_chunk_mut::<8>() {
             *dst = self.scratch.to_le_bytes();
+            self.rest = rest;
         }
-        self.flushed = at + 8;
     }
 
     /// Writes the scratch's `ceil(scratch_bits / 8)` bytes (0 to 8) after the flushed
@@ -105,10 +109,9 @@ impl<'a> WriteStream<'a> {
     fn flush_tail(&mut self) {
         let tail = self.scratch_bits.div_ceil(8) as usize;
         let mut word = self.scratch;
-        let at = self.flushed;
         // Always in bounds (the bits were charged to `remaining`); `get_mut` keeps it so
-        // without `unsafe`.
-        let Some(mut dst) = self.buf.get_mut(at..).and_then(|b| b.get_mut(..tail)) else {
+        // without `unsafe`. The tail stays unflushed: `finish` is the last write.
+        let Some(mut dst) = self.rest.get_mut(..tail) else {
             return;
         };
         // `dst.len() == tail <= 8`.
@@ -275,11 +278,11 @@ impl Stream for WriteStream<'_> {
                 return Ok(());
             }
         }
-        let at = self.flushed;
-        if let Some(dst) = self.buf.get_mut(at..at + rest.len()) {
+        if let Some((dst, after)) = core::mem::take(&mut self.rest).split_at_mut_checked(rest.len())
+        {
             dst.copy_from_slice(rest);
+            self.rest = after;
         }
-        self.flushed = at + rest.len();
         Ok(())
     }
 
@@ -299,7 +302,7 @@ impl Stream for WriteStream<'_> {
 
     #[inline]
     fn bits_processed(&self) -> usize {
-        self.flushed * 8 + self.scratch_bits as usize
+        self.flushed() * 8 + self.scratch_bits as usize
     }
 
     #[inline]

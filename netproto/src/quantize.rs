@@ -349,6 +349,7 @@ mod tests {
     /// both ends, the top quantum, the values around every step of small ranges, and the
     /// one-point and infinite ranges whose quotient is NaN.
     #[test]
+    #[allow(clippy::approx_constant)]
     fn quantize_contained_agrees_with_quantize() {
         let mut cases = vec![
             (-3.1416f32, 3.1416f32, 0.001f32),

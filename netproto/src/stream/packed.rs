@@ -21,7 +21,9 @@ use crate::message::NetMessage;
 #[derive(Debug)]
 pub(crate) struct Packed<'s, 'a> {
     inner: &'s mut WriteStream<'a>,
-    /// Bits gathered, in the low `bits` bits (`bits <= 64`).
+    /// Bits gathered, in the low `bits` bits (`bits <= 63`): a word is handed over as
+    /// soon as its 64 bits are full, the bits of the value that filled it starting the
+    /// next one.
     word: u64,
     bits: u32,
 }
@@ -43,11 +45,11 @@ impl<'s, 'a> Packed<'s, 'a> {
     #[inline(always)]
     pub(crate) fn flush(&mut self) -> Result<(), StreamError> {
         if self.bits > 0 {
-            let mut word = self.word;
+            let word = self.word;
             let bits = self.bits;
             self.word = 0;
             self.bits = 0;
-            self.inner.serialize_bits(&mut word, bits)?;
+            self.inner.put_low(word, bits)?;
         }
         Ok(())
     }
@@ -79,12 +81,26 @@ impl Stream for Packed<'_, '_> {
         if (bits.wrapping_sub(1) >= 64) | (wide != 0) {
             return Err(out_of_range());
         }
-        if self.bits + bits > 64 {
-            self.flush()?;
+        // Filled to exactly 64 bits, so that only whole words go to the writer (one
+        // store each, no checks of the value): the value's bits that do not fit start
+        // the next word. While the offsets are constants (a message's fixed-width
+        // fields), so is which field fills a word.
+        let used = self.bits & 63;
+        self.word |= v << used;
+        let total = used + bits;
+        if total < 64 {
+            self.bits = total;
+            return Ok(());
         }
-        // self.bits <= 63 here: bits >= 1 and self.bits + bits <= 64.
-        self.word |= v << (self.bits & 63);
-        self.bits += bits;
+        if let Err(err) = self.inner.put_word(self.word) {
+            // Nothing of the word went out: the value is dropped from it, the bits before
+            // it stay, to be flushed (as far as there is room) like the plain writer's.
+            self.word &= !(u64::MAX << used);
+            return Err(err);
+        }
+        // `v >> (64 - used)`, written so that `used == 0` gives 0, not an overflow.
+        self.word = (v >> 1) >> (63 - used);
+        self.bits = total - 64;
         Ok(())
     }
 
@@ -180,11 +196,15 @@ fn packed_or_plain<X>(
 ) -> Result<(), StreamError> {
     if stream.bits_remaining() >= max_bits {
         let mut words = Packed::new(stream);
-        let result = packed(value, &mut words);
-        // What was gathered before a failure goes out too: the writer is left exactly as
-        // the plain path leaves it.
-        let flushed = words.flush();
-        return result.and(flushed);
+        return match packed(value, &mut words) {
+            Ok(()) => words.flush(),
+            Err(err) => {
+                // What was gathered before a failure goes out too: the writer is left
+                // exactly as the plain path leaves it. The failure is the one reported.
+                let _ = words.flush();
+                Err(err)
+            }
+        };
     }
     plain(value, stream)
 }
@@ -438,6 +458,33 @@ mod tests {
         assert_eq!((p.bits_processed(), p.bits_remaining()), (3, 253));
         p.flush().unwrap();
         assert_eq!(w.bits_processed(), 3);
+    }
+
+    /// Past the writer's room (a `MAX_BITS` too small), the value that fills a word
+    /// fails with `BufferFull`, and the bits before it are still flushed: the writer ends
+    /// where the plain writer does.
+    #[test]
+    fn packed_past_its_room_fails_when_a_word_is_handed_over() {
+        let mut buf = [0u8; 9];
+        let mut w = WriteStream::new(&mut buf);
+        let mut p = Packed::new(&mut w);
+        p.serialize_bits(&mut 0x12_3456_789A, 40).unwrap();
+        p.serialize_bits(&mut 0x2AAA_AAAA, 30).unwrap();
+        assert_eq!((p.bits_processed(), p.bits_remaining()), (70, 2));
+        let err = p.serialize_bits(&mut (u64::MAX >> 4), 60).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::BufferFull);
+        assert_eq!(p.bits_processed(), 70);
+        p.flush().unwrap();
+        let len = w.finish();
+        let mut plain_buf = [0u8; 9];
+        let mut plain = WriteStream::new(&mut plain_buf);
+        plain.serialize_bits(&mut 0x12_3456_789A, 40).unwrap();
+        plain.serialize_bits(&mut 0x2AAA_AAAA, 30).unwrap();
+        let err = plain.serialize_bits(&mut (u64::MAX >> 4), 60).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::BufferFull);
+        assert_eq!(plain.bits_processed(), 70);
+        assert_eq!(len, plain.finish());
+        assert_eq!(buf, plain_buf);
     }
 
     /// One operation of `packed_read_reads_what_the_reader_reads` on `s`: 0 aligns,

@@ -26,12 +26,15 @@ use crate::message::NetMessage;
 /// ```
 #[derive(Debug)]
 pub struct WriteStream<'a> {
-    buf: &'a mut [u8],
+    /// The part of the buffer not flushed to yet: the next flushed word goes at its
+    /// start. (A slice rather than the buffer and an offset: a flushed word then costs a
+    /// length test and a step of the slice, not two bounds tests and an offset.)
+    rest: &'a mut [u8],
+    /// The buffer's length: `len - rest.len()` bytes are flushed.
+    len: usize,
     /// Bits written but not yet flushed, in the low `scratch_bits` bits (0..=63).
     scratch: u64,
     scratch_bits: u32,
-    /// Bytes flushed to `buf`: the next flushed word goes at this offset.
-    flushed: usize,
     /// Bits that can still be written: the capacity minus the bits written.
     remaining: usize,
 }
@@ -41,12 +44,18 @@ impl<'a> WriteStream<'a> {
     pub fn new(buf: &'a mut [u8]) -> Self {
         let remaining = buf.len().saturating_mul(8);
         Self {
-            buf,
+            len: buf.len(),
+            rest: buf,
             scratch: 0,
             scratch_bits: 0,
-            flushed: 0,
             remaining,
         }
+    }
+
+    /// Bytes flushed to the buffer.
+    #[inline(always)]
+    fn flushed(&self) -> usize {
+        self.len - self.rest.len()
     }
 
     /// Flushes the scratch register and returns the bytes written, `ceil(bits / 8)`.
@@ -58,7 +67,7 @@ impl<'a> WriteStream<'a> {
 
     /// Bytes written so far, counting a partial last byte.
     pub fn bytes_written(&self) -> usize {
-        self.flushed + self.scratch_bits.div_ceil(8) as usize
+        self.flushed() + self.scratch_bits.div_ceil(8) as usize
     }
 
     /// Appends the low `bits` bits (1..=64) of `value`, which has no bits above them.
@@ -83,55 +92,72 @@ impl<'a> WriteStream<'a> {
 
     #[inline(always)]
     fn flush_word(&mut self) {
-        let at = self.flushed;
-        // Always in bounds (see `put`); `get_mut` keeps it so without `unsafe`.
-        if let Some(dst) = self
-            .buf
-            .get_mut(at..)
-            .and_then(|b| b.first_chunk_mut::<8>())
-        {
+        // Always there (see `put`); the split keeps it so without `unsafe`.
+        if let Some((dst, rest)) = core::mem::take(&mut self.rest).split_first_chunk_mut::<8>() {
             *dst = self.scratch.to_le_bytes();
+            self.rest = rest;
         }
-        self.flushed = at + 8;
     }
 
     /// Writes the scratch's `ceil(scratch_bits / 8)` bytes (0 to 8) after the flushed
     /// ones, and not a byte more: as one 8-byte store, or a 4-, a 2- and a 1-byte store,
     /// each when the tail has it, instead of a `copy_from_slice` of a variable length (a
     /// `memmove` call that took 6% of encoding one small message, measured with
-    /// `perf`).
+    /// `perf`). The tail's bytes are bounds-checked once, as one slice: each store then
+    /// takes the front of what is left of it, whose length is the only test.
     #[inline]
     fn flush_tail(&mut self) {
         let tail = self.scratch_bits.div_ceil(8) as usize;
         let mut word = self.scratch;
-        let mut at = self.flushed;
         // Always in bounds (the bits were charged to `remaining`); `get_mut` keeps it so
-        // without `unsafe`.
-        if tail == 8 {
-            if let Some(dst) = self.buf.get_mut(at..).and_then(|b| b.first_chunk_mut()) {
-                *dst = word.to_le_bytes();
-            }
+        // without `unsafe`. The tail stays unflushed: `finish` is the last write.
+        let Some(mut dst) = self.rest.get_mut(..tail) else {
+            return;
+        };
+        // `dst.len() == tail <= 8`.
+        if let Some(dst) = dst.first_chunk_mut() {
+            *dst = word.to_le_bytes();
             return;
         }
-        if tail & 4 != 0 {
-            if let Some(dst) = self.buf.get_mut(at..).and_then(|b| b.first_chunk_mut()) {
-                *dst = (word as u32).to_le_bytes();
-            }
-            word >>= 32;
-            at += 4;
-        }
-        if tail & 2 != 0 {
-            if let Some(dst) = self.buf.get_mut(at..).and_then(|b| b.first_chunk_mut()) {
-                *dst = (word as u16).to_le_bytes();
-            }
-            word >>= 16;
-            at += 2;
-        }
-        if tail & 1 != 0
-            && let Some(dst) = self.buf.get_mut(at)
+        // The length is tested first: a failed split would have taken `dst` with it.
+        if dst.len() >= 4
+            && let Some((four, rest)) = core::mem::take(&mut dst).split_first_chunk_mut()
         {
-            *dst = word as u8;
+            *four = (word as u32).to_le_bytes();
+            word >>= 32;
+            dst = rest;
         }
+        if dst.len() >= 2
+            && let Some((two, rest)) = core::mem::take(&mut dst).split_first_chunk_mut()
+        {
+            *two = (word as u16).to_le_bytes();
+            word >>= 16;
+            dst = rest;
+        }
+        if let Some(one) = dst.first_mut() {
+            *one = word as u8;
+        }
+    }
+
+    /// Appends a whole 64-bit word, for the word packer ([`super::packed::Packed`]):
+    /// every one of its 64 bits is sent. Only the room is checked (a word has no bits
+    /// above its width); without room it fails with [`ErrorKind::BufferFull`] and writes
+    /// nothing.
+    #[inline(always)]
+    pub(super) fn put_word(&mut self, word: u64) -> Result<(), StreamError> {
+        self.reserve(64)?;
+        self.put(word, 64);
+        Ok(())
+    }
+
+    /// Appends the low `bits` bits (1..=63) of `word`, which has no bits above them, for
+    /// the word packer's last, partial word. Only the room is checked, as in
+    /// [`WriteStream::put_word`].
+    #[inline(always)]
+    pub(super) fn put_low(&mut self, word: u64, bits: u32) -> Result<(), StreamError> {
+        self.reserve(bits as usize)?;
+        self.put(word, bits);
+        Ok(())
     }
 
     /// Charges `bits` to the buffer, or fails with nothing written.
@@ -252,11 +278,11 @@ impl Stream for WriteStream<'_> {
                 return Ok(());
             }
         }
-        let at = self.flushed;
-        if let Some(dst) = self.buf.get_mut(at..at + rest.len()) {
+        if let Some((dst, after)) = core::mem::take(&mut self.rest).split_at_mut_checked(rest.len())
+        {
             dst.copy_from_slice(rest);
+            self.rest = after;
         }
-        self.flushed = at + rest.len();
         Ok(())
     }
 
@@ -276,7 +302,7 @@ impl Stream for WriteStream<'_> {
 
     #[inline]
     fn bits_processed(&self) -> usize {
-        self.flushed * 8 + self.scratch_bits as usize
+        self.flushed() * 8 + self.scratch_bits as usize
     }
 
     #[inline]

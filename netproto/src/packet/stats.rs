@@ -353,10 +353,10 @@ impl Estimator {
         }
     }
 
-    /// Recomputes the estimates at `now`: the loss (a look at `loss_window` records)
-    /// at every call, the RTT history and the bandwidth windows (a pass over each,
-    /// about 10 KB with the default windows) at most every [`WINDOWS_INTERVAL`] (or
-    /// when the clock went back).
+    /// Recomputes the estimates at `now`: the loss (the fate bits of the last
+    /// `loss_window` packets, 64 at a time) at every call, the RTT history and the
+    /// bandwidth windows (a pass over each, about 10 KB with the default windows) at
+    /// most every [`WINDOWS_INTERVAL`] (or when the clock went back).
     pub(crate) fn update(
         &mut self,
         now: Time,

@@ -17,13 +17,13 @@ use super::reliable::{Outgoing, ReliableSender};
 use super::select::Packer;
 use super::sent::{SentItem, SentPackets};
 use super::stats::{ChannelStats, LayerStats};
-use super::typed::{BoundsCheck, TypeIdProbe};
+use super::typed::{BoundsCheck, TooLong, TypeIdProbe};
 use super::unreliable::UnreliableSender;
 use super::writer;
 use crate::Time;
 use crate::message::NetMessage;
 use crate::packet::Sequence;
-use crate::stream::{CheckStream, ReadStream, Stream, WriteStream};
+use crate::stream::{ReadStream, Stream, WriteStream};
 
 /// One channel's send queue, by channel kind.
 #[derive(Debug)]
@@ -233,27 +233,18 @@ fn check_type<M: NetMessage>(
     })
 }
 
-/// The refusal of a message with a value outside its declared bounds, naming the field
-/// (and for a length, the length and the limit); `Ok` when every value is within them.
-fn check_bounds<M: NetMessage>(message: &M) -> Result<(), ChannelSendError> {
-    BoundsCheck::run(message).map_err(|(error, too_long)| match too_long {
+/// The refusal of a message with a value outside its declared bounds
+/// ([`BoundsCheck::run`]'s error), naming the field (and for a length, the length and
+/// the limit).
+fn refusal((error, too_long): (crate::StreamError, Option<TooLong>)) -> ChannelSendError {
+    match too_long {
         Some(t) => ChannelSendError::ValueTooLong {
             field: t.field,
             len: t.len,
             max_len: t.max_len,
         },
         None => ChannelSendError::Invalid(error),
-    })
-}
-
-/// The refusal of a message the writer refused with `error`.
-fn invalid<M: NetMessage>(message: &M, error: crate::StreamError) -> ChannelSendError {
-    if error.kind() == crate::ErrorKind::TooLong
-        && let Err(e @ ChannelSendError::ValueTooLong { .. }) = check_bounds(message)
-    {
-        return e;
     }
-    ChannelSendError::Invalid(error)
 }
 
 /// The send side: the layer's [`LayerConfig`] is passed in by the layer, the event
@@ -374,7 +365,7 @@ impl<M: NetMessage> SendSide<M> {
         let channel = channel.index();
         // The measure, or the writer's refusal (then the measure for the channel's
         // verdict, which comes first).
-        let checked = CheckStream::check(&message);
+        let checked = BoundsCheck::run(&message);
         let bits = match checked {
             Ok(bits) => bits,
             Err(_) => crate::codec::measure(&message),
@@ -384,12 +375,12 @@ impl<M: NetMessage> SendSide<M> {
             // A value beyond its bounds (a string above its max_len) is the fault, not
             // the channel: say so.
             Err(e @ ChannelSendError::TooLarge { .. }) => {
-                check_bounds(&message)?;
+                checked.map_err(refusal)?;
                 return Err(e);
             }
             admitted => admitted?,
         };
-        checked.map_err(|e| invalid(&message, e))?;
+        checked.map_err(refusal)?;
         let c = &config.channels[channel];
         let bytes = match c.blocks {
             // A block is sent as bytes: written now.
@@ -397,7 +388,8 @@ impl<M: NetMessage> SendSide<M> {
                 self.scratch.clear();
                 self.scratch.resize(bits.div_ceil(8) + 8, 0);
                 let mut w = WriteStream::new(&mut self.scratch);
-                message.write(&mut w).map_err(|e| invalid(&message, e))?;
+                // Checked: the writer, given the measured room, does not refuse it.
+                message.write(&mut w).map_err(ChannelSendError::Invalid)?;
                 let written = w.finish();
                 if written > b.max_block_size {
                     return Err(too_large(channel, c, written * 8, b.max_block_size * 8));

@@ -285,9 +285,15 @@ pub(crate) struct TooLong {
     pub(crate) max_len: usize,
 }
 
-/// Checks a message as the writer does (every declared bound), without writing it,
-/// and remembers the length and limit of a value longer than its `max_len`. Run only
-/// when a send fails: the errors it gives name the value at fault.
+/// Checks a message as the writer does (every declared bound, with the writer's
+/// errors), without writing it, and counts its bits as the measurer does (every align
+/// at 7 bits); remembers the length and limit of a value longer than its `max_len`, so
+/// that a refusal names the value at fault. Every send runs it once: what a channel
+/// needs to know of a message it will write into a packet later (its size bound, and
+/// that it can be written), for the price of one pass without the bit packing.
+///
+/// The writer's only other refusal, a full buffer, cannot happen to a writer given the
+/// measured size.
 #[derive(Debug, Default)]
 pub(crate) struct BoundsCheck {
     bits: usize,
@@ -295,48 +301,62 @@ pub(crate) struct BoundsCheck {
 }
 
 impl BoundsCheck {
-    /// The first value of `message` outside its declared bounds: `Ok` when every value
-    /// is within them; `Err` with the length and limit when a length is the fault.
-    pub(crate) fn run<M: NetMessage>(message: &M) -> Result<(), (StreamError, Option<TooLong>)> {
+    /// The bits `message` measures when every value is within its declared bounds;
+    /// otherwise the first value outside them, as the writer's error, with the length
+    /// and limit when a length is the fault.
+    #[inline]
+    pub(crate) fn run<M: NetMessage>(message: &M) -> Result<usize, (StreamError, Option<TooLong>)> {
         let mut check = Self::default();
-        M::serialize_in(message, &mut check).map_err(|e| {
-            let too_long = check.too_long.map(|(len, max_len)| TooLong {
-                field: e.field(),
-                len,
-                max_len,
-            });
-            (e, too_long)
-        })
+        match M::serialize_in(message, &mut check) {
+            Ok(()) => Ok(check.bits),
+            Err(e) => {
+                let too_long = check.too_long.map(|(len, max_len)| TooLong {
+                    field: e.field(),
+                    len,
+                    max_len,
+                });
+                Err((e, too_long))
+            }
+        }
     }
 }
 
 impl Stream for BoundsCheck {
     type Error = StreamError;
-    const IS_WRITING: bool = false;
+    // Takes the values from the message, as the writer does, to check them (a
+    // quantized value against its range, too).
+    const IS_WRITING: bool = true;
     const IS_READING: bool = false;
 
+    #[inline(always)]
     fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), StreamError> {
-        // What the writer refuses: a width outside 1..=64, bits set above it.
-        let fits = (1..=64).contains(&bits) && (bits == 64 || *value >> bits == 0);
-        self.check(fits, ErrorKind::OutOfRange)?;
+        // What the writer refuses but room: a width outside 1..=64, bits set above it.
+        let wide = (*value >> (bits.wrapping_sub(1) & 63)) >> 1;
+        if (bits.wrapping_sub(1) >= 64) | (wide != 0) {
+            return Err(ErrorKind::OutOfRange.into());
+        }
         self.bits += bits as usize;
         Ok(())
     }
 
+    #[inline(always)]
     fn serialize_align(&mut self) -> Result<(), StreamError> {
         self.bits += 7;
         Ok(())
     }
 
+    #[inline(always)]
     fn serialize_bytes<P: Place<[u8]>>(&mut self, bytes: P) -> Result<(), StreamError> {
         self.bits += 7 + bytes.get().len() * 8;
         Ok(())
     }
 
+    #[inline(always)]
     fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), StreamError> {
         if ok { Ok(()) } else { Err(kind.into()) }
     }
 
+    #[inline(always)]
     fn in_field(err: StreamError, field: &'static str) -> StreamError {
         err.in_field(field)
     }
@@ -349,6 +369,7 @@ impl Stream for BoundsCheck {
         usize::MAX - self.bits
     }
 
+    #[inline(always)]
     fn serialize_len(&mut self, len: &mut usize, max_len: usize) -> Result<(), StreamError> {
         if *len > max_len {
             self.too_long = Some((*len, max_len));
@@ -362,13 +383,110 @@ impl Stream for BoundsCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quantize::Quantization;
+    use crate::schema::Schema;
+    use crate::stream::WriteStream;
 
     #[test]
     fn a_bounds_check_counts_as_the_measure_does() {
         let message = (7u8, 300u32, true);
-        let mut check = BoundsCheck::default();
-        <(u8, u32, bool)>::serialize_in(&message, &mut check).expect("within bounds");
-        assert_eq!(check.bits_processed(), crate::codec::measure(&message));
+        assert_eq!(
+            BoundsCheck::run(&message),
+            Ok(crate::codec::measure(&message))
+        );
+    }
+
+    /// The calls a derived message makes: a ranged int, a quantized float, a bounded
+    /// string, raw bits, an align and bytes, each with a field name.
+    #[derive(Clone, Debug)]
+    struct Probe {
+        health: u8,
+        aim: f32,
+        name: String,
+        raw: u64,
+    }
+
+    const AIM: Quantization = Quantization::new(-1.0, 1.0, 0.01);
+
+    impl crate::NetMessage for Probe {
+        const MAX_BITS: usize = 7 + 8 + 3 + 4 * 8 + 7 + 3 + 7 + 16;
+        const MIN_BITS: usize = 7 + 8 + 3 + 7 + 3 + 7 + 16;
+        const SCHEMA: &'static Schema = &Schema::BOOL;
+        fn blank() -> Self {
+            Probe {
+                health: 0,
+                aim: 0.0,
+                name: String::new(),
+                raw: 0,
+            }
+        }
+        fn serialize_in<S: Stream, P: Place<Self>>(this: P, s: &mut S) -> Result<(), S::Error> {
+            let p = this.get();
+            s.serialize_int(&mut p.health.clone(), 0, 100)
+                .map_err(|e| S::in_field(e, "P.health"))?;
+            s.serialize_quantized(&mut p.aim.clone(), &AIM)
+                .map_err(|e| S::in_field(e, "P.aim"))?;
+            s.serialize_string(&p.name, 4)
+                .map_err(|e| S::in_field(e, "P.name"))?;
+            s.serialize_bits(&mut p.raw.clone(), 3)
+                .map_err(|e| S::in_field(e, "P.raw"))?;
+            s.serialize_align()?;
+            s.serialize_bytes(&b"ab"[..])
+        }
+    }
+
+    /// Every refusal of the writer, at the bounds check: the same verdict and error (kind
+    /// and field), and on success the measurer's count.
+    #[test]
+    fn the_bounds_check_refuses_what_the_writer_refuses_and_measures_what_the_measurer_measures() {
+        let ok = Probe {
+            health: 100,
+            aim: 0.5,
+            name: "ab".into(),
+            raw: 7,
+        };
+        let cases = [
+            ok.clone(),
+            Probe {
+                health: 101,
+                ..ok.clone()
+            },
+            Probe {
+                aim: 1.5,
+                ..ok.clone()
+            },
+            Probe {
+                aim: f32::NAN,
+                ..ok.clone()
+            },
+            Probe {
+                name: "abcde".into(),
+                ..ok.clone()
+            },
+            Probe {
+                name: "a\0".into(),
+                ..ok.clone()
+            },
+            Probe {
+                raw: 8,
+                ..ok.clone()
+            },
+        ];
+        let mut refused = 0;
+        for message in &cases {
+            let mut buf = vec![0u8; crate::codec::measure(message).div_ceil(8) + 8];
+            let written = crate::NetMessage::write(message, &mut WriteStream::new(&mut buf));
+            match (written, BoundsCheck::run(message).map_err(|(e, _)| e)) {
+                (Ok(()), Ok(bits)) => assert_eq!(bits, crate::codec::measure(message)),
+                (Err(w), Err(c)) => {
+                    assert_eq!(w, c);
+                    assert!(c.field().is_some(), "{c:?}");
+                    refused += 1;
+                }
+                (w, c) => panic!("{message:?}: writer {w:?}, checker {c:?}"),
+            }
+        }
+        assert_eq!(refused, cases.len() - 1);
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! Bit streams: the [`Stream`] trait and its writer, reader and measurer (re-exported at
 //! the crate root).
 
-mod check;
 mod int;
 mod measure;
 mod packed;
@@ -9,7 +8,6 @@ mod place;
 mod read;
 mod write;
 
-pub(crate) use check::CheckStream;
 pub use int::RangedInt;
 pub use measure::MeasureStream;
 pub use place::Place;
@@ -68,7 +66,7 @@ pub trait Stream: Sized {
 
     /// True for [`WriteStream`]: the stream takes the values from the message (the
     /// crate's channels also check a message before queueing it with a stream that
-    /// takes them as the writer does, and writes nothing).
+    /// takes them as the writer does and writes nothing).
     const IS_WRITING: bool;
     /// True for [`ReadStream`].
     const IS_READING: bool;

@@ -70,7 +70,7 @@ pub struct Endpoint {
     config: EndpointConfig,
     limits: FragmentLimits,
     time: Time,
-    sequence: Sequence,
+    /// Our packets' records; its next sequence is the one our next packet takes.
     sent: SentWindow,
     received: SequenceBuffer<ReceivedPacket>,
     /// `received.ack_bits()`, maintained incrementally when that is exact.
@@ -166,7 +166,6 @@ impl Endpoint {
                 max_packet_size: config.max_packet_size,
             },
             time: now,
-            sequence: Sequence(0),
             sent: SentWindow::new(config.sent_packets_buffer_size),
             received: SequenceBuffer::new(config.received_packets_buffer_size),
             received_bits: ReceivedBits::exact_for(config.received_packets_buffer_size)
@@ -200,7 +199,7 @@ impl Endpoint {
 
     /// The sequence number the next packet will get.
     pub fn next_sequence(&self) -> Sequence {
-        self.sequence
+        self.sent.next_sequence()
     }
 
     /// The header our next packet would carry: the next sequence and the acks of
@@ -212,7 +211,7 @@ impl Endpoint {
             None => self.received.ack_bits(),
         };
         PacketHeader {
-            sequence: self.sequence,
+            sequence: self.sent.next_sequence(),
             ack,
             ack_bits,
         }
@@ -291,8 +290,6 @@ impl Endpoint {
             });
         }
         let header = self.next_header();
-        let sequence = header.sequence;
-        self.sequence = sequence.next();
         let mut extension = [0u8; ACK_DELAY_BYTES];
         let extension: &[u8] = if self.config.report_ack_delay {
             extension[0] = self.hold.take(now, header.ack);
@@ -304,15 +301,15 @@ impl Endpoint {
 
         // The slot this packet takes holds the packet sent one window ago (or
         // nothing): if it was never acked, it is now lost for good.
-        let occupant = self.sent.occupant();
-        let (recorded, evicted) = self.sent.record(SentPacket {
+        let (sequence, evicted) = self.sent.record(SentPacket {
             time: now,
             bytes: u32::try_from(self.config.packet_header_size + len).unwrap_or(u32::MAX),
             acked: false,
             skipped: false,
         });
-        debug_assert_eq!(recorded, sequence, "sends take consecutive sequences");
-        let lost = occupant.filter(|_| evicted.is_some_and(|p| !p.acked && !p.skipped));
+        let lost = evicted
+            .filter(|(_, p)| !p.acked && !p.skipped)
+            .map(|(old, _)| old);
         if lost.is_some() {
             self.counters.packets_lost += 1;
         }
@@ -380,13 +377,12 @@ impl Endpoint {
             return;
         }
         skip.pending = false;
-        let (sequence, _) = self.sent.record(SentPacket {
+        self.sent.record(SentPacket {
             time: now,
             bytes: 0,
             acked: false,
             skipped: true,
         });
-        self.sequence = sequence.next();
         self.counters.sequences_skipped += 1;
     }
 
@@ -615,11 +611,11 @@ impl Endpoint {
         // A peer can only ack what we sent: an ack at or beyond our next sequence
         // with any bit set is forged or corrupt. (A fresh peer sends ack 65535 with
         // no bits, which passes whatever our sequence is.)
-        if header.ack_bits != 0 && !header.ack.is_older_than(self.sequence) {
+        if header.ack_bits != 0 && !header.ack.is_older_than(self.sent.next_sequence()) {
             self.counters.packets_dropped_invalid += 1;
             return Err(ReceiveError::ForgedAck {
                 ack: header.ack,
-                next: self.sequence,
+                next: self.sent.next_sequence(),
             });
         }
         if let Some(skipped) = self.acked_skip(header) {

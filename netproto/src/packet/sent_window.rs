@@ -64,14 +64,22 @@ impl SentWindow {
         self.ring.get(sequence)
     }
 
+    /// The sequence the next [`record`](Self::record) takes.
+    pub(crate) fn next_sequence(&self) -> Sequence {
+        self.ring.next_sequence()
+    }
+
     /// The sequence whose record the next [`record`](Self::record) removes, if any.
     pub(crate) fn occupant(&self) -> Option<Sequence> {
         self.ring.occupant(self.ring.next_sequence())
     }
 
     /// Records `packet` under the next sequence; returns that sequence and the record
-    /// it removed from the ring (sent one ring ago), if any.
-    pub(crate) fn record(&mut self, packet: SentPacket) -> (Sequence, Option<SentPacket>) {
+    /// it removed from the ring (sent one ring ago) with its sequence, if any.
+    pub(crate) fn record(
+        &mut self,
+        packet: SentPacket,
+    ) -> (Sequence, Option<(Sequence, SentPacket)>) {
         let sequence = self.ring.next_sequence();
         let evicted = self
             .ring
@@ -95,7 +103,7 @@ impl SentWindow {
             self.packets.set(sequence, 1, u64::from(!packet.skipped));
             self.acked.set(sequence, 1, u64::from(packet.acked));
         }
-        (sequence, evicted.map(|(_, p)| p))
+        (sequence, evicted)
     }
 
     /// Marks the packet `sequence` acked; returns its record when this is its first
@@ -184,9 +192,12 @@ mod tests {
                     acked: x.is_multiple_of(7),
                     skipped: x.is_multiple_of(11),
                 };
-                let expected_evicted = window.occupant().and_then(|o| window.get(o).copied());
+                let expected_evicted = window.occupant().and_then(|o| Some((o, *window.get(o)?)));
                 let (sequence, evicted) = window.record(packet);
-                assert_eq!(evicted.map(|p| p.time), expected_evicted.map(|p| p.time));
+                assert_eq!(
+                    evicted.map(|(s, p)| (s, p.time)),
+                    expected_evicted.map(|(s, p)| (s, p.time))
+                );
                 assert!(window.get(sequence).is_some());
                 let acked = sequence.wrapping_sub((x >> 20) as u16 % (size as u16 + 3));
                 let first = window.get(acked).is_some_and(|p| !p.acked && !p.skipped);

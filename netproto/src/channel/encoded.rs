@@ -333,7 +333,7 @@ mod tests {
             let write = |copy: bool| {
                 let mut buf = [0u8; 32];
                 let mut w = WriteStream::new(&mut buf);
-                w.serialize_bits(&mut (u64::MAX >> (64 - offset.max(1))), offset.max(1))
+                w.serialize_bits(&mut (u64::MAX >> (64 - offset)), offset)
                     .unwrap();
                 if copy {
                     encoded.write_to(&mut w).unwrap();

@@ -537,6 +537,40 @@ mod tests {
     }
 
     #[test]
+    fn the_socket_sends_batches_of_every_header_array_size() {
+        // Around the sizes of the header arrays (8, 24, 64) and beyond one call.
+        let receiver = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        receiver
+            .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .expect("timeout");
+        let to = receiver.local_addr().expect("address");
+        let sender = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        sender.set_nonblocking(true).expect("non-blocking");
+        let mut batch = SendBatch::new();
+        for n in [1usize, 8, 9, 24, 25, 64, 65, 100] {
+            let mut source = Queue::default();
+            for i in 0..n {
+                source.0.push_back((to, vec![n as u8, i as u8]));
+            }
+            let mut stats = TransportStats::default();
+            batch.flush(
+                &mut source,
+                &mut SocketSink(&sender),
+                &mut stats,
+                |to, _| panic!("{to} refused"),
+            );
+            assert_eq!(stats.datagrams_sent, n as u64, "batch of {n}");
+            let mut buf = [0; 16];
+            for i in 0..n {
+                let (len, _) = receiver
+                    .recv_from(&mut buf)
+                    .expect("every datagram arrives");
+                assert_eq!(&buf[..len], &[n as u8, i as u8], "batch of {n}");
+            }
+        }
+    }
+
+    #[test]
     fn the_socket_sends_a_batch_to_many_destinations_and_skips_a_failing_one() {
         // Real sockets: on Linux one sendmmsg call per batch, elsewhere send_to.
         let receivers: Vec<UdpSocket> = (0..3)

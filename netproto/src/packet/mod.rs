@@ -65,6 +65,7 @@ pub(crate) mod fragment;
 pub(crate) mod header;
 mod outcome;
 mod reassembly;
+mod rtt_history;
 mod sent_window;
 mod seq_bits;
 

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::config::EndpointConfig;
+use super::rtt_history::RttHistory;
 use super::sent_window::SentWindow;
 use super::seq_bits::{SeqBits, low_bits, run_mask};
 use super::sequence_buffer::SequenceBuffer;
@@ -248,9 +249,6 @@ impl LongLoss {
     }
 }
 
-/// An empty entry of the RTT history.
-const NO_SAMPLE: u64 = u64::MAX;
-
 /// Below this a smoothed time snaps to its target, as the reference does (its
 /// 0.00001 ms).
 const SNAP: Duration = Duration::from_nanos(10);
@@ -262,10 +260,8 @@ const ACK_DELAY_SMOOTHING: f64 = 1.0 / 16.0;
 #[derive(Debug)]
 pub(crate) struct Estimator {
     stats: Estimates,
-    /// RTT samples by `sequence % len`, in nanoseconds ([`NO_SAMPLE`] = empty): 8
-    /// bytes an entry, as the memory bound counts them (an `Option<Duration>` takes
-    /// 16).
-    history: Box<[u64]>,
+    /// The last `rtt_history_size` RTT samples, with the sums of their summary.
+    history: RttHistory,
     rtt_smoothing: f64,
     bandwidth_smoothing: f64,
     loss_window: u16,
@@ -292,8 +288,12 @@ fn smooth(current: &mut f64, target: f64, factor: f64) {
     }
 }
 
-/// The weight of `count` samples of equal value under per-sample weight `factor`.
+/// The weight of `count` samples of equal value under per-sample weight `factor`:
+/// `factor` itself for one (as the reference smooths), without the power.
 fn weight(factor: f64, count: u32) -> f64 {
+    if count == 1 {
+        return factor;
+    }
     1.0 - (1.0 - factor).powi(count.min(1 << 16) as i32)
 }
 
@@ -301,7 +301,7 @@ impl Estimator {
     pub(crate) fn new(config: &EndpointConfig) -> Self {
         Self {
             stats: Estimates::default(),
-            history: vec![NO_SAMPLE; config.rtt_history_size].into_boxed_slice(),
+            history: RttHistory::new(config.rtt_history_size),
             rtt_smoothing: config.rtt_smoothing_factor,
             bandwidth_smoothing: config.bandwidth_smoothing_factor,
             // Within the sent window, at most 32768 entries.
@@ -323,10 +323,11 @@ impl Estimator {
     /// history under `sequence`. The first sample is taken whole.
     #[inline]
     pub(crate) fn rtt_sample(&mut self, sequence: Sequence, sample: Duration, count: u32) {
-        let index = usize::from(sequence.0) % self.history.len();
-        // Below NO_SAMPLE: a round trip of 584 years is not measured.
-        self.history[index] =
-            u64::try_from(sample.as_nanos()).map_or(NO_SAMPLE - 1, |n| n.min(NO_SAMPLE - 1));
+        // A round trip of 584 years is filed as the longest the history holds.
+        self.history.record(
+            sequence.0,
+            u64::try_from(sample.as_nanos()).unwrap_or(u64::MAX),
+        );
         let rtt = &mut self.stats.rtt;
         if (rtt.is_zero() && !sample.is_zero()) || rtt.abs_diff(sample) < SNAP {
             *rtt = sample;
@@ -470,18 +471,8 @@ impl Estimator {
     }
 
     fn update_rtt_history(&mut self) {
-        // In whole nanoseconds (the samples are below `NO_SAMPLE`, so a sum of at most
-        // 65536 of them fits in a u128).
-        let samples = || self.history.iter().copied().filter(|&n| n != NO_SAMPLE);
-        let (mut count, mut min, mut max, mut sum) = (0u32, u64::MAX, 0u64, 0u128);
-        for n in samples() {
-            count += 1;
-            min = min.min(n);
-            max = max.max(n);
-            sum += u128::from(n);
-        }
         let s = &mut self.stats;
-        if count == 0 {
+        let Some(h) = self.history.summary() else {
             s.rtt_min = None;
             s.rtt_max = None;
             s.rtt_avg = None;
@@ -489,30 +480,14 @@ impl Estimator {
             s.jitter_max_vs_min_rtt = None;
             s.jitter_stddev_vs_avg_rtt = None;
             return;
-        }
-        // At most the largest sample; a 64-bit division when the sum fits (always, but
-        // for samples of centuries).
-        let mean = |sum: u128| match u64::try_from(sum) {
-            Ok(sum) => sum / u64::from(count),
-            Err(_) => u64::try_from(sum / u128::from(count)).unwrap_or(u64::MAX),
         };
-        let avg = mean(sum);
-        // The mean of `sample - min` is the mean less the minimum, to the nanosecond
-        // (both round down).
-        let jitter = mean(sum - u128::from(count) * u128::from(min));
         // Nanoseconds squared, then seconds squared: a variance is not a time.
-        let squares: f64 = samples()
-            .map(|r| {
-                let d = r.abs_diff(avg) as f64;
-                d * d
-            })
-            .sum();
-        let variance = squares / f64::from(count) * 1e-18;
-        s.rtt_min = Some(Duration::from_nanos(min));
-        s.rtt_max = Some(Duration::from_nanos(max));
-        s.rtt_avg = Some(Duration::from_nanos(avg));
-        s.jitter_avg_vs_min_rtt = Some(Duration::from_nanos(jitter));
-        s.jitter_max_vs_min_rtt = Some(Duration::from_nanos(max - min));
+        let variance = h.variance * 1e-18;
+        s.rtt_min = Some(Duration::from_nanos(h.min));
+        s.rtt_max = Some(Duration::from_nanos(h.max));
+        s.rtt_avg = Some(Duration::from_nanos(h.avg));
+        s.jitter_avg_vs_min_rtt = Some(Duration::from_nanos(h.jitter));
+        s.jitter_max_vs_min_rtt = Some(Duration::from_nanos(h.max - h.min));
         s.jitter_stddev_vs_avg_rtt = Some(saturating_duration(variance.sqrt()));
     }
 }
@@ -838,7 +813,7 @@ mod tests {
             e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
             assert_eq!(
                 e.estimates().rtt_max,
-                Some(Duration::from_nanos(NO_SAMPLE - 1)),
+                Some(Duration::from_nanos(u64::MAX - 1)),
                 "{sample:?}"
             );
         }

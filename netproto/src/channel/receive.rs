@@ -197,10 +197,18 @@ impl<'r, M: NetMessage> Contents<ReadStream<'r>> for Reader<'_, M> {
         channel: usize,
         id: Option<u16>,
     ) -> Result<(), StreamError> {
-        let mut message = M::blank();
-        message.serialize(s)?;
-        self.staged.messages.push((channel, id, message));
-        Ok(())
+        // Decoded in its staging slot: a message set's value can be large (an enum is
+        // as large as its largest variant), and every move of it is a copy.
+        let messages = &mut self.staged.messages;
+        messages.push((channel, id, M::blank()));
+        let Some((_, _, message)) = messages.last_mut() else {
+            return Ok(());
+        };
+        let read = message.serialize(s);
+        if read.is_err() {
+            messages.pop();
+        }
+        read
     }
 
     fn group(&mut self) -> FragmentGroup {

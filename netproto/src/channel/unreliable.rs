@@ -96,15 +96,25 @@ impl<M> UnreliableSender<M> {
         self.next_id
     }
 
-    /// Takes the oldest message to write it, with its receipt if tracked, under `id`
-    /// on a sequenced channel (the next message gets the id after it).
-    pub(crate) fn take(&mut self, id: Option<u16>) -> Option<(Payload<M>, Option<u16>)> {
+    /// The oldest message, with its receipt if tracked: the one a packet writes next,
+    /// in place (a message set's value can be large: moving it out is a copy), before
+    /// [`pop_written`](Self::pop_written) drops it.
+    pub(crate) fn front(&self) -> Option<(&Payload<M>, Option<u16>)> {
+        self.queue
+            .front()
+            .map(|(message, _, receipt)| (message, *receipt))
+    }
+
+    /// Drops the oldest message, written under `id` on a sequenced channel (the next
+    /// message gets the id after it).
+    pub(crate) fn pop_written(&mut self, id: Option<u16>) {
         if let Some(id) = id {
             self.next_id = id.wrapping_add(1);
         }
-        self.queue
-            .pop_front()
-            .map(|(message, _, receipt)| (message, receipt))
+        // Dropped where it lies (`pop_front` would move it out first).
+        if !self.queue.is_empty() {
+            self.queue.drain(..1);
+        }
     }
 }
 
@@ -161,8 +171,14 @@ mod tests {
         s.push(Payload::Value(1), 8);
         s.push(Payload::Value(2), 8);
         assert_eq!(s.track_last(), Some(0));
-        assert!(matches!(s.take(None), Some((Payload::Value(1), None))));
-        assert!(matches!(s.take(None), Some((Payload::Value(2), Some(0)))));
+        assert!(matches!(s.front(), Some((Payload::Value(1), None))));
+        s.pop_written(None);
+        assert!(matches!(s.front(), Some((Payload::Value(2), Some(0)))));
+        s.pop_written(Some(7));
+        assert!(s.front().is_none());
+        assert_eq!(s.next_id(), 8, "the id after the one written");
+        s.pop_written(None);
+        assert_eq!(s.len(), 0, "nothing to drop");
         for r in [0, 1, 2] {
             s.acked(r);
         }

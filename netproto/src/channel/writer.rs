@@ -104,8 +104,10 @@ impl<'w, M: NetMessage> Contents<WriteStream<'w>> for Writer<'_, M> {
                 self.record(SentItem::message(channel, id));
             }
             (SendQueue::Unreliable(send), id) => {
-                if let Some((message, receipt)) = send.take(id) {
-                    message.write(s)?;
+                if let Some((message, receipt)) = send.front() {
+                    let written = message.write(s);
+                    send.pop_written(id);
+                    written?;
                     if let Some(receipt) = receipt {
                         self.record(SentItem::message(channel, receipt));
                     }

@@ -100,28 +100,10 @@ impl Encoded {
         &self.inner.bytes
     }
 
-    /// Copies the message's bits into `w`, 64 at a time (as the writer takes a wide
-    /// value: its low 32 bits, then the high ones, so the bits are the same as the
-    /// message's own writes).
+    /// Copies the message's bits into `w`, 64 at a time: the same bits as the
+    /// message's own writes.
     pub(crate) fn write_to(&self, w: &mut WriteStream<'_>) -> Result<(), StreamError> {
-        let mut left = self.inner.bits;
-        let (words, tail) = self.inner.bytes.as_chunks::<8>();
-        for word in words {
-            if left == 0 {
-                return Ok(());
-            }
-            let n = left.min(64);
-            let mut value = u64::from_le_bytes(*word) & (u64::MAX >> (64 - n));
-            w.serialize_bits(&mut value, n as u32)?;
-            left -= n;
-        }
-        if left > 0 {
-            // Fewer than 8 bytes, holding the last `left` bits.
-            let value = tail.iter().rev().fold(0, |v, &b| v << 8 | u64::from(b));
-            let mut value = value & (u64::MAX >> (64 - left));
-            w.serialize_bits(&mut value, left as u32)?;
-        }
-        Ok(())
+        w.append_bits(&self.inner.bytes, self.inner.bits)
     }
 }
 

@@ -139,6 +139,51 @@ impl<'a> WriteStream<'a> {
         }
     }
 
+    /// Appends the first `bits` bits of `bytes`, a bit string a writer produced (bit
+    /// `i` is bit `i % 8` of byte `i / 8`, as [`finish`](Self::finish) leaves them):
+    /// the same bits as writing its values again, 64 at a time, with the room checked
+    /// once. Without room, or with fewer than `bits` bits in `bytes`, it fails and
+    /// writes nothing.
+    pub(crate) fn append_bits(&mut self, bytes: &[u8], bits: usize) -> Result<(), StreamError> {
+        if bits > bytes.len().saturating_mul(8) {
+            return Err(StreamError::new(ErrorKind::OutOfRange));
+        }
+        self.reserve(bits)?;
+        let (words, tail) = bytes.as_chunks::<8>();
+        let full = bits / 64;
+        // Whole words: each lands at the same offset in the scratch, so each output
+        // word is the carry of the one before and the low bits of this one, stored
+        // straight into the buffer (always there: the bits were charged to
+        // `remaining`; `put` is the fallback that keeps it so without `unsafe`).
+        let used = self.scratch_bits;
+        if self.rest.len() >= full * 8 {
+            let (dst, after) = core::mem::take(&mut self.rest).split_at_mut(full * 8);
+            let mut carry = self.scratch;
+            for (dst, word) in dst.as_chunks_mut::<8>().0.iter_mut().zip(words) {
+                let word = u64::from_le_bytes(*word);
+                *dst = (carry | word << used).to_le_bytes();
+                // `word >> (64 - used)`, written so that `used == 0` gives 0.
+                carry = (word >> 1) >> (63 - used);
+            }
+            self.scratch = carry;
+            self.rest = after;
+        } else {
+            for word in words.iter().take(full) {
+                self.put(u64::from_le_bytes(*word), 64);
+            }
+        }
+        let rest = (bits % 64) as u32;
+        if rest > 0 {
+            let word = match words.get(full) {
+                Some(word) => u64::from_le_bytes(*word),
+                // Fewer than 8 bytes left, holding the last `rest` bits.
+                None => tail.iter().rev().fold(0, |v, &b| v << 8 | u64::from(b)),
+            };
+            self.put(word & (u64::MAX >> (64 - rest)), rest);
+        }
+        Ok(())
+    }
+
     /// Appends a whole 64-bit word, for the word packer ([`super::packed::Packed`]):
     /// every one of its 64 bits is sent. Only the room is checked (a word has no bits
     /// above its width); without room it fails with [`ErrorKind::BufferFull`] and writes
@@ -339,6 +384,93 @@ mod tests {
                 assert!(buf[len..].iter().all(|&b| b == 0xEE), "wrote past the end");
             }
         }
+    }
+
+    #[test]
+    fn an_appended_bit_string_is_its_bits_at_every_offset_and_length() {
+        let mut rng = Rng(3);
+        for offset in 0..=64u32 {
+            for bits in [0usize, 1, 7, 8, 63, 64, 65, 127, 128, 129, 200, 255] {
+                // The string: its bits as chunks of at most 64, packed by a writer.
+                let mut string = Vec::new();
+                let mut left = bits;
+                while left > 0 {
+                    let n = left.min(1 + rng.below(64) as usize) as u32;
+                    string.push((rng.bits(n), n));
+                    left -= n as usize;
+                }
+                let mut bytes = vec![0u8; bits.div_ceil(8) + 8];
+                let mut w = WriteStream::new(&mut bytes);
+                for &(v, n) in &string {
+                    w.serialize_bits(&mut v.clone(), n).unwrap();
+                }
+                let len = w.finish();
+                bytes.truncate(len);
+                // Appended after `offset` bits, then a marker.
+                let mut chunks = Vec::new();
+                if offset > 0 {
+                    chunks.push((rng.bits(offset), offset));
+                }
+                let mut buf = [0xEEu8; 64];
+                let mut w = WriteStream::new(&mut buf);
+                for &(v, n) in &chunks {
+                    w.serialize_bits(&mut v.clone(), n).unwrap();
+                }
+                w.append_bits(&bytes, bits).unwrap();
+                w.serialize_bits(&mut 0x5A, 7).unwrap();
+                let len = w.finish();
+                chunks.extend(string);
+                chunks.push((0x5A, 7));
+                assert_eq!(
+                    &buf[..len],
+                    &pack(&chunks)[..],
+                    "offset {offset} bits {bits}"
+                );
+                assert!(buf[len..].iter().all(|&b| b == 0xEE), "wrote past the end");
+            }
+        }
+    }
+
+    #[test]
+    fn an_appended_bit_string_that_does_not_fit_writes_nothing() {
+        let bytes = [0xFFu8; 16];
+        let mut buf = [0u8; 8];
+        let mut w = WriteStream::new(&mut buf);
+        w.serialize_bits(&mut 1, 1).unwrap();
+        let full = w.append_bits(&bytes, 64).unwrap_err();
+        assert_eq!(full.kind(), ErrorKind::BufferFull);
+        assert_eq!((w.bits_processed(), w.bits_remaining()), (1, 63));
+        let short = w.append_bits(&bytes[..1], 9).unwrap_err();
+        assert_eq!(
+            short.kind(),
+            ErrorKind::OutOfRange,
+            "more bits than the bytes hold"
+        );
+        assert_eq!(w.bits_processed(), 1);
+        w.append_bits(&bytes, 63).unwrap();
+        assert_eq!(w.finish(), 8);
+        assert_eq!(buf, [0xFF; 8]);
+        // Whole words into a buffer that ends with the string's last bit.
+        let string: Vec<u8> = (0..16).map(|i| (0x11 * i as u8) ^ 0xA5).collect();
+        for offset in 0..16u32 {
+            let mut exact = vec![0u8; (offset as usize + 128).div_ceil(8)];
+            let mut w = WriteStream::new(&mut exact);
+            if offset > 0 {
+                w.serialize_bits(&mut 0, offset).unwrap();
+            }
+            w.append_bits(&string, 128).unwrap();
+            assert_eq!(w.bits_remaining(), exact_slack(offset));
+            w.finish();
+            let word = |i: usize| u64::from_le_bytes(string[i * 8..i * 8 + 8].try_into().unwrap());
+            let chunks = [(0, offset), (word(0), 64), (word(1), 64)];
+            let want = pack(&chunks[usize::from(offset == 0)..]);
+            assert_eq!(exact, want, "offset {offset}");
+        }
+    }
+
+    /// The bits left in a buffer of whole bytes after `offset + 128` bits.
+    fn exact_slack(offset: u32) -> usize {
+        (offset as usize + 128).div_ceil(8) * 8 - (offset as usize + 128)
     }
 
     #[test]

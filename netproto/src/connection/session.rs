@@ -121,7 +121,7 @@ pub(crate) struct Link {
     /// packet when the one before was an interval or more ago, within the rate.
     next_payload_at: Time,
     /// Bandwidth sent and received, with IP and UDP headers.
-    meters: [Meter; 2],
+    meters: Meter<2>,
 }
 
 impl Link {
@@ -148,7 +148,7 @@ impl Link {
             last_received: now,
             last_payload_sent: Time::NEVER,
             next_payload_at: Time::NEVER,
-            meters: [Meter::default(); 2],
+            meters: Meter::default(),
         })
     }
 
@@ -243,11 +243,12 @@ impl Link {
         let overhead = self.endpoint.config().packet_header_size as u64;
         let wire =
             |datagrams: u64, bytes: u64| bytes.saturating_add(datagrams.saturating_mul(overhead));
-        let [sent, received] = &mut self.meters;
-        sent.update(now, wire(traffic.datagrams_sent, traffic.bytes_sent));
-        received.update(
+        self.meters.update(
             now,
-            wire(traffic.datagrams_received, traffic.bytes_received),
+            [
+                wire(traffic.datagrams_sent, traffic.bytes_sent),
+                wire(traffic.datagrams_received, traffic.bytes_received),
+            ],
         );
         now.secs_since(self.last_sent) >= keepalive_interval.as_secs_f64()
     }
@@ -268,12 +269,11 @@ impl Link {
 
     /// The link's figures, with the session's `traffic`.
     pub(crate) fn link_stats(&self, traffic: &Traffic) -> LinkStats {
-        let [sent, received] = &self.meters;
         LinkStats::new(
             self.endpoint.stats(),
             &self.congestion,
             traffic,
-            [sent, received],
+            &self.meters,
         )
     }
 }

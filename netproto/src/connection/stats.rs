@@ -136,34 +136,48 @@ pub(crate) struct Traffic {
 /// The time over which the bandwidth meters average.
 const METER_TIME_CONSTANT: Duration = Duration::from_secs(1);
 
-/// A bandwidth meter: kilobits per second over about the last
-/// [`METER_TIME_CONSTANT`], as an exponential moving average in time (so that the
-/// result does not depend on how often it is updated).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Meter {
-    kbps: f64,
+/// Bandwidth meters for `N` running byte totals taken at the same instants:
+/// kilobits per second over about the last [`METER_TIME_CONSTANT`], as an
+/// exponential moving average in time (so that the result does not depend on how
+/// often it is updated). The lanes share their instants, so an update computes the
+/// average's weight (an `exp`) once for all of them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Meter<const N: usize> {
+    kbps: [f64; N],
     /// `(time, total bytes)` at the last update.
-    last: Option<(Time, u64)>,
+    last: Option<(Time, [u64; N])>,
 }
 
-impl Meter {
-    /// Takes the running total of bytes at `now`.
-    pub(crate) fn update(&mut self, now: Time, total_bytes: u64) {
+impl<const N: usize> Default for Meter<N> {
+    fn default() -> Self {
+        Self {
+            kbps: [0.0; N],
+            last: None,
+        }
+    }
+}
+
+impl<const N: usize> Meter<N> {
+    /// Takes the running totals of bytes at `now`.
+    pub(crate) fn update(&mut self, now: Time, totals: [u64; N]) {
         match self.last {
             Some((time, bytes)) if now > time => {
                 let dt = now.secs_since(time);
-                let rate = total_bytes.saturating_sub(bytes) as f64 * 8.0 / 1000.0 / dt;
                 let weight = 1.0 - (-dt / METER_TIME_CONSTANT.as_secs_f64()).exp();
-                self.kbps += (rate - self.kbps) * weight;
-                self.last = Some((now, total_bytes));
+                for ((kbps, total), bytes) in self.kbps.iter_mut().zip(totals).zip(bytes) {
+                    let rate = total.saturating_sub(bytes) as f64 * 8.0 / 1000.0 / dt;
+                    *kbps += (rate - *kbps) * weight;
+                }
+                self.last = Some((now, totals));
             }
             // The same instant, or the clock went back: start over from here.
             Some((time, _)) if now == time => {}
-            _ => self.last = Some((now, total_bytes)),
+            _ => self.last = Some((now, totals)),
         }
     }
 
-    pub(crate) fn kbps(&self) -> f64 {
+    /// Each lane's rate, in kilobits per second.
+    pub(crate) fn kbps(&self) -> [f64; N] {
         self.kbps
     }
 }
@@ -174,7 +188,7 @@ impl LinkStats {
         endpoint: EndpointStats,
         congestion: &Congestion,
         traffic: &Traffic,
-        meters: [&Meter; 2],
+        meters: &Meter<2>,
     ) -> Self {
         Self {
             endpoint,
@@ -184,8 +198,8 @@ impl LinkStats {
             datagrams_received: traffic.datagrams_received,
             bytes_sent: traffic.bytes_sent,
             bytes_received: traffic.bytes_received,
-            sent_kbps: meters[0].kbps(),
-            received_kbps: meters[1].kbps(),
+            sent_kbps: meters.kbps()[0],
+            received_kbps: meters.kbps()[1],
         }
     }
 }
@@ -198,7 +212,7 @@ mod tests {
     fn a_steady_rate_reads_true_whatever_the_update_rate() {
         // 100 bytes every 1/30 s = 24 kbps, updated 60 or 7 times per second.
         for updates_per_second in [60.0, 7.0] {
-            let mut meter = Meter::default();
+            let mut meter = Meter::<1>::default();
             let mut total = 0u64;
             let mut next_send = 0.0;
             for i in 0..(10.0 * updates_per_second) as u32 {
@@ -207,12 +221,12 @@ mod tests {
                     total += 100;
                     next_send += 1.0 / 30.0;
                 }
-                meter.update(Time::from_secs_f64(now), total);
+                meter.update(Time::from_secs_f64(now), [total]);
             }
             assert!(
-                (meter.kbps() - 24.0).abs() < 24.0 * 0.05,
+                (meter.kbps()[0] - 24.0).abs() < 24.0 * 0.05,
                 "{}",
-                meter.kbps()
+                meter.kbps()[0]
             );
         }
     }
@@ -220,30 +234,30 @@ mod tests {
     #[test]
     fn bytes_taken_at_the_same_instant_count_from_the_previous_update() {
         // One meter sees the total twice at 11 s; the other once, at 12 s only.
-        let mut twice = Meter::default();
-        let mut once = Meter::default();
+        let mut twice = Meter::<1>::default();
+        let mut once = Meter::<1>::default();
         for meter in [&mut twice, &mut once] {
-            meter.update(Time::from_secs_f64(10.0), 0);
-            meter.update(Time::from_secs_f64(11.0), 1000);
+            meter.update(Time::from_secs_f64(10.0), [0]);
+            meter.update(Time::from_secs_f64(11.0), [1000]);
         }
-        let before = twice.kbps();
-        twice.update(Time::from_secs_f64(11.0), 2000);
-        assert_eq!(twice.kbps(), before, "no time passed: no rate");
-        twice.update(Time::from_secs_f64(12.0), 2000);
-        once.update(Time::from_secs_f64(12.0), 2000);
-        assert_eq!(twice.kbps(), once.kbps(), "the 1000 bytes count once");
+        let before = twice.kbps()[0];
+        twice.update(Time::from_secs_f64(11.0), [2000]);
+        assert_eq!(twice.kbps()[0], before, "no time passed: no rate");
+        twice.update(Time::from_secs_f64(12.0), [2000]);
+        once.update(Time::from_secs_f64(12.0), [2000]);
+        assert_eq!(twice.kbps()[0], once.kbps()[0], "the 1000 bytes count once");
     }
 
     #[test]
     fn a_clock_that_goes_back_starts_over() {
-        let mut meter = Meter::default();
-        meter.update(Time::from_secs_f64(10.0), 0);
-        meter.update(Time::from_secs_f64(11.0), 1000);
-        let kbps = meter.kbps();
+        let mut meter = Meter::<1>::default();
+        meter.update(Time::from_secs_f64(10.0), [0]);
+        meter.update(Time::from_secs_f64(11.0), [1000]);
+        let kbps = meter.kbps()[0];
         assert!(kbps > 0.0);
-        meter.update(Time::from_secs_f64(5.0), 2000);
-        assert_eq!(meter.kbps(), kbps, "nothing counted over a negative time");
-        meter.update(Time::from_secs_f64(6.0), 2000);
-        assert!(meter.kbps() < kbps, "silence since the restart");
+        meter.update(Time::from_secs_f64(5.0), [2000]);
+        assert_eq!(meter.kbps()[0], kbps, "nothing counted over a negative time");
+        meter.update(Time::from_secs_f64(6.0), [2000]);
+        assert!(meter.kbps()[0] < kbps, "silence since the restart");
     }
 }

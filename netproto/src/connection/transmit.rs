@@ -13,7 +13,11 @@ pub const MAX_DATAGRAM_BYTES: usize = netcode::MAX_PACKET_BYTES;
 /// once drained: no allocation per datagram in steady state.
 #[derive(Debug)]
 pub(crate) struct TransmitQueue<A> {
+    /// The arena: its first `used` bytes hold the queued datagrams; past them, bytes
+    /// of earlier ones (a datagram is written over them, so the arena is zeroed only
+    /// where it grows, not at every push).
     bytes: Vec<u8>,
+    used: usize,
     /// (destination, start, length) of each datagram in `bytes`.
     queue: VecDeque<(A, usize, usize)>,
     /// Datagrams dropped because the caller's buffer was too small.
@@ -24,6 +28,7 @@ impl<A: Copy> TransmitQueue<A> {
     pub(crate) fn new() -> Self {
         Self {
             bytes: Vec::new(),
+            used: 0,
             queue: VecDeque::new(),
             truncated: 0,
         }
@@ -40,19 +45,16 @@ impl<A: Copy> TransmitQueue<A> {
         key: &Key,
         protocol_id: u64,
     ) -> Option<usize> {
-        let start = self.bytes.len();
-        self.bytes.resize(start + MAX_DATAGRAM_BYTES, 0);
-        match netcode::write_packet(packet, sequence, key, protocol_id, &mut self.bytes[start..]) {
-            Ok(len) => {
-                self.bytes.truncate(start + len);
-                self.queue.push_back((to, start, len));
-                Some(len)
-            }
-            Err(_) => {
-                self.bytes.truncate(start);
-                None
-            }
+        let start = self.used;
+        let end = start + MAX_DATAGRAM_BYTES;
+        if self.bytes.len() < end {
+            self.bytes.resize(end, 0);
         }
+        let out = self.bytes.get_mut(start..end)?;
+        let len = netcode::write_packet(packet, sequence, key, protocol_id, out).ok()?;
+        self.used = start + len;
+        self.queue.push_back((to, start, len));
+        Some(len)
     }
 
     /// Copies the next datagram into `buf` and returns its destination and length.
@@ -64,7 +66,7 @@ impl<A: Copy> TransmitQueue<A> {
             if self.queue.is_empty() {
                 // Everything is drained after this one: reuse the arena from its start.
                 let out = self.copy(start, len, buf);
-                self.bytes.clear();
+                self.used = 0;
                 match out {
                     Some(n) => return Some((to, n)),
                     None => return None,

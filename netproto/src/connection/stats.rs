@@ -256,7 +256,11 @@ mod tests {
         let kbps = meter.kbps()[0];
         assert!(kbps > 0.0);
         meter.update(Time::from_secs_f64(5.0), [2000]);
-        assert_eq!(meter.kbps()[0], kbps, "nothing counted over a negative time");
+        assert_eq!(
+            meter.kbps()[0],
+            kbps,
+            "nothing counted over a negative time"
+        );
         meter.update(Time::from_secs_f64(6.0), [2000]);
         assert!(meter.kbps()[0] < kbps, "silence since the restart");
     }

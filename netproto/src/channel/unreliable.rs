@@ -115,7 +115,6 @@ impl<M> UnreliableSender<M> {
         if !self.queue.is_empty() {
             self.queue.drain(..1);
         }
-        rewind_if_empty(&mut self.queue);
     }
 }
 
@@ -148,9 +147,7 @@ impl<M> UnreliableReceiver<M> {
 
     /// The oldest message received and not taken.
     pub(crate) fn pop(&mut self) -> Option<M> {
-        let message = self.queue.pop_front();
-        rewind_if_empty(&mut self.queue);
-        message
+        self.queue.pop_front()
     }
 
     /// Queues `message`; `false` when the queue is full and it was dropped.
@@ -163,48 +160,9 @@ impl<M> UnreliableReceiver<M> {
     }
 }
 
-/// Starts an emptied queue again from its first slot. A queue that a tick fills and
-/// drains would otherwise walk its whole buffer, a slot a tick, and a message set's
-/// slot can be large (as large as its largest variant): every connection's next
-/// message would then be written into memory untouched since the last lap, a cache
-/// miss per line, where the first slot stays warm from one tick to the next.
-fn rewind_if_empty<T>(queue: &mut VecDeque<T>) {
-    if queue.is_empty() {
-        // `clear` puts the start back at the buffer's first slot.
-        queue.clear();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_emptied_queue_starts_again_from_its_first_slot() {
-        let mut r: UnreliableReceiver<u64> = UnreliableReceiver::new(8);
-        assert!(r.push(1));
-        let first = r.queue.as_slices().0.as_ptr();
-        for m in 2..10 {
-            assert!(r.push(m));
-            assert_eq!(r.pop(), Some(m - 1));
-            assert_ne!(r.queue.as_slices().0.as_ptr(), first, "not empty: walks on");
-            assert_eq!(r.pop(), Some(m));
-            assert!(r.push(m));
-            assert_eq!(
-                r.queue.as_slices().0.as_ptr(),
-                first,
-                "emptied: back at the start"
-            );
-        }
-        let mut s: UnreliableSender<u64> = UnreliableSender::new(8);
-        s.push(Payload::Value(1), 8);
-        let first = s.queue.as_slices().0.as_ptr();
-        s.push(Payload::Value(2), 8);
-        s.pop_written(None);
-        s.pop_written(None);
-        s.push(Payload::Value(3), 8);
-        assert_eq!(s.queue.as_slices().0.as_ptr(), first);
-    }
 
     #[test]
     fn receipts_follow_the_tracked_messages_and_keep_the_newest() {

@@ -148,30 +148,29 @@ impl<'a> WriteStream<'a> {
         if bits > bytes.len().saturating_mul(8) {
             return Err(StreamError::new(ErrorKind::OutOfRange));
         }
-        self.reserve(bits)?;
         let (words, tail) = bytes.as_chunks::<8>();
         let full = bits / 64;
+        // The whole words' bytes are always in the unflushed part (it covers every bit
+        // not yet charged to `remaining`); testing it here keeps the split below from
+        // panicking without `unsafe`, and fails like `reserve` if it ever did not.
+        if self.rest.len() < full * 8 {
+            return Err(buffer_full());
+        }
+        self.reserve(bits)?;
         // Whole words: each lands at the same offset in the scratch, so each output
         // word is the carry of the one before and the low bits of this one, stored
-        // straight into the buffer (always there: the bits were charged to
-        // `remaining`; `put` is the fallback that keeps it so without `unsafe`).
+        // straight into the buffer.
         let used = self.scratch_bits;
-        if self.rest.len() >= full * 8 {
-            let (dst, after) = core::mem::take(&mut self.rest).split_at_mut(full * 8);
-            let mut carry = self.scratch;
-            for (dst, word) in dst.as_chunks_mut::<8>().0.iter_mut().zip(words) {
-                let word = u64::from_le_bytes(*word);
-                *dst = (carry | word << used).to_le_bytes();
-                // `word >> (64 - used)`, written so that `used == 0` gives 0.
-                carry = (word >> 1) >> (63 - used);
-            }
-            self.scratch = carry;
-            self.rest = after;
-        } else {
-            for word in words.iter().take(full) {
-                self.put(u64::from_le_bytes(*word), 64);
-            }
+        let (dst, after) = core::mem::take(&mut self.rest).split_at_mut(full * 8);
+        let mut carry = self.scratch;
+        for (dst, word) in dst.as_chunks_mut::<8>().0.iter_mut().zip(words) {
+            let word = u64::from_le_bytes(*word);
+            *dst = (carry | word << used).to_le_bytes();
+            // `word >> (64 - used)`, written so that `used == 0` gives 0.
+            carry = (word >> 1) >> (63 - used);
         }
+        self.scratch = carry;
+        self.rest = after;
         let rest = (bits % 64) as u32;
         if rest > 0 {
             let word = match words.get(full) {

@@ -126,6 +126,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let items = &cx.items;
     let schema = crate::schema::expr(input);
     let set = crate::set::expand(input);
+    let moves = crate::set::moves(input);
     let delta = crate::delta::expand(input, &generics);
     quote! {
         const _: () = {
@@ -142,6 +143,8 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
                 fn blank() -> Self {
                     #blank
                 }
+
+                #moves
 
                 // Always: the stream's state then stays in registers across a whole
                 // message (and the caller's loop) instead of going through memory per

@@ -53,6 +53,26 @@ pub trait NetMessage: Sized {
     /// The value a reader starts from before it fills the fields in.
     fn blank() -> Self;
 
+    /// Moves the value out, leaving in its place a value to be read over or moved into
+    /// again, so that a queue can reuse its slots instead of moving whole values.
+    ///
+    /// The default replaces the value with [`NetMessage::blank`]. A derived message set
+    /// (`#[net(message_set)]`) moves only its variant's payload and leaves that
+    /// variant's blank: an enum is as large as its largest variant, and moving it whole
+    /// copies all of that variant's bytes even for a small message.
+    #[inline]
+    fn move_out(&mut self) -> Self {
+        core::mem::replace(self, Self::blank())
+    }
+
+    /// Moves `source`'s value into `self`, leaving in `source` what
+    /// [`NetMessage::move_out`] leaves. A derived message set writes only the variant's
+    /// payload into `self`, not the whole enum.
+    #[inline]
+    fn move_from(&mut self, source: &mut Self) {
+        *self = source.move_out();
+    }
+
     /// The one serialize function: writes, reads or measures the value in `this`,
     /// depending on the stream. `this` is a [`Place`]: `&Self` to write or measure (the
     /// value is only looked at), `&mut Self` to read (the value is filled in). The derive

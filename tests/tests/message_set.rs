@@ -1,6 +1,7 @@
 //! Derived message sets (`#[net(message_set)]`): the number of types, type ids and their
 //! width on the wire, blank messages by type id, `From` for each payload, `MAX_BITS`,
-//! and the rejection of every type id in the bit headroom above the last type.
+//! the rejection of every type id in the bit headroom above the last type, and the
+//! variant-by-variant moves the channels' queues use.
 
 use netproto::{ErrorKind, MessageSet, NetMessage, Stream, WriteStream};
 
@@ -241,6 +242,64 @@ fn generic_message_set() {
     let message = Envelope::Inner(513u16);
     let bytes = netproto::encode(&message).unwrap();
     assert_eq!(netproto::decode::<Envelope<u16>>(&bytes).unwrap(), message);
+}
+
+/// A message set with a large variant beside small ones: the channels' queues move its
+/// values with `move_out` / `move_from`, which the derive writes variant by variant.
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+#[net(message_set)]
+enum Mixed {
+    Small(Tag),
+    Big([Marker; 64]),
+    Text(Named),
+}
+
+#[derive(NetMessage, Debug, Clone, PartialEq)]
+struct Named {
+    #[net(max_len = 16)]
+    name: String,
+}
+
+#[test]
+fn a_set_moves_its_variant_and_leaves_that_variant_blank() {
+    let big = Mixed::Big(core::array::from_fn(|i| Marker { m: (i % 32) as u8 }));
+    let mut slot = big.clone();
+    assert_eq!(slot.move_out(), big);
+    assert_eq!(slot, Mixed::Big(core::array::from_fn(|_| Marker { m: 0 })));
+
+    let mut text = Mixed::Text(Named {
+        name: "gg".to_string(),
+    });
+    let mut slot = Mixed::Small(Tag { x: 3 });
+    slot.move_from(&mut text);
+    assert_eq!(
+        slot,
+        Mixed::Text(Named {
+            name: "gg".to_string()
+        })
+    );
+    // The source holds its variant's blank: no string left behind.
+    assert_eq!(
+        text,
+        Mixed::Text(Named {
+            name: String::new()
+        })
+    );
+    // Into a slot of another variant, and out again.
+    let mut small = Mixed::Small(Tag { x: 2 });
+    slot.move_from(&mut small);
+    assert_eq!(slot, Mixed::Small(Tag { x: 2 }));
+    assert_eq!(small, Mixed::Small(Tag { x: 0 }));
+    // Nested and generic sets, and the default for a struct (replaced by its blank).
+    let mut nested = Envelope::<Mixed>::Inner(Mixed::Small(Tag { x: 1 }));
+    assert_eq!(
+        nested.move_out(),
+        Envelope::Inner(Mixed::Small(Tag { x: 1 }))
+    );
+    assert_eq!(nested, Envelope::Inner(Mixed::Small(Tag { x: 0 })));
+    let mut tag = Tag { x: 3 };
+    assert_eq!(tag.move_out(), Tag { x: 3 });
+    assert_eq!(tag, Tag { x: 0 });
 }
 
 /// The guide's "Message sets" example, compiled and run: keep the two in sync.

@@ -133,6 +133,51 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     }
 }
 
+/// The moves of a message set's `NetMessage` impl (empty for any other type): variant by
+/// variant, so that moving a value copies its payload and not the whole enum (as large
+/// as its largest variant).
+pub(crate) fn moves(input: &Input<'_>) -> TokenStream {
+    let (Some(_), Body::Enum(variants)) = (&input.set, &input.body) else {
+        return TokenStream::new();
+    };
+    let krate = &input.krate;
+    let payloads: Vec<(&Ident, &Type)> = variants
+        .iter()
+        .filter_map(|v| v.fields.list.first().map(|f| (v.ident, f.ty)))
+        .collect();
+    if payloads.is_empty() {
+        // No value to move (and no arm to match a reference with): the defaults.
+        return TokenStream::new();
+    }
+    let out_arms = payloads.iter().map(|(v, ty)| {
+        quote! {
+            Self::#v(payload) => Self::#v(<#ty as #krate::NetMessage>::move_out(payload)),
+        }
+    });
+    let from_arms = payloads.iter().map(|(v, ty)| {
+        quote! {
+            Self::#v(payload) => {
+                *self = Self::#v(<#ty as #krate::NetMessage>::move_out(payload));
+            }
+        }
+    });
+    quote! {
+        #[inline]
+        fn move_out(&mut self) -> Self {
+            match self {
+                #(#out_arms)*
+            }
+        }
+
+        #[inline]
+        fn move_from(&mut self, source: &mut Self) {
+            match source {
+                #(#from_arms)*
+            }
+        }
+    }
+}
+
 /// The type as written, for messages.
 fn value_type(ty: &Type) -> String {
     quote!(#ty)

@@ -12,7 +12,7 @@ mod codegen;
 use proc_macro2::TokenStream;
 
 pub(crate) use check::declare;
-pub(crate) use codegen::{expand, stub};
+pub(crate) use codegen::{expand, moves, stub};
 
 /// A checked `#[net(message_set, max_bits = N)]`.
 pub(crate) struct SetDecl {

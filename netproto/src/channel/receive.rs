@@ -56,14 +56,6 @@ impl<M> ChannelReceiver<M> {
         }
     }
 
-    /// The next message to deliver.
-    fn pop(&mut self) -> Option<M> {
-        match self {
-            Self::Reliable { queue, .. } => queue.pop(),
-            Self::Unreliable(queue) => queue.pop(),
-        }
-    }
-
     /// Checks a message read from a payload (with its id, on a channel with ids)
     /// against the receive window, changing nothing: an error refuses the payload.
     fn check(&self, channel: usize, id: Option<u16>) -> Result<(), PayloadError> {
@@ -77,28 +69,6 @@ impl<M> ChannelReceiver<M> {
         }
     }
 
-    /// Applies a message of a validated payload: buffers it for delivery, or counts
-    /// why not (a duplicate, a stale sequenced message, a full unreliable queue).
-    fn accept(&mut self, id: Option<u16>, message: M, counters: &mut LayerStats) {
-        match (self, id) {
-            (Self::Reliable { queue, .. }, Some(id)) => {
-                if queue.classify(id) == Class::New {
-                    queue.insert(id, message);
-                } else {
-                    counters.messages_dropped_duplicate += 1;
-                }
-            }
-            (Self::Unreliable(queue), id) => {
-                if id.is_some_and(|id| !queue.newer(id)) {
-                    counters.messages_dropped_stale += 1;
-                } else {
-                    counters.messages_dropped_receive_queue_full += u64::from(!queue.push(message));
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// How far the block being reassembled with the lowest id has come.
     fn progress(&self) -> Option<BlockProgress> {
         let Self::Reliable { queue, blocks } = self else {
@@ -109,6 +79,42 @@ impl<M> ChannelReceiver<M> {
             bytes: p.received_bytes(),
             total: p.size(),
         })
+    }
+}
+
+impl<M: NetMessage> ChannelReceiver<M> {
+    /// The next message to deliver.
+    fn pop(&mut self) -> Option<M> {
+        match self {
+            Self::Reliable { queue, .. } => queue.pop(),
+            Self::Unreliable(queue) => queue.pop(),
+        }
+    }
+
+    /// Applies a message of a validated payload: moves it out of `message` into the
+    /// queue for delivery (`true`), or counts why not (a duplicate, a stale sequenced
+    /// message, a full unreliable queue) and leaves it.
+    fn accept(&mut self, id: Option<u16>, message: &mut M, counters: &mut LayerStats) -> bool {
+        match (self, id) {
+            (Self::Reliable { queue, .. }, Some(id)) => {
+                if queue.classify(id) == Class::New {
+                    queue.insert_from(id, message);
+                    return true;
+                }
+                counters.messages_dropped_duplicate += 1;
+            }
+            (Self::Unreliable(queue), id) => {
+                if id.is_some_and(|id| !queue.newer(id)) {
+                    counters.messages_dropped_stale += 1;
+                } else if queue.push_from(message) {
+                    return true;
+                } else {
+                    counters.messages_dropped_receive_queue_full += 1;
+                }
+            }
+            _ => {}
+        }
+        false
     }
 }
 
@@ -138,7 +144,15 @@ struct Group {
 /// A payload decoded and validated, waiting to be applied.
 #[derive(Debug)]
 struct Staged<M> {
-    messages: Vec<(usize, Option<u16>, M)>,
+    /// The messages read: channel and id, the values in `values` at the same index.
+    messages: Vec<(usize, Option<u16>)>,
+    /// Kept from payload to payload: a message is decoded over the value in its slot
+    /// and moved out of it into its queue (a message set's value can be large, as
+    /// large as its largest variant, and every move of it whole is a copy of that).
+    /// At least as long as `messages`. A value is decoded over only as
+    /// [`NetMessage::move_out`] or [`NetMessage::blank`] left it: one not moved into a
+    /// queue is made blank again ([`Staged::reset`]).
+    values: Vec<M>,
     groups: Vec<Group>,
     frags: Vec<(usize, Range<usize>)>,
     bytes: Vec<u8>,
@@ -151,11 +165,24 @@ impl<M> Default for Staged<M> {
     fn default() -> Self {
         Self {
             messages: Vec::new(),
+            values: Vec::new(),
             groups: Vec::new(),
             frags: Vec::new(),
             bytes: Vec::new(),
             blocks: Vec::new(),
             assemble: Vec::new(),
+        }
+    }
+}
+
+impl<M: NetMessage> Staged<M> {
+    /// Makes blank again the values of a payload not applied (up to and including one
+    /// whose decoding failed): a reader of a hand-written impl may count on starting
+    /// from a blank value.
+    fn reset(&mut self) {
+        let read = (self.messages.len() + 1).min(self.values.len());
+        for value in &mut self.values[..read] {
+            *value = M::blank();
         }
     }
 }
@@ -197,18 +224,18 @@ impl<'r, M: NetMessage> Contents<ReadStream<'r>> for Reader<'_, M> {
         channel: usize,
         id: Option<u16>,
     ) -> Result<(), StreamError> {
-        // Decoded in its staging slot: a message set's value can be large (an enum is
-        // as large as its largest variant), and every move of it is a copy.
-        let messages = &mut self.staged.messages;
-        messages.push((channel, id, M::blank()));
-        let Some((_, _, message)) = messages.last_mut() else {
+        // Decoded over the value in its staging slot (see `Staged::values`).
+        let staged = &mut *self.staged;
+        let at = staged.messages.len();
+        if at == staged.values.len() {
+            staged.values.push(M::blank());
+        }
+        let Some(message) = staged.values.get_mut(at) else {
             return Ok(());
         };
-        let read = message.serialize(s);
-        if read.is_err() {
-            messages.pop();
-        }
-        read
+        message.serialize(s)?;
+        staged.messages.push((channel, id));
+        Ok(())
     }
 
     fn group(&mut self) -> FragmentGroup {
@@ -290,6 +317,7 @@ impl<M: NetMessage> ReceiveSide<M> {
             .parse(config, payload)
             .and_then(|()| self.validate(config));
         if let Err(e) = result {
+            self.staged.reset();
             self.staged.clear();
             if e.is_malformed() {
                 counters.payloads_dropped_malformed += 1;
@@ -326,7 +354,7 @@ impl<M: NetMessage> ReceiveSide<M> {
     /// this payload completes. Changes nothing but the staging area.
     fn validate(&mut self, config: &LayerConfig) -> Result<(), PayloadError> {
         let staged = &mut self.staged;
-        for (channel, id, _) in &staged.messages {
+        for (channel, id) in &staged.messages {
             self.channels[*channel].check(*channel, *id)?;
         }
         for g in &mut staged.groups {
@@ -415,8 +443,10 @@ impl<M: NetMessage> ReceiveSide<M> {
     /// Applies a validated payload.
     fn apply(&mut self, config: &LayerConfig, counters: &mut LayerStats) {
         let staged = &mut self.staged;
-        for (channel, id, message) in staged.messages.drain(..) {
-            self.channels[channel].accept(id, message, counters);
+        for (&(channel, id), message) in staged.messages.iter().zip(&mut staged.values) {
+            if !self.channels[channel].accept(id, message, counters) {
+                *message = M::blank();
+            }
         }
         for (g, block) in staged.groups.iter().zip(staged.blocks.drain(..)) {
             let (
@@ -450,5 +480,100 @@ impl<M: NetMessage> ReceiveSide<M> {
             }
         }
         staged.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::channel::{ChannelConfig, ChannelId, LayerConfig, MessageLayer};
+    use crate::schema::Schema;
+    use crate::sequence::Sequence;
+    use crate::stream::{Place, Stream};
+    use crate::{NetMessage, Time};
+
+    /// A hand-written message whose reader counts on starting from a blank value: it
+    /// stores `value` only when `present` is set.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Sticky {
+        present: bool,
+        value: u8,
+    }
+
+    impl NetMessage for Sticky {
+        const MAX_BITS: usize = 9;
+        const MIN_BITS: usize = 1;
+        const SCHEMA: &'static Schema = &Schema::BOOL;
+        fn blank() -> Self {
+            Sticky {
+                present: false,
+                value: 0,
+            }
+        }
+        fn serialize_in<S: Stream, P: Place<Self>>(mut this: P, s: &mut S) -> Result<(), S::Error> {
+            let mut present = this.get().present;
+            s.serialize_bool(&mut present)?;
+            let mut value = this.get().value;
+            if present {
+                s.serialize_int(&mut value, 0, 255)?;
+            }
+            if let Some(m) = this.get_mut() {
+                m.present = present;
+                if present {
+                    m.value = value;
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// A payload dropped whole leaves nothing of its messages behind: the next one is
+    /// decoded from a blank value, whatever the reader leaves unset.
+    #[test]
+    fn a_dropped_payload_leaves_its_staged_values_blank() {
+        let config = LayerConfig::with_channels(vec![ChannelConfig::unreliable()]);
+        let ch = ChannelId::new(0);
+        let mut tx: MessageLayer<Sticky> = MessageLayer::new(config.clone()).unwrap();
+        let mut rx: MessageLayer<Sticky> = MessageLayer::new(config).unwrap();
+        let now = Time::ZERO;
+        let sticky = |present, value| Sticky { present, value };
+        tx.send(ch, sticky(true, 9)).unwrap();
+        tx.send(ch, sticky(true, 8)).unwrap();
+        let mut out = Vec::new();
+        tx.write_packet(now, Sequence(0), &mut out);
+        // Cut short: the first message decodes, the second does not.
+        assert!(rx.read_packet(&out[..out.len() - 1]).is_err());
+        assert_eq!(rx.receive(ch), None, "dropped whole");
+        tx.send(ch, sticky(false, 0)).unwrap();
+        let mut out = Vec::new();
+        tx.write_packet(now, Sequence(1), &mut out);
+        rx.read_packet(&out).unwrap();
+        assert_eq!(rx.receive(ch), Some(sticky(false, 0)));
+        assert_eq!(rx.receive(ch), None);
+    }
+
+    /// Likewise a message applied as a duplicate (not moved into a queue).
+    #[test]
+    fn a_duplicate_leaves_its_staged_value_blank() {
+        let config = LayerConfig::with_channels(vec![ChannelConfig::reliable()]);
+        let ch = ChannelId::new(0);
+        let mut tx: MessageLayer<Sticky> = MessageLayer::new(config.clone()).unwrap();
+        let mut rx: MessageLayer<Sticky> = MessageLayer::new(config).unwrap();
+        let sticky = |present, value| Sticky { present, value };
+        tx.send(ch, sticky(true, 9)).unwrap();
+        for (i, secs) in [0.0, 5.0].into_iter().enumerate() {
+            // Never acked: sent again later, a duplicate the second time.
+            let mut out = Vec::new();
+            tx.write_packet(Time::from_secs_f64(secs), Sequence(i as u16), &mut out);
+            rx.read_packet(&out).unwrap();
+        }
+        assert_eq!(rx.stats().messages_dropped_duplicate, 1);
+        assert_eq!(rx.receive(ch), Some(sticky(true, 9)));
+        tx.on_packet_acked(Sequence(0));
+        tx.on_packet_acked(Sequence(1));
+        tx.send(ch, sticky(false, 0)).unwrap();
+        let mut out = Vec::new();
+        tx.write_packet(Time::from_secs_f64(6.0), Sequence(2), &mut out);
+        rx.read_packet(&out).unwrap();
+        assert_eq!(rx.receive(ch), Some(sticky(false, 0)));
     }
 }

@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 
 use crate::Time;
+use crate::message::NetMessage;
 
 use super::block::OutgoingBlock;
 use super::encoded::Payload;
@@ -145,16 +146,29 @@ pub(crate) struct ReliableReceiver<M> {
     ready: Option<VecDeque<u16>>,
 }
 
-/// A receive-queue slot: the id it holds and the message, `None` once an unordered
-/// channel delivered it.
-pub(crate) type ReceiveSlot<M> = Option<(u16, Option<M>)>;
+/// A receive-queue slot. Its value is made when the slot is first used and then kept:
+/// a message is moved into it and out of it with [`NetMessage::move_from`] and
+/// [`NetMessage::move_out`], which for a message set move only the variant's payload
+/// (the enum is as large as its largest variant).
+#[derive(Debug)]
+pub(crate) struct ReceiveSlot<M> {
+    /// The id the slot holds, and whether its message is still there (`false` once an
+    /// unordered channel delivered it).
+    held: Option<(u16, bool)>,
+    value: Option<M>,
+}
 
 impl<M> ReliableReceiver<M> {
     /// A receiver with `size` slots, delivering in id order or, when `unordered`, in
     /// arrival order.
     pub(crate) fn new(size: usize, unordered: bool) -> Self {
         Self {
-            slots: (0..size).map(|_| None).collect(),
+            slots: (0..size)
+                .map(|_| ReceiveSlot {
+                    held: None,
+                    value: None,
+                })
+                .collect(),
             next: 0,
             frontier: 0,
             ready: unordered.then(|| VecDeque::with_capacity(size)),
@@ -170,7 +184,7 @@ impl<M> ReliableReceiver<M> {
     }
 
     fn has(&self, id: u16) -> bool {
-        matches!(&self.slots[self.index(id)], Some((stored, _)) if *stored == id)
+        matches!(self.slots[self.index(id)].held, Some((stored, _)) if stored == id)
     }
 
     pub(crate) fn classify(&self, id: u16) -> Class {
@@ -191,10 +205,27 @@ impl<M> ReliableReceiver<M> {
         }
     }
 
+    /// Messages buffered and not delivered.
+    pub(crate) fn buffered(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| matches!(s.held, Some((_, true))))
+            .count()
+    }
+}
+
+impl<M: NetMessage> ReliableReceiver<M> {
     /// Buffers a message classified [`Class::New`].
-    pub(crate) fn insert(&mut self, id: u16, message: M) {
+    pub(crate) fn insert(&mut self, id: u16, mut message: M) {
+        self.insert_from(id, &mut message);
+    }
+
+    /// Buffers a message classified [`Class::New`], moved out of `message`.
+    pub(crate) fn insert_from(&mut self, id: u16, message: &mut M) {
         let index = self.index(id);
-        self.slots[index] = Some((id, Some(message)));
+        let slot = &mut self.slots[index];
+        slot.value.get_or_insert_with(M::blank).move_from(message);
+        slot.held = Some((id, true));
         if let Some(ready) = &mut self.ready {
             ready.push_back(id);
         }
@@ -209,14 +240,18 @@ impl<M> ReliableReceiver<M> {
         if let Some(ready) = &mut self.ready {
             let id = ready.pop_front()?;
             let index = usize::from(id) & (self.slots.len() - 1);
-            let message = match &mut self.slots[index] {
-                Some((stored, message)) if *stored == id => message.take(),
+            let slot = &mut self.slots[index];
+            let message = match (&mut slot.held, &mut slot.value) {
+                (Some((stored, present @ true)), Some(value)) if *stored == id => {
+                    *present = false;
+                    Some(value.move_out())
+                }
                 _ => None,
             };
             // Move past the delivered ids: their slots may take new ones.
             while self.next != self.frontier {
                 let index = self.index(self.next);
-                if !matches!(&self.slots[index], Some((stored, None)) if *stored == self.next) {
+                if !matches!(self.slots[index].held, Some((stored, false)) if stored == self.next) {
                     break;
                 }
                 self.next = self.next.wrapping_add(1);
@@ -224,24 +259,15 @@ impl<M> ReliableReceiver<M> {
             return message;
         }
         let index = self.index(self.next);
-        match self.slots[index].take() {
-            Some((id, Some(message))) if id == self.next => {
+        let slot = &mut self.slots[index];
+        match (&slot.held, &mut slot.value) {
+            (Some((id, true)), Some(value)) if *id == self.next => {
+                slot.held = None;
                 self.next = self.next.wrapping_add(1);
-                Some(message)
+                Some(value.move_out())
             }
-            other => {
-                self.slots[index] = other;
-                None
-            }
+            _ => None,
         }
-    }
-
-    /// Messages buffered and not delivered.
-    pub(crate) fn buffered(&self) -> usize {
-        self.slots
-            .iter()
-            .filter(|s| matches!(s, Some((_, Some(_)))))
-            .count()
     }
 }
 

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use super::encoded::Payload;
+use crate::message::NetMessage;
 
 /// Messages waiting for their one transmission, oldest first, with their measured
 /// bits and, for a tracked message, its receipt. Full queue: `send` refuses the new
@@ -25,9 +26,19 @@ pub(crate) struct UnreliableSender<M> {
 /// Messages received and not taken yet. Full queue: a newly arrived message is dropped
 /// and counted (`messages_dropped_receive_queue_full`): the packet is still acked, unreliable data
 /// is never resent anyway.
+///
+/// A ring of slots that keep their values: a message is moved into a slot and out of
+/// it with [`NetMessage::move_from`] and [`NetMessage::move_out`], which for a message
+/// set move only the variant's payload (the enum is as large as its largest variant).
+/// Slots are made as the queue first needs them, up to `capacity`; an emptied queue
+/// starts again from its first slot, which stays warm from one tick to the next.
 #[derive(Debug)]
 pub(crate) struct UnreliableReceiver<M> {
-    queue: VecDeque<M>,
+    slots: Vec<M>,
+    /// The slot of the oldest message.
+    head: usize,
+    /// Messages received and not taken.
+    len: usize,
     capacity: usize,
     /// Sequenced channels: the newest id received.
     newest: Option<u16>,
@@ -121,7 +132,9 @@ impl<M> UnreliableSender<M> {
 impl<M> UnreliableReceiver<M> {
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
-            queue: VecDeque::new(),
+            slots: Vec::new(),
+            head: 0,
+            len: 0,
             capacity,
             newest: None,
         }
@@ -142,20 +155,52 @@ impl<M> UnreliableReceiver<M> {
 
     /// Messages received and not taken.
     pub(crate) fn len(&self) -> usize {
-        self.queue.len()
+        self.len
     }
+}
 
+impl<M: NetMessage> UnreliableReceiver<M> {
     /// The oldest message received and not taken.
     pub(crate) fn pop(&mut self) -> Option<M> {
-        self.queue.pop_front()
+        if self.len == 0 {
+            return None;
+        }
+        let message = self.slots.get_mut(self.head)?.move_out();
+        self.len -= 1;
+        self.head = if self.len == 0 {
+            0
+        } else {
+            (self.head + 1) % self.capacity
+        };
+        Some(message)
     }
 
-    /// Queues `message`; `false` when the queue is full and it was dropped.
-    pub(crate) fn push(&mut self, message: M) -> bool {
-        if self.queue.len() >= self.capacity {
+    /// Moves `message` in behind the others; `false` when the queue is full and it
+    /// was dropped (it stays in `message`).
+    pub(crate) fn push_from(&mut self, message: &mut M) -> bool {
+        if self.len >= self.capacity {
             return false;
         }
-        self.queue.push_back(message);
+        // Slots are used in order from the first: the next is at most one past the last
+        // made.
+        let tail = (self.head + self.len) % self.capacity;
+        if tail == self.slots.len() {
+            if self.slots.len() == self.slots.capacity() {
+                // Doubling, never past the capacity.
+                let more = self
+                    .slots
+                    .len()
+                    .max(4)
+                    .min(self.capacity - self.slots.len());
+                self.slots.reserve_exact(more);
+            }
+            self.slots.push(M::blank());
+        }
+        let Some(slot) = self.slots.get_mut(tail) else {
+            return false;
+        };
+        slot.move_from(message);
+        self.len += 1;
         true
     }
 }
@@ -187,6 +232,43 @@ mod tests {
             (s.pop_acked(), s.pop_acked(), s.pop_acked()),
             (Some(1), Some(2), None)
         );
+    }
+
+    #[test]
+    fn receiver_ring_keeps_order_and_capacity_and_reuses_its_slots() {
+        let mut r: UnreliableReceiver<u32> = UnreliableReceiver::new(3);
+        // Drained every time: one slot made, reused.
+        for m in 1..10u32 {
+            let mut message = m;
+            assert!(r.push_from(&mut message));
+            assert_eq!(message, 0, "moved out, blank left");
+            assert_eq!(r.pop(), Some(m));
+            assert_eq!(r.pop(), None);
+        }
+        assert_eq!(r.slots.len(), 1);
+        // Not drained: the ring wraps, in order, and refuses past its capacity.
+        let mut next = 100u32;
+        let mut expect = 100u32;
+        for round in 0..7 {
+            while r.len() < 3 {
+                let mut message = next;
+                assert!(r.push_from(&mut message));
+                next += 1;
+            }
+            let mut extra = 7;
+            assert!(!r.push_from(&mut extra), "full");
+            assert_eq!(extra, 7, "a refused message stays where it was");
+            for _ in 0..=(round % 3) {
+                assert_eq!(r.pop(), Some(expect));
+                expect += 1;
+            }
+        }
+        assert_eq!(r.slots.len(), 3, "never more slots than the capacity");
+        assert!(r.slots.capacity() <= 4);
+        let mut none: UnreliableReceiver<u32> = UnreliableReceiver::new(0);
+        let mut message = 1;
+        assert!(!none.push_from(&mut message));
+        assert_eq!(none.pop(), None);
     }
 
     #[test]

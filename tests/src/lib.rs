@@ -58,6 +58,7 @@ pub mod fixtures {
 
 pub mod delta_workload;
 pub mod fuzz;
+pub mod load;
 pub mod nonce_log;
 pub mod sealer;
 pub mod serial;

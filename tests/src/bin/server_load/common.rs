@@ -4,22 +4,10 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use netproto::NetMessage;
-use netproto::channel::{ChannelConfig, ChannelId, LayerConfig};
-use netproto_examples::game::{EntityId, EntityState, EntityUpdate, PlayerInput, Position};
+use netproto::channel::ChannelId;
+pub(crate) use netproto_tests::load::*;
 use serde_json::{Value, json};
 
-/// Server and client ticks per second.
-pub(crate) const TICK_HZ: u32 = 60;
-/// A snapshot goes to every client every this many ticks (20 Hz).
-pub(crate) const SNAPSHOT_EVERY: u64 = 3;
-/// Clients per match: a client's reliable events are relayed to the others of its match.
-pub(crate) const MATCH_SIZE: usize = 10;
-/// Each client sends one reliable event every this many ticks (once a second), each
-/// client at its own phase.
-pub(crate) const EVENT_EVERY: u64 = 60;
-/// Entities in a snapshot (about 300 bytes on the wire).
-pub(crate) const SNAPSHOT_ENTITIES: usize = 28;
 /// Clients the load generator starts connecting per tick, at most.
 pub(crate) const CONNECTS_PER_TICK: usize = 25;
 /// Handshakes the load generator has in flight at once, at most: the connects ramp up
@@ -37,119 +25,6 @@ pub(crate) const RELIABLE: ChannelId = ChannelId::RELIABLE;
 pub(crate) const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 /// The protocol id renet's tokens carry.
 pub(crate) const RENET_PROTOCOL_ID: u64 = 0x6e65_7470_726f_746f;
-
-/// A reliable game event: relayed by the server to the sender's match.
-#[derive(NetMessage, Debug, Clone, PartialEq)]
-pub(crate) struct Event {
-    /// The sending player (user id).
-    #[net(bits = 16)]
-    pub(crate) from: u16,
-    /// The sender's event counter, from 0.
-    pub(crate) seq: u32,
-}
-
-/// The world as the server sends it 20 times a second.
-#[derive(NetMessage, Debug, Clone, PartialEq)]
-pub(crate) struct Snapshot {
-    /// The server tick.
-    pub(crate) tick: u32,
-    /// Every entity of the match.
-    pub(crate) entities: [EntityUpdate; SNAPSHOT_ENTITIES],
-}
-
-/// Everything the load sends. The snapshot is held inline (boxing it would allocate
-/// for every snapshot sent); the channels' queues are sized for it.
-#[derive(NetMessage, Debug, Clone, PartialEq)]
-#[net(message_set)]
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum LoadMessage {
-    /// A client's input, every tick, unreliable.
-    Input(PlayerInput),
-    /// A reliable event, once a second per client, relayed to its match.
-    Event(Event),
-    /// The server's snapshot, 20 Hz, unreliable.
-    Snapshot(Snapshot),
-}
-
-/// netproto's channels for the load: reliable events (queues of 64: events are rare),
-/// unreliable inputs and snapshots.
-pub(crate) fn layer_config() -> LayerConfig {
-    let mut reliable = ChannelConfig::reliable();
-    reliable.send_queue_size = 64;
-    reliable.receive_queue_size = 64;
-    LayerConfig::with_channels(vec![reliable, ChannelConfig::unreliable()])
-}
-
-/// The input a client sends at `tick`.
-pub(crate) fn input(user: usize, tick: u64) -> PlayerInput {
-    let phase = (tick as f32 + user as f32) * 0.01;
-    PlayerInput {
-        tick: (tick % 64) as u8,
-        buttons: (tick as u8).wrapping_mul(user as u8 | 1),
-        aim_yaw: phase.sin() * 3.0,
-        aim_pitch: phase.cos() * 1.5,
-        move_x: ((tick / 7) % 15) as i8 - 7,
-        move_y: ((tick / 11) % 15) as i8 - 7,
-    }
-}
-
-/// The snapshot of server tick `tick`.
-pub(crate) fn snapshot(tick: u64) -> Snapshot {
-    let mut s = Snapshot {
-        tick: tick as u32,
-        entities: core::array::from_fn(|i| EntityUpdate {
-            entity: EntityId(i as u16),
-            position: Position {
-                x: 0.0,
-                y: 0.0,
-                z: 0.0,
-            },
-            heading: 0.0,
-            health: 100,
-            state: EntityState::Idle,
-        }),
-    };
-    advance(&mut s, tick);
-    s
-}
-
-/// Moves the snapshot's entities to tick `tick` (no allocation).
-pub(crate) fn advance(s: &mut Snapshot, tick: u64) {
-    s.tick = tick as u32;
-    for (i, e) in s.entities.iter_mut().enumerate() {
-        let t = (tick as f32) * 0.02 + i as f32;
-        e.position = Position {
-            x: t.cos() * 500.0,
-            y: t.sin() * 500.0,
-            z: (i as f32) * 3.0,
-        };
-        e.heading = (t * 0.5).sin() * 3.0;
-        e.health = ((tick + i as u64) % 101) as u8;
-        e.state = match (tick / 30 + i as u64) % 4 {
-            0 => EntityState::Idle,
-            1 => EntityState::Moving {
-                speed: (i % 16) as u8,
-            },
-            2 => EntityState::Attacking {
-                target: EntityId(((i + 1) % SNAPSHOT_ENTITIES) as u16),
-            },
-            _ => EntityState::Dead {
-                respawn_ticks: (tick % 300) as u16,
-            },
-        };
-    }
-}
-
-/// The users of `user`'s match (itself included).
-pub(crate) fn match_of(user: usize, clients: usize) -> core::ops::Range<usize> {
-    let start = user / MATCH_SIZE * MATCH_SIZE;
-    start..(start + MATCH_SIZE).min(clients)
-}
-
-/// Whether client `user` sends an event at client tick `tick`.
-pub(crate) fn sends_event(user: usize, tick: u64) -> bool {
-    (tick + user as u64 * 7).is_multiple_of(EVENT_EVERY)
-}
 
 /// The stack under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,182 @@
+//! The server's work on the load of `server_load`, deterministic: the library's
+//! `ServerStack` with `clients` clients on the network simulator (instant delivery, no
+//! loss), in simulated time, connected and then run for `ticks` ticks of the same game
+//! (an input from every client every tick, an event from each once a second relayed to
+//! its match, a snapshot broadcast to everyone every third tick).
+//!
+//! `server_load` measures CPU time on real sockets, where the kernel's share and the
+//! shared machine's noise move single runs by a third. This program runs the same
+//! library code without sockets or clocks, so that under callgrind the server's
+//! instructions, and with its cache simulation the cache lines it touches, come out
+//! the same from run to run (the address map's hash keys are the only randomness):
+//!
+//! ```text
+//! cargo build --release -p netproto-tests --example server_tick_profile
+//! valgrind --tool=callgrind --toggle-collect='netproto::transport::stack::ServerStack*' \
+//!     target/release/examples/server_tick_profile 20 600
+//! ```
+//!
+//! With `--cache-sim=yes --D1=8192,8,64 --LL=16384,4,64` the last-level cache is far
+//! smaller than a tick's working set: its misses count, nearly, the lines each tick
+//! touches that the previous ticks left cold, which is what a server pays at 100
+//! clients on a shared machine (its state is evicted while it sleeps between ticks).
+//! It prints the ticks run, the datagrams and payloads the server sent, and the
+//! messages delivered, so that two builds can be checked to have done the same work.
+
+use netproto::channel::ChannelId;
+use netproto::connection::{
+    ClientEvent, ClientId, CongestionConfig, ConnectionConfig, ServerEvent,
+};
+use netproto::sim::{LinkConfig, Network, NodeId};
+use netproto_tests::load::{
+    Event, LoadMessage, SNAPSHOT_EVERY, TICK_HZ, advance, input, layer_config, match_of,
+    sends_event, snapshot,
+};
+use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer, deliver};
+
+const RELIABLE: ChannelId = ChannelId::RELIABLE;
+const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let clients: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
+    let ticks: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(600);
+    let layer = layer_config();
+    let protocol_id = netproto::protocol_id::<LoadMessage>(&layer);
+    // The connection settings of `server_load`: every 60 Hz input is a datagram.
+    let connection = || {
+        let mut c = ConnectionConfig::new(protocol_id);
+        c.congestion = CongestionConfig::bulk();
+        c
+    };
+    let mut backend = SimBackend::new(protocol_id, 11);
+    let server_node = NodeId(0);
+    let mut config = backend.server_config(server_node);
+    config.connection = connection();
+    config.max_clients = clients;
+    config.pending_handshakes = 256;
+    let mut server = SimServer::<LoadMessage>::new(server_node, config, layer.clone(), 0.0);
+    let mut players: Vec<SimClient<LoadMessage>> = (0..clients)
+        .map(|i| {
+            let token = backend.token(i as u64, server_node);
+            SimClient::new(
+                NodeId(i as u32 + 1),
+                server_node,
+                connection(),
+                &token,
+                layer.clone(),
+                0.0,
+            )
+        })
+        .collect();
+    let mut net = Network::new(3);
+    net.set_default_link(LinkConfig::default());
+
+    let mut by_user: Vec<Option<ClientId>> = vec![None; clients];
+    let mut user_of: Vec<usize> = vec![usize::MAX; clients];
+    let mut connected: Vec<ClientId> = Vec::with_capacity(clients);
+    let mut snap = snapshot(0);
+    let (mut inputs, mut relayed, mut delivered, mut snapshots) = (0u64, 0u64, 0u64, 0u64);
+    let mut tick = 0u64;
+    let mut game_ticks = 0u64;
+    let mut event_seq = vec![0u32; clients];
+    while game_ticks < ticks {
+        let now = tick as f64 / f64::from(TICK_HZ);
+        tick += 1;
+        if tick > 60 * u64::from(TICK_HZ) {
+            eprintln!("only {} of {clients} clients connected", connected.len());
+            std::process::exit(1);
+        }
+        let playing = connected.len() == clients;
+        // The clients: an input every tick, an event once a second.
+        for (user, p) in players.iter_mut().enumerate() {
+            while let Some(event) = p.poll_event() {
+                if let ClientEvent::Disconnected { reason } = event {
+                    eprintln!("client {user} disconnected: {reason}");
+                    std::process::exit(1);
+                }
+            }
+            if playing {
+                let _ = p.send(UNRELIABLE, LoadMessage::Input(input(user, game_ticks)));
+                if sends_event(user, game_ticks) {
+                    let seq = event_seq[user];
+                    let event = Event {
+                        from: user as u16,
+                        seq,
+                    };
+                    if p.send(RELIABLE, LoadMessage::Event(event)).is_ok() {
+                        event_seq[user] += 1;
+                    }
+                }
+            }
+            while let Some(m) = p.receive(UNRELIABLE) {
+                snapshots += u64::from(matches!(m, LoadMessage::Snapshot(_)));
+            }
+            while p.receive(RELIABLE).is_some() {
+                delivered += 1;
+            }
+            p.update(now, &mut net);
+        }
+        deliver(&mut net, now, &mut server, &mut players);
+        // The server: what `server_load`'s server does with its events and messages.
+        while let Some(event) = server.poll_event() {
+            match event {
+                ServerEvent::Connected {
+                    client, user_id, ..
+                } => {
+                    let user = user_id as usize;
+                    if user < clients && usize::from(client.0) < clients {
+                        by_user[user] = Some(client);
+                        user_of[usize::from(client.0)] = user;
+                        connected.push(client);
+                    }
+                }
+                ServerEvent::Disconnected { client, .. } => {
+                    eprintln!("server: client {client:?} disconnected");
+                    std::process::exit(1);
+                }
+                _ => {}
+            }
+        }
+        for &client in &connected {
+            while let Some(m) = server.receive(client, UNRELIABLE) {
+                inputs += u64::from(matches!(m, LoadMessage::Input(_)));
+            }
+            while let Some(m) = server.receive(client, RELIABLE) {
+                let LoadMessage::Event(event) = m else {
+                    continue;
+                };
+                let user = user_of[usize::from(client.0)];
+                for mate in match_of(user, clients) {
+                    let Some(to) = by_user[mate].filter(|_| mate != user) else {
+                        continue;
+                    };
+                    let message = LoadMessage::Event(event.clone());
+                    if server.stack_mut().send(to, RELIABLE, message).is_ok() {
+                        relayed += 1;
+                    }
+                }
+            }
+        }
+        if playing {
+            if game_ticks.is_multiple_of(SNAPSHOT_EVERY) {
+                advance(&mut snap, game_ticks);
+                let message = LoadMessage::Snapshot(snap.clone());
+                let _ = server
+                    .stack_mut()
+                    .broadcast(UNRELIABLE, &message, |_, _| {});
+            }
+            game_ticks += 1;
+        }
+        server.update(now, &mut net);
+        deliver(&mut net, now, &mut server, &mut players);
+    }
+    println!(
+        "ticks {game_ticks} (after {} to connect), clients {clients}: server datagrams \
+         sent {}, payloads sent {}; inputs {inputs}, events relayed {relayed} and \
+         delivered {delivered}, snapshots delivered {snapshots}",
+        tick - game_ticks,
+        server.wire().datagrams_sent,
+        server.stack_stats().payloads_sent,
+    );
+}

@@ -116,7 +116,9 @@ use syn::{DeriveInput, parse_macro_input};
 /// `#[net(message_set)]` on an enum whose variants each wrap one message type also
 /// derives `netproto::MessageSet` (the message factory: `COUNT`, `TYPE_BITS`,
 /// `type_id()`, `blank_of(id)`, `FINGERPRINT`) and `From<Payload>` for each payload type
-/// that appears in one variant. `#[net(message_set, max_bits = N)]` makes a payload whose
+/// that appears in one variant, and its `NetMessage::move_out` / `move_from` move only
+/// the variant's payload (the channels' queues move messages with them, so a small
+/// message beside a large variant costs its own size). `#[net(message_set, max_bits = N)]` makes a payload whose
 /// messages could exceed `N` bits (type id included) a compile error naming it. A variant
 /// that does not wrap exactly one type is a compile error.
 ///

@@ -596,7 +596,7 @@ impl LayerConfig {
                 ChannelKind::UnreliableUnordered | ChannelKind::UnreliableSequenced => sum(&[
                     c.send_queue_size
                         .max(4)
-                        .saturating_mul(size_of::<(super::encoded::Payload<M>, usize)>()),
+                        .saturating_mul(size_of::<super::unreliable::SendSlot<M>>()),
                     c.send_queue_size.saturating_mul(message_heap.max(encoded)),
                     c.receive_queue_size.max(4).saturating_mul(size_of::<M>()),
                     c.receive_queue_size.saturating_mul(message_heap),

@@ -203,6 +203,32 @@ pub(crate) enum Payload<M> {
 impl<M: NetMessage> Payload<M> {
     /// Writes the message into a packet.
     pub(crate) fn write(&self, w: &mut WriteStream<'_>) -> Result<(), StreamError> {
+        self.as_ref().write(w)
+    }
+}
+
+impl<M> Payload<M> {
+    /// The message, borrowed.
+    pub(crate) fn as_ref(&self) -> PayloadRef<'_, M> {
+        match self {
+            Self::Value(message) => PayloadRef::Value(message),
+            Self::Encoded(encoded) => PayloadRef::Encoded(encoded),
+        }
+    }
+}
+
+/// A queued message, borrowed: what a packet writes.
+#[derive(Debug)]
+pub(crate) enum PayloadRef<'a, M> {
+    /// The message, written when a packet takes it.
+    Value(&'a M),
+    /// Bits encoded once.
+    Encoded(&'a Encoded),
+}
+
+impl<M: NetMessage> PayloadRef<'_, M> {
+    /// Writes the message into a packet.
+    pub(crate) fn write(&self, w: &mut WriteStream<'_>) -> Result<(), StreamError> {
         match self {
             Self::Value(message) => message.write(w),
             Self::Encoded(encoded) => encoded.write_to(w),

@@ -104,7 +104,9 @@ impl<M> ChannelSender<M> {
         message: Payload<M>,
         bits: usize,
         block: Option<Box<[u8]>>,
-    ) {
+    ) where
+        M: NetMessage,
+    {
         match &mut self.queue {
             SendQueue::Reliable(send) => {
                 let item = match (block, config.blocks) {

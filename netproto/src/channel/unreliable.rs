@@ -3,15 +3,25 @@
 
 use std::collections::VecDeque;
 
-use super::encoded::Payload;
+use super::encoded::{Encoded, Payload, PayloadRef};
 use crate::message::NetMessage;
 
 /// Messages waiting for their one transmission, oldest first, with their measured
 /// bits and, for a tracked message, its receipt. Full queue: `send` refuses the new
 /// message (the caller decides what to drop).
+///
+/// A ring of slots that keep their values, like [`UnreliableReceiver`]'s: a message is
+/// moved into its slot with [`NetMessage::move_from`] (for a message set, only the
+/// variant's payload) and an encoded one sits beside the slot's value, so queuing a
+/// small message or a broadcast's encoding does not write a whole message set's worth
+/// of bytes.
 #[derive(Debug)]
 pub(crate) struct UnreliableSender<M> {
-    queue: VecDeque<(Payload<M>, usize, Option<u16>)>,
+    slots: Vec<SendSlot<M>>,
+    /// The slot of the oldest message.
+    head: usize,
+    /// Messages queued, not written yet.
+    len: usize,
     capacity: usize,
     /// Sequenced channels: the id the next message written gets.
     next_id: u16,
@@ -21,6 +31,17 @@ pub(crate) struct UnreliableSender<M> {
     /// `capacity` (allocated by the first tracked message: untracked channels hold
     /// nothing); when full the oldest is dropped.
     acked: VecDeque<u16>,
+}
+
+/// A send-queue slot of an unreliable channel. Its value is the queued message unless
+/// `encoded` holds one; once written, what the value held is moved out (the slot
+/// keeps a blank to be moved into again).
+#[derive(Debug)]
+pub(crate) struct SendSlot<M> {
+    value: M,
+    encoded: Option<Encoded>,
+    bits: usize,
+    receipt: Option<u16>,
 }
 
 /// Messages received and not taken yet. Full queue: a newly arrived message is dropped
@@ -47,7 +68,9 @@ pub(crate) struct UnreliableReceiver<M> {
 impl<M> UnreliableSender<M> {
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
-            queue: VecDeque::new(),
+            slots: Vec::new(),
+            head: 0,
+            len: 0,
             capacity,
             next_id: 0,
             next_receipt: 0,
@@ -57,26 +80,27 @@ impl<M> UnreliableSender<M> {
 
     /// Messages queued, not written yet.
     pub(crate) fn len(&self) -> usize {
-        self.queue.len()
+        self.len
     }
 
     /// `true` when the queue has no room for another message.
     pub(crate) fn is_full(&self) -> bool {
-        self.queue.len() >= self.capacity
+        self.len >= self.capacity
     }
 
-    /// Queues a message of `bits` measured bits (the caller checked there is room).
-    pub(crate) fn push(&mut self, message: Payload<M>, bits: usize) {
-        self.queue.push_back((message, bits, None));
+    /// The slot of the `k`-th queued message (`k < len`).
+    fn at(&self, k: usize) -> Option<&SendSlot<M>> {
+        self.slots.get((self.head + k) % self.capacity.max(1))
     }
 
     /// Tracks the message queued last: gives it the next receipt, which
     /// [`pop_acked`](Self::pop_acked) hands back once a packet that carried it is
     /// acked. `None` when nothing is queued.
     pub(crate) fn track_last(&mut self) -> Option<u16> {
-        let (_, _, receipt) = self.queue.back_mut()?;
+        let last = (self.head + self.len.checked_sub(1)?) % self.capacity.max(1);
+        let slot = self.slots.get_mut(last)?;
         let r = self.next_receipt;
-        *receipt = Some(r);
+        slot.receipt = Some(r);
         self.next_receipt = r.wrapping_add(1);
         if self.acked.capacity() == 0 {
             self.acked.reserve_exact(self.capacity);
@@ -99,7 +123,7 @@ impl<M> UnreliableSender<M> {
 
     /// The measured bits of the queued messages, oldest first.
     pub(crate) fn bits(&self) -> impl Iterator<Item = usize> + '_ {
-        self.queue.iter().map(|(_, bits, _)| *bits)
+        (0..self.len).filter_map(|k| self.at(k).map(|slot| slot.bits))
     }
 
     /// Sequenced channels: the id the next message written gets.
@@ -108,12 +132,48 @@ impl<M> UnreliableSender<M> {
     }
 
     /// The oldest message, with its receipt if tracked: the one a packet writes next,
-    /// in place (a message set's value can be large: moving it out is a copy), before
-    /// [`pop_written`](Self::pop_written) drops it.
-    pub(crate) fn front(&self) -> Option<(&Payload<M>, Option<u16>)> {
-        self.queue
-            .front()
-            .map(|(message, _, receipt)| (message, *receipt))
+    /// in place, before [`pop_written`](Self::pop_written) drops it.
+    pub(crate) fn front(&self) -> Option<(PayloadRef<'_, M>, Option<u16>)> {
+        if self.len == 0 {
+            return None;
+        }
+        let slot = self.at(0)?;
+        let message = match &slot.encoded {
+            Some(encoded) => PayloadRef::Encoded(encoded),
+            None => PayloadRef::Value(&slot.value),
+        };
+        Some((message, slot.receipt))
+    }
+}
+
+impl<M: NetMessage> UnreliableSender<M> {
+    /// Queues a message of `bits` measured bits (the caller checked there is room).
+    pub(crate) fn push(&mut self, message: Payload<M>, bits: usize) {
+        if self.len >= self.capacity {
+            return;
+        }
+        // Slots are used in order from the first: the next is at most one past the last
+        // made.
+        let tail = (self.head + self.len) % self.capacity;
+        if tail == self.slots.len() {
+            reserve_doubling(&mut self.slots, self.capacity);
+            self.slots.push(SendSlot {
+                value: M::blank(),
+                encoded: None,
+                bits: 0,
+                receipt: None,
+            });
+        }
+        let Some(slot) = self.slots.get_mut(tail) else {
+            return;
+        };
+        match message {
+            Payload::Value(mut value) => slot.value.move_from(&mut value),
+            Payload::Encoded(encoded) => slot.encoded = Some(encoded),
+        }
+        slot.bits = bits;
+        slot.receipt = None;
+        self.len += 1;
     }
 
     /// Drops the oldest message, written under `id` on a sequenced channel (the next
@@ -122,10 +182,33 @@ impl<M> UnreliableSender<M> {
         if let Some(id) = id {
             self.next_id = id.wrapping_add(1);
         }
-        // Dropped where it lies (`pop_front` would move it out first).
-        if !self.queue.is_empty() {
-            self.queue.drain(..1);
+        if self.len == 0 {
+            return;
         }
+        if let Some(slot) = self.slots.get_mut(self.head) {
+            // An encoding goes back within its pool's reach; a value's heap is freed
+            // (its variant's payload moved out) where there is anything to free.
+            if slot.encoded.take().is_none() && core::mem::needs_drop::<M>() {
+                drop(slot.value.move_out());
+            }
+        }
+        self.len -= 1;
+        self.head = if self.len == 0 {
+            0
+        } else {
+            (self.head + 1) % self.capacity
+        };
+    }
+}
+
+/// Makes room in `slots` for one more, doubling but never past `capacity` slots.
+fn reserve_doubling<T>(slots: &mut Vec<T>, capacity: usize) {
+    if slots.len() == slots.capacity() {
+        let more = slots
+            .len()
+            .max(4)
+            .min(capacity.saturating_sub(slots.len()).max(1));
+        slots.reserve_exact(more);
     }
 }
 
@@ -185,15 +268,7 @@ impl<M: NetMessage> UnreliableReceiver<M> {
         // made.
         let tail = (self.head + self.len) % self.capacity;
         if tail == self.slots.len() {
-            if self.slots.len() == self.slots.capacity() {
-                // Doubling, never past the capacity.
-                let more = self
-                    .slots
-                    .len()
-                    .max(4)
-                    .min(self.capacity - self.slots.len());
-                self.slots.reserve_exact(more);
-            }
+            reserve_doubling(&mut self.slots, self.capacity);
             self.slots.push(M::blank());
         }
         let Some(slot) = self.slots.get_mut(tail) else {
@@ -216,9 +291,9 @@ mod tests {
         s.push(Payload::Value(1), 8);
         s.push(Payload::Value(2), 8);
         assert_eq!(s.track_last(), Some(0));
-        assert!(matches!(s.front(), Some((Payload::Value(1), None))));
+        assert!(matches!(s.front(), Some((PayloadRef::Value(1), None))));
         s.pop_written(None);
-        assert!(matches!(s.front(), Some((Payload::Value(2), Some(0)))));
+        assert!(matches!(s.front(), Some((PayloadRef::Value(2), Some(0)))));
         s.pop_written(Some(7));
         assert!(s.front().is_none());
         assert_eq!(s.next_id(), 8, "the id after the one written");
@@ -232,6 +307,39 @@ mod tests {
             (s.pop_acked(), s.pop_acked(), s.pop_acked()),
             (Some(1), Some(2), None)
         );
+    }
+
+    #[test]
+    fn sender_ring_keeps_order_bits_and_receipts_across_its_wrap() {
+        let mut s: UnreliableSender<u32> = UnreliableSender::new(3);
+        let mut next = 0u32;
+        let mut expect = 0u32;
+        for round in 0..7 {
+            while !s.is_full() {
+                s.push(Payload::Value(next), next as usize);
+                if next.is_multiple_of(2) {
+                    assert!(s.track_last().is_some());
+                }
+                next += 1;
+            }
+            let bits: Vec<usize> = s.bits().collect();
+            let want: Vec<usize> = (expect..next).map(|m| m as usize).collect();
+            assert_eq!(bits, want, "oldest first");
+            for _ in 0..=(round % 3) {
+                let Some((PayloadRef::Value(&m), receipt)) = s.front() else {
+                    panic!("a value queued");
+                };
+                assert_eq!(m, expect);
+                assert_eq!(receipt.is_some(), expect.is_multiple_of(2));
+                s.pop_written(None);
+                expect += 1;
+            }
+        }
+        assert_eq!(s.slots.len(), 3, "never more slots than the capacity");
+        while s.front().is_some() {
+            s.pop_written(None);
+        }
+        assert_eq!((s.len(), s.head), (0, 0), "emptied: back at the first slot");
     }
 
     #[test]

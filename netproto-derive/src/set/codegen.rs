@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Ident, Type};
 
-use crate::ast::{Body, Input};
+use crate::ast::{Body, Input, Variant};
 use crate::attr::TypeAttrs;
 
 /// The `MessageSet` impl, the `From` impls and the `max_bits` assertions of a set.
@@ -17,10 +17,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let ident = input.ident;
     let krate = &input.krate;
     let name = ident.to_string();
-    let payloads: Vec<(&Ident, &Type)> = variants
-        .iter()
-        .filter_map(|v| v.fields.list.first().map(|f| (v.ident, f.ty)))
-        .collect();
+    let payloads = payloads(variants);
     let count = payloads.len();
     let count_lit = Literal::u32_unsuffixed(count as u32);
     let type_bits = crate::ast::bits_required(0, count as i128 - 1);
@@ -133,6 +130,14 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     }
 }
 
+/// Each variant with the payload type it wraps (a set's variants wrap one each).
+fn payloads<'a>(variants: &'a [Variant<'a>]) -> Vec<(&'a Ident, &'a Type)> {
+    variants
+        .iter()
+        .filter_map(|v| v.fields.list.first().map(|f| (v.ident, f.ty)))
+        .collect()
+}
+
 /// The moves of a message set's `NetMessage` impl (empty for any other type): variant by
 /// variant, so that moving a value copies its payload and not the whole enum (as large
 /// as its largest variant).
@@ -141,10 +146,7 @@ pub(crate) fn moves(input: &Input<'_>) -> TokenStream {
         return TokenStream::new();
     };
     let krate = &input.krate;
-    let payloads: Vec<(&Ident, &Type)> = variants
-        .iter()
-        .filter_map(|v| v.fields.list.first().map(|f| (v.ident, f.ty)))
-        .collect();
+    let payloads = payloads(variants);
     if payloads.is_empty() {
         // No value to move (and no arm to match a reference with): the defaults.
         return TokenStream::new();

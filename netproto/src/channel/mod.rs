@@ -177,6 +177,7 @@ mod link;
 mod payload;
 mod receive;
 mod reliable;
+mod ring;
 mod select;
 mod send;
 mod sent;

@@ -4,24 +4,20 @@
 use std::collections::VecDeque;
 
 use super::encoded::{Encoded, Payload, PayloadRef};
+use super::ring::Ring;
 use crate::message::NetMessage;
 
 /// Messages waiting for their one transmission, oldest first, with their measured
 /// bits and, for a tracked message, its receipt. Full queue: `send` refuses the new
 /// message (the caller decides what to drop).
 ///
-/// A ring of slots that keep their values, like [`UnreliableReceiver`]'s: a message is
-/// moved into its slot with [`NetMessage::move_from`] (for a message set, only the
-/// variant's payload) and an encoded one sits beside the slot's value, so queuing a
-/// small message or a broadcast's encoding does not write a whole message set's worth
-/// of bytes.
+/// A [`Ring`] of slots that keep their values: a message is moved into its slot with
+/// [`NetMessage::move_from`] (for a message set, only the variant's payload) and an
+/// encoded one sits beside the slot's value, so queuing a small message or a
+/// broadcast's encoding does not write a whole message set's worth of bytes.
 #[derive(Debug)]
 pub(crate) struct UnreliableSender<M> {
-    slots: Vec<SendSlot<M>>,
-    /// The slot of the oldest message.
-    head: usize,
-    /// Messages queued, not written yet.
-    len: usize,
+    queue: Ring<SendSlot<M>>,
     capacity: usize,
     /// Sequenced channels: the id the next message written gets.
     next_id: u16,
@@ -48,19 +44,13 @@ pub(crate) struct SendSlot<M> {
 /// and counted (`messages_dropped_receive_queue_full`): the packet is still acked, unreliable data
 /// is never resent anyway.
 ///
-/// A ring of slots that keep their values: a message is moved into a slot and out of
-/// it with [`NetMessage::move_from`] and [`NetMessage::move_out`], which for a message
-/// set move only the variant's payload (the enum is as large as its largest variant).
-/// Slots are made as the queue first needs them, up to `capacity`; an emptied queue
-/// starts again from its first slot, which stays warm from one tick to the next.
+/// A [`Ring`] of slots that keep their values: a message is moved into a slot and out
+/// of it with [`NetMessage::move_from`] and [`NetMessage::move_out`], which for a
+/// message set move only the variant's payload (the enum is as large as its largest
+/// variant).
 #[derive(Debug)]
 pub(crate) struct UnreliableReceiver<M> {
-    slots: Vec<M>,
-    /// The slot of the oldest message.
-    head: usize,
-    /// Messages received and not taken.
-    len: usize,
-    capacity: usize,
+    queue: Ring<M>,
     /// Sequenced channels: the newest id received.
     newest: Option<u16>,
 }
@@ -68,9 +58,7 @@ pub(crate) struct UnreliableReceiver<M> {
 impl<M> UnreliableSender<M> {
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
-            slots: Vec::new(),
-            head: 0,
-            len: 0,
+            queue: Ring::new(capacity),
             capacity,
             next_id: 0,
             next_receipt: 0,
@@ -80,25 +68,19 @@ impl<M> UnreliableSender<M> {
 
     /// Messages queued, not written yet.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.queue.len()
     }
 
     /// `true` when the queue has no room for another message.
     pub(crate) fn is_full(&self) -> bool {
-        self.len >= self.capacity
-    }
-
-    /// The slot of the `k`-th queued message (`k < len`).
-    fn at(&self, k: usize) -> Option<&SendSlot<M>> {
-        self.slots.get((self.head + k) % self.capacity.max(1))
+        self.queue.is_full()
     }
 
     /// Tracks the message queued last: gives it the next receipt, which
     /// [`pop_acked`](Self::pop_acked) hands back once a packet that carried it is
     /// acked. `None` when nothing is queued.
     pub(crate) fn track_last(&mut self) -> Option<u16> {
-        let last = (self.head + self.len.checked_sub(1)?) % self.capacity.max(1);
-        let slot = self.slots.get_mut(last)?;
+        let slot = self.queue.back_mut()?;
         let r = self.next_receipt;
         slot.receipt = Some(r);
         self.next_receipt = r.wrapping_add(1);
@@ -123,7 +105,7 @@ impl<M> UnreliableSender<M> {
 
     /// The measured bits of the queued messages, oldest first.
     pub(crate) fn bits(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.len).filter_map(|k| self.at(k).map(|slot| slot.bits))
+        (0..self.queue.len()).filter_map(|k| self.queue.get(k).map(|slot| slot.bits))
     }
 
     /// Sequenced channels: the id the next message written gets.
@@ -134,10 +116,7 @@ impl<M> UnreliableSender<M> {
     /// The oldest message, with its receipt if tracked: the one a packet writes next,
     /// in place, before [`pop_written`](Self::pop_written) drops it.
     pub(crate) fn front(&self) -> Option<(PayloadRef<'_, M>, Option<u16>)> {
-        if self.len == 0 {
-            return None;
-        }
-        let slot = self.at(0)?;
+        let slot = self.queue.get(0)?;
         let message = match &slot.encoded {
             Some(encoded) => PayloadRef::Encoded(encoded),
             None => PayloadRef::Value(&slot.value),
@@ -149,31 +128,20 @@ impl<M> UnreliableSender<M> {
 impl<M: NetMessage> UnreliableSender<M> {
     /// Queues a message of `bits` measured bits (the caller checked there is room).
     pub(crate) fn push(&mut self, message: Payload<M>, bits: usize) {
-        if self.len >= self.capacity {
-            return;
-        }
-        // Slots are used in order from the first: the next is at most one past the last
-        // made.
-        let tail = (self.head + self.len) % self.capacity;
-        if tail == self.slots.len() {
-            reserve_doubling(&mut self.slots, self.capacity);
-            self.slots.push(SendSlot {
-                value: M::blank(),
-                encoded: None,
-                bits: 0,
-                receipt: None,
-            });
-        }
-        let Some(slot) = self.slots.get_mut(tail) else {
-            return;
+        let make = || SendSlot {
+            value: M::blank(),
+            encoded: None,
+            bits: 0,
+            receipt: None,
         };
-        match message {
-            Payload::Value(mut value) => slot.value.move_from(&mut value),
-            Payload::Encoded(encoded) => slot.encoded = Some(encoded),
-        }
-        slot.bits = bits;
-        slot.receipt = None;
-        self.len += 1;
+        self.queue.push_with(make, |slot| {
+            match message {
+                Payload::Value(mut value) => slot.value.move_from(&mut value),
+                Payload::Encoded(encoded) => slot.encoded = Some(encoded),
+            }
+            slot.bits = bits;
+            slot.receipt = None;
+        });
     }
 
     /// Drops the oldest message, written under `id` on a sequenced channel (the next
@@ -182,43 +150,20 @@ impl<M: NetMessage> UnreliableSender<M> {
         if let Some(id) = id {
             self.next_id = id.wrapping_add(1);
         }
-        if self.len == 0 {
-            return;
-        }
-        if let Some(slot) = self.slots.get_mut(self.head) {
+        if let Some(slot) = self.queue.pop_front() {
             // An encoding goes back within its pool's reach; a value's heap is freed
             // (its variant's payload moved out) where there is anything to free.
             if slot.encoded.take().is_none() && core::mem::needs_drop::<M>() {
                 drop(slot.value.move_out());
             }
         }
-        self.len -= 1;
-        self.head = if self.len == 0 {
-            0
-        } else {
-            (self.head + 1) % self.capacity
-        };
-    }
-}
-
-/// Makes room in `slots` for one more, doubling but never past `capacity` slots.
-fn reserve_doubling<T>(slots: &mut Vec<T>, capacity: usize) {
-    if slots.len() == slots.capacity() {
-        let more = slots
-            .len()
-            .max(4)
-            .min(capacity.saturating_sub(slots.len()).max(1));
-        slots.reserve_exact(more);
     }
 }
 
 impl<M> UnreliableReceiver<M> {
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
-            slots: Vec::new(),
-            head: 0,
-            len: 0,
-            capacity,
+            queue: Ring::new(capacity),
             newest: None,
         }
     }
@@ -238,45 +183,21 @@ impl<M> UnreliableReceiver<M> {
 
     /// Messages received and not taken.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.queue.len()
     }
 }
 
 impl<M: NetMessage> UnreliableReceiver<M> {
     /// The oldest message received and not taken.
     pub(crate) fn pop(&mut self) -> Option<M> {
-        if self.len == 0 {
-            return None;
-        }
-        let message = self.slots.get_mut(self.head)?.move_out();
-        self.len -= 1;
-        self.head = if self.len == 0 {
-            0
-        } else {
-            (self.head + 1) % self.capacity
-        };
-        Some(message)
+        self.queue.pop_front().map(M::move_out)
     }
 
     /// Moves `message` in behind the others; `false` when the queue is full and it
     /// was dropped (it stays in `message`).
     pub(crate) fn push_from(&mut self, message: &mut M) -> bool {
-        if self.len >= self.capacity {
-            return false;
-        }
-        // Slots are used in order from the first: the next is at most one past the last
-        // made.
-        let tail = (self.head + self.len) % self.capacity;
-        if tail == self.slots.len() {
-            reserve_doubling(&mut self.slots, self.capacity);
-            self.slots.push(M::blank());
-        }
-        let Some(slot) = self.slots.get_mut(tail) else {
-            return false;
-        };
-        slot.move_from(message);
-        self.len += 1;
-        true
+        self.queue
+            .push_with(M::blank, |slot| slot.move_from(message))
     }
 }
 
@@ -335,17 +256,16 @@ mod tests {
                 expect += 1;
             }
         }
-        assert_eq!(s.slots.len(), 3, "never more slots than the capacity");
         while s.front().is_some() {
             s.pop_written(None);
         }
-        assert_eq!((s.len(), s.head), (0, 0), "emptied: back at the first slot");
+        assert_eq!(s.len(), 0);
     }
 
     #[test]
-    fn receiver_ring_keeps_order_and_capacity_and_reuses_its_slots() {
+    fn receiver_moves_messages_in_order_within_its_capacity() {
         let mut r: UnreliableReceiver<u32> = UnreliableReceiver::new(3);
-        // Drained every time: one slot made, reused.
+        // Drained every time.
         for m in 1..10u32 {
             let mut message = m;
             assert!(r.push_from(&mut message));
@@ -353,7 +273,6 @@ mod tests {
             assert_eq!(r.pop(), Some(m));
             assert_eq!(r.pop(), None);
         }
-        assert_eq!(r.slots.len(), 1);
         // Not drained: the ring wraps, in order, and refuses past its capacity.
         let mut next = 100u32;
         let mut expect = 100u32;
@@ -371,8 +290,6 @@ mod tests {
                 expect += 1;
             }
         }
-        assert_eq!(r.slots.len(), 3, "never more slots than the capacity");
-        assert!(r.slots.capacity() <= 4);
         let mut none: UnreliableReceiver<u32> = UnreliableReceiver::new(0);
         let mut message = 1;
         assert!(!none.push_from(&mut message));

@@ -270,10 +270,7 @@ impl EndpointConfig {
             .saturating_add(super::sent_window::SentWindow::bits_heap_bytes(
                 self.sent_packets_buffer_size,
             ))
-            .saturating_add(ring(
-                self.received_packets_buffer_size,
-                size_of::<super::stats::ReceivedPacket>(),
-            ))
+            .saturating_add(ring(self.received_packets_buffer_size, 0))
             .saturating_add(self.rtt_history_size.saturating_mul(size_of::<u64>()))
             .saturating_add(transmit)
     }
@@ -545,7 +542,7 @@ mod tests {
     #[test]
     fn the_memory_bound_adds_up_every_ring_and_the_send_buffer() {
         use super::super::reassembly::Partial;
-        use super::super::stats::{ReceivedPacket, SentPacket};
+        use super::super::stats::SentPacket;
         use core::mem::size_of;
         let c = EndpointConfig {
             fragment_reassembly_buffer_size: 4,
@@ -560,11 +557,11 @@ mod tests {
         };
         assert_eq!(c.validate(), Ok(()));
         // Every ring slot carries 4 bytes of sequence and state beside its entry; the
-        // 16 sent packets' fates take two rings of 64 bits.
+        // 16 sent packets' fates take two bits for each of 64 sequences.
         let expected = 4 * (4 + size_of::<Partial>() + 8 * 101)
             + 16 * (4 + size_of::<SentPacket>())
             + 2 * 8
-            + 32 * (4 + size_of::<ReceivedPacket>())
+            + 32 * 4
             + 10 * size_of::<f64>()
             + c.max_datagram_size();
         assert_eq!(c.memory_bound(), expected);

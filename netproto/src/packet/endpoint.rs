@@ -11,7 +11,7 @@ use super::outcome::{Acks, PacketSendError, ReceiveError, Received, Sent};
 use super::reassembly::{Reassembly, StoreError};
 use super::sent_window::SentWindow;
 use super::sequence_buffer::SequenceBuffer;
-use super::stats::{EndpointStats, Estimates, Estimator, ReceivedPacket, SentPacket};
+use super::stats::{EndpointStats, Estimates, Estimator, SentPacket};
 use crate::Time;
 use crate::sequence::Sequence;
 use core::fmt;
@@ -72,7 +72,7 @@ pub struct Endpoint {
     time: Time,
     /// Our packets' records; its next sequence is the one our next packet takes.
     sent: SentWindow,
-    received: SequenceBuffer<ReceivedPacket>,
+    received: SequenceBuffer<()>,
     /// `received.ack_bits()`, maintained incrementally when that is exact.
     received_bits: Option<ReceivedBits>,
     /// The peer's ack fields already processed.
@@ -257,11 +257,12 @@ impl Endpoint {
     }
 
     /// Sets the time and refreshes the statistics: the packet loss at every call, the
-    /// windowed ones (RTT min / max / jitter, bandwidth: a pass over the RTT history
-    /// and half of each packet window) four times a second. Call it once per tick.
+    /// others (RTT min / max / jitter from the RTT history's running sums, bandwidth
+    /// from the bytes counted since the last time) four times a second. Call it once
+    /// per tick.
     pub fn update(&mut self, now: Time) {
         self.time = now;
-        self.estimator.update(now, &self.sent, &self.received);
+        self.estimator.update(now, &self.sent);
     }
 
     /// Sends `payload` as the next packet, calling `transmit` once per datagram.
@@ -301,9 +302,11 @@ impl Endpoint {
 
         // The slot this packet takes holds the packet sent one window ago (or
         // nothing): if it was never acked, it is now lost for good.
+        let bytes = self.config.packet_header_size + len;
+        self.estimator.on_sent(bytes);
         let (sequence, evicted) = self.sent.record(SentPacket {
             time: now,
-            bytes: u32::try_from(self.config.packet_header_size + len).unwrap_or(u32::MAX),
+            bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
             acked: false,
             skipped: false,
         });
@@ -670,15 +673,12 @@ impl Endpoint {
     /// and processes its header's acks. The packet passed [`check_packet`].
     fn accept_packet(&mut self, header: &PacketHeader, hold: Option<u8>, wire_len: usize) -> Acks {
         let sequence = header.sequence;
-        let record = ReceivedPacket {
-            time: self.time,
-            bytes: u32::try_from(self.config.packet_header_size + wire_len).unwrap_or(u32::MAX),
-        };
-        if let Ok(slot) = self.received.insert_in_place(sequence) {
-            *slot = record;
-            if let Some(bits) = &mut self.received_bits {
-                bits.insert(sequence);
-            }
+        self.estimator
+            .on_received(self.config.packet_header_size + wire_len);
+        if self.received.insert_in_place(sequence).is_ok()
+            && let Some(bits) = &mut self.received_bits
+        {
+            bits.insert(sequence);
         }
         self.reassembly.advance(sequence);
         self.counters.packets_accepted += 1;
@@ -707,6 +707,7 @@ impl Endpoint {
             // A skipped sequence cannot be here: `check_packet` refused it.
             if let Some(packet) = self.sent.ack(acked) {
                 self.counters.packets_acked += 1;
+                self.estimator.on_acked(packet.bytes);
                 if per_packet_rtt {
                     let rtt = self.time.saturating_duration_since(packet.time);
                     self.estimator.rtt_sample(acked, rtt, 1);
@@ -985,8 +986,53 @@ mod tests {
         assert!(packet.accept().is_empty(), "nothing of ours to ack");
         assert_eq!(b.stats().fragments_received, 3);
         assert_eq!(b.pending_reassemblies(), 0);
-        let record = b.received.get(Sequence(0)).expect("recorded");
-        assert_eq!(record.bytes as usize, bytes);
+        assert!(b.received.get(Sequence(0)).is_some(), "recorded");
+        assert_eq!(b.estimator.received_tally(), bytes as u64);
+    }
+
+    /// Ten seconds of 100-byte packets both ways at 60 per second, all delivered: the
+    /// sent, received and acked bandwidths settle on the bytes that went out.
+    #[test]
+    fn the_bandwidths_follow_a_steady_exchange() {
+        let (mut a, mut b) = pair();
+        let header_size = a.config.packet_header_size;
+        let mut wire_bytes = 0usize;
+        let hop = |from: &mut Endpoint, to: &mut Endpoint, now: Time| {
+            let mut bytes = 0;
+            for d in send(from, now, &[7; 100]) {
+                bytes += header_size + d.len();
+                let Ok(Incoming::Packet(p)) = to.receive(now, &d) else {
+                    panic!("a whole packet");
+                };
+                p.accept();
+            }
+            bytes
+        };
+        for tick in 0..600u32 {
+            let now = Time::from_secs_f64(f64::from(tick) / 60.0);
+            let bytes = hop(&mut a, &mut b, now);
+            hop(&mut b, &mut a, now);
+            if tick >= 300 {
+                wire_bytes += bytes;
+            }
+            a.update(now);
+            b.update(now);
+        }
+        // A's rate over the last five seconds: sent and acked count the payload,
+        // received the datagram (with the packet header), each plus `header_size`.
+        let sent = f64::from(60 * (header_size as u32 + 100)) * 8.0 / 1000.0;
+        let received = wire_bytes as f64 * 8.0 / 1000.0 / 5.0;
+        let (sa, sb) = (a.stats(), b.stats());
+        for (what, kbps, truth) in [
+            ("a sent", sa.sent_kbps, sent),
+            ("a acked", sa.acked_kbps, sent),
+            ("b received", sb.received_kbps, received),
+        ] {
+            assert!(
+                (kbps - truth).abs() < truth * 0.02,
+                "{what}: {kbps} / {truth}"
+            );
+        }
     }
 
     #[test]

@@ -8,8 +8,8 @@ use crate::sequence::Sequence;
 
 /// The sent-packet ring of an [`Endpoint`](super::Endpoint), and beside it two bits
 /// per sequence that say the same as its records, for the loss estimates to read 64
-/// at a time: "a packet (sent, not skipped) is in the ring under this sequence" and
-/// "it was acked".
+/// at a time: "a packet (sent, not skipped) is in the ring under this sequence"
+/// (lane 0) and "it was acked" (lane 1).
 ///
 /// Sequences are taken in order ([`record`](Self::record) takes the next one), so the
 /// only record a new one removes is the one in its slot, whose bits it clears. The
@@ -19,8 +19,8 @@ use crate::sequence::Sequence;
 #[derive(Debug)]
 pub(crate) struct SentWindow {
     ring: SequenceBuffer<SentPacket>,
-    packets: SeqBits<Box<[u64]>>,
-    acked: SeqBits<Box<[u64]>>,
+    /// Lane 0: a packet is in the ring; lane 1: it was acked.
+    fates: SeqBits<Box<[[u64; 2]]>>,
     /// The send time of the newest record.
     last_time: Time,
     /// The newest record sent earlier than the record before it (the clock went
@@ -34,23 +34,23 @@ impl SentWindow {
         let bits = Self::bits_for(size);
         Self {
             ring: SequenceBuffer::new(size),
-            packets: SeqBits::with_bits(bits),
-            acked: SeqBits::with_bits(bits),
+            fates: SeqBits::with_bits(bits),
             last_time: Time::NEVER,
             disorder: None,
         }
     }
 
-    /// Sequences the bit rings cover for a ring of `size` records: the longest a
+    /// Sequences the bit ring covers for a ring of `size` records: the longest a
     /// record stays in the ring (see the type's documentation), rounded up to a
     /// power of two of at least 64 by [`SeqBits::with_bits`].
     pub(crate) fn bits_for(size: usize) -> usize {
         size.max(1) + (1 << 16) % size.max(1)
     }
 
-    /// Heap bytes of the two bit rings for a ring of `size` records.
+    /// Heap bytes of the bit ring (two bits per sequence) for a ring of `size`
+    /// records.
     pub(crate) fn bits_heap_bytes(size: usize) -> usize {
-        2 * Self::bits_for(size).clamp(64, 1 << 16).next_power_of_two() / 8
+        2 * SeqBits::ring_len(Self::bits_for(size)) / 8
     }
 
     /// The records, to read.
@@ -86,13 +86,13 @@ impl SentWindow {
             .occupant(sequence)
             .and_then(|old| Some((old, *self.ring.get(old)?)));
         if let Some((old, _)) = evicted {
-            self.packets.set(old, 1, 0);
+            self.fates.set(old, [1, 0], [0, 0]);
         }
         if packet.time < self.last_time {
             self.disorder = Some(sequence);
         } else if self
             .disorder
-            .is_some_and(|d| self.age(d) >= self.packets.len())
+            .is_some_and(|d| self.age(d) >= self.fates.len())
         {
             self.disorder = None;
         }
@@ -100,8 +100,11 @@ impl SentWindow {
         // The newest, never stale.
         if let Ok(slot) = self.ring.insert_in_place(sequence) {
             *slot = packet;
-            self.packets.set(sequence, 1, u64::from(!packet.skipped));
-            self.acked.set(sequence, 1, u64::from(packet.acked));
+            self.fates.set(
+                sequence,
+                [1, 1],
+                [u64::from(!packet.skipped), u64::from(packet.acked)],
+            );
         }
         (sequence, evicted)
     }
@@ -114,7 +117,7 @@ impl SentWindow {
             return None;
         }
         packet.acked = true;
-        self.acked.set(sequence, 1, 1);
+        self.fates.set(sequence, [0, 1], [0, 1]);
         Some(packet)
     }
 
@@ -161,10 +164,11 @@ impl SentWindow {
     pub(crate) fn fates(&self, s0: Sequence) -> (u64, u64) {
         // The bit ring's sequences: those from `newest - len + 1` to the newest (the
         // others' bits belong to sequences a ring of bits ago, or ahead).
-        let len = self.packets.len() as u32;
+        let len = self.fates.len() as u32;
         let held = run_mask(s0, self.ring.next_sequence().wrapping_sub(len as u16), len);
-        let packets = self.packets.get(s0) & held;
-        (packets, packets & self.acked.get(s0))
+        let [packets, acked] = self.fates.get(s0);
+        let packets = packets & held;
+        (packets, packets & acked)
     }
 }
 

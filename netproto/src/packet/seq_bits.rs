@@ -1,86 +1,92 @@
-//! A ring of one bit per sequence number, read and written 64 sequences at a time.
+//! A ring of two bits per sequence number, read and written 64 sequences at a time.
 //!
 //! The loss estimates look at dozens of our packets at every update of every
 //! connection; as bits, a window of 64 packets is one or two words, where the sent
-//! packet records it summarises span a dozen cache lines.
+//! packet records it summarises span a dozen cache lines. Each use keeps two facts
+//! per sequence (sent and acked; counted and lost), read together: the two lanes'
+//! words for the same sequences sit side by side, in one cache line or two.
 
 use crate::sequence::Sequence;
 
-/// One bit per sequence number for the last `64 * words` sequences: sequence `s` is
-/// bit `s % (64 * words)`. The number of words is a power of two, so that the ring
-/// divides the 16-bit sequence space and 65535 -> 0 stays consecutive.
+/// Two bits (lanes 0 and 1) per sequence number for the last `64 * words`
+/// sequences: sequence `s` is bit `s % (64 * words)` of each lane, whose words are
+/// stored in pairs (`[lane 0, lane 1]`). The number of words is a power of two, so
+/// that the ring divides the 16-bit sequence space and 65535 -> 0 stays consecutive.
 #[derive(Clone, Debug)]
 pub(crate) struct SeqBits<W> {
-    words: W,
+    pairs: W,
 }
 
-impl<const N: usize> Default for SeqBits<[u64; N]> {
+impl<const N: usize> Default for SeqBits<[[u64; 2]; N]> {
     fn default() -> Self {
         const { assert!(N.is_power_of_two() && N <= 1024) };
-        Self { words: [0; N] }
+        Self { pairs: [[0; 2]; N] }
     }
 }
 
-impl SeqBits<Box<[u64]>> {
-    /// A ring of at least `bits` bits (rounded up to a power of two, at least 64, at
-    /// most 65536), all clear.
+impl SeqBits<Box<[[u64; 2]]>> {
+    /// A ring of at least `bits` sequences (rounded up to a power of two, at least
+    /// 64, at most 65536), all clear.
     pub(crate) fn with_bits(bits: usize) -> Self {
-        let bits = bits.clamp(64, 1 << 16).next_power_of_two();
         Self {
-            words: vec![0; bits / 64].into_boxed_slice(),
+            pairs: vec![[0; 2]; Self::ring_len(bits) / 64].into_boxed_slice(),
         }
     }
+
+    /// The sequences a ring of at least `bits` holds.
+    pub(crate) fn ring_len(bits: usize) -> usize {
+        bits.clamp(64, 1 << 16).next_power_of_two()
+    }
 }
 
-impl<W: AsRef<[u64]> + AsMut<[u64]>> SeqBits<W> {
+impl<W: AsRef<[[u64; 2]]> + AsMut<[[u64; 2]]>> SeqBits<W> {
     /// The number of sequences the ring holds.
     pub(crate) fn len(&self) -> usize {
-        self.words.as_ref().len() * 64
+        self.pairs.as_ref().len() * 64
     }
 
-    /// The word holding `s` and the bit offset of `s` in it.
+    /// The index of the word (of each lane) holding `s`, and the bit offset of `s` in
+    /// it.
     #[inline]
     fn locate(&self, s: Sequence) -> (usize, u32) {
-        let words = self.words.as_ref().len();
-        let bit = usize::from(s.0) & (words * 64 - 1);
+        let bit = usize::from(s.0) & (self.len() - 1);
         (bit / 64, (bit % 64) as u32)
     }
 
-    /// The bits of sequences `s0 .. s0 + 64`: bit `j` is sequence `s0 + j`. A ring of
-    /// 64 gives every one of its bits, from `s0`'s.
+    /// Both lanes' bits of sequences `s0 .. s0 + 64`: bit `j` is sequence `s0 + j`.
     #[inline]
-    pub(crate) fn get(&self, s0: Sequence) -> u64 {
-        let words = self.words.as_ref();
+    pub(crate) fn get(&self, s0: Sequence) -> [u64; 2] {
+        let pairs = self.pairs.as_ref();
         let (w, off) = self.locate(s0);
-        let low = words[w] >> off;
+        let [a, b] = pairs[w];
         if off == 0 {
-            low
+            [a, b]
         } else {
-            low | words[(w + 1) & (words.len() - 1)] << (64 - off)
+            let [c, d] = pairs[(w + 1) & (pairs.len() - 1)];
+            [a >> off | c << (64 - off), b >> off | d << (64 - off)]
         }
     }
 
-    /// Sets the bits of sequences `s0 + j` for every bit `j` of `mask` to bit `j` of
-    /// `value`; the others keep theirs.
+    /// Sets, in each lane `k`, the bits of sequences `s0 + j` for every bit `j` of
+    /// `masks[k]` to bit `j` of `values[k]`; the others keep theirs.
     #[inline]
-    pub(crate) fn set(&mut self, s0: Sequence, mask: u64, value: u64) {
+    pub(crate) fn set(&mut self, s0: Sequence, masks: [u64; 2], values: [u64; 2]) {
         let (w, off) = self.locate(s0);
-        let words = self.words.as_mut();
-        let low = mask << off;
-        words[w] = (words[w] & !low) | ((value << off) & low);
-        if off != 0 {
-            // The high part lands in the next word (the same one in a ring of 64:
-            // the two parts' masks are disjoint).
-            let w = (w + 1) & (words.len() - 1);
-            let high = mask >> (64 - off);
-            words[w] = (words[w] & !high) | ((value >> (64 - off)) & high);
+        let pairs = self.pairs.as_mut();
+        let pair = &mut pairs[w];
+        for k in 0..2 {
+            let low = masks[k] << off;
+            pair[k] = (pair[k] & !low) | ((values[k] << off) & low);
         }
-    }
-
-    /// The bit of sequence `s`.
-    #[cfg(test)]
-    pub(crate) fn bit(&self, s: Sequence) -> bool {
-        self.get(s) & 1 != 0
+        if off != 0 {
+            // The high parts land in the next pair (the same one in a ring of 64:
+            // the two parts' masks are disjoint).
+            let pair = &mut pairs[(w + 1) & (pairs.len() - 1)];
+            for k in 0..2 {
+                let high = masks[k] >> (64 - off);
+                pair[k] = (pair[k] & !high) | ((values[k] >> (64 - off)) & high);
+            }
+        }
     }
 }
 
@@ -123,50 +129,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn get_and_set_match_a_bit_per_sequence_at_every_offset_and_across_the_wrap() {
+    fn get_and_set_match_two_bits_per_sequence_at_every_offset_and_across_the_wrap() {
         for words in [1usize, 2, 4] {
             let len = words * 64;
             let mut ring = SeqBits::with_bits(len);
             assert_eq!(ring.len(), len);
-            let mut model = vec![false; len];
+            let mut model = vec![[false; 2]; len];
             let mut x = 0x9E37_79B9_7F4A_7C15u64;
-            for step in 0..2000u32 {
+            for step in 0..4000u32 {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
                 // Around the 65535 -> 0 wrap as often as not.
                 let s0 = Sequence((x as u16).wrapping_add(if step % 2 == 0 { 65500 } else { 0 }));
-                let (mask, value) = (x.rotate_left(17), x.rotate_left(41));
-                ring.set(s0, mask, value);
+                // Either lane alone, or both.
+                let lanes = [step % 3 != 1, step % 3 != 2];
+                let lane = |on: bool, v: u64| if on { v } else { 0 };
+                let masks = [
+                    lane(lanes[0], x.rotate_left(17)),
+                    lane(lanes[1], x.rotate_left(29)),
+                ];
+                let values = [x.rotate_left(41), x.rotate_left(53)];
+                ring.set(s0, masks, values);
                 for j in 0..64u16 {
-                    if mask >> j & 1 != 0 {
-                        model[usize::from(s0.0.wrapping_add(j)) % len] = value >> j & 1 != 0;
+                    for k in 0..2 {
+                        if masks[k] >> j & 1 != 0 {
+                            model[usize::from(s0.0.wrapping_add(j)) % len][k] =
+                                values[k] >> j & 1 != 0;
+                        }
                     }
                 }
                 let probe = Sequence(x.rotate_left(7) as u16);
                 let got = ring.get(probe);
                 for j in 0..64u16 {
                     let want = model[usize::from(probe.0.wrapping_add(j)) % len];
-                    assert_eq!(
-                        got >> j & 1 != 0,
-                        want,
-                        "ring of {len}, bit {j} from {probe:?}"
-                    );
+                    for k in 0..2 {
+                        assert_eq!(
+                            got[k] >> j & 1 != 0,
+                            want[k],
+                            "ring of {len}, lane {k}, bit {j} from {probe:?}"
+                        );
+                    }
                 }
-                assert_eq!(ring.bit(probe), model[usize::from(probe.0) % len]);
             }
         }
     }
 
     #[test]
     fn a_fixed_ring_is_a_ring_too() {
-        let mut ring = SeqBits::<[u64; 16]>::default();
+        let mut ring = SeqBits::<[[u64; 2]; 16]>::default();
         assert_eq!(ring.len(), 1024);
-        ring.set(Sequence(1020), 0xFF, 0xAA);
+        ring.set(Sequence(1020), [0xFF, 0x0F], [0xAA, 0x05]);
         // 1020..=1027: the last four bits wrap to slots 0..=3 (sequences 1024..=1027).
-        assert_eq!(ring.get(Sequence(1020)) & 0xFF, 0xAA);
-        assert_eq!(ring.get(Sequence(0)) & 0xF, 0xA);
-        assert!(ring.bit(Sequence(2048 + 1)));
+        assert_eq!(ring.get(Sequence(1020)).map(|w| w & 0xFF), [0xAA, 0x05]);
+        assert_eq!(ring.get(Sequence(0)).map(|w| w & 0xF), [0xA, 0]);
+        assert_eq!(ring.get(Sequence(2048 + 1))[0] & 1, 1);
     }
 
     #[test]

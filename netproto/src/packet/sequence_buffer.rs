@@ -182,27 +182,6 @@ impl<T> SequenceBuffer<T> {
         }
     }
 
-    /// The entries of sequences `first .. first + count` (`count` at most the size), in
-    /// order, those present only: the same as [`get`](Self::get) for each, walking
-    /// the slots instead of indexing each.
-    pub fn range(&self, first: Sequence, count: usize) -> impl Iterator<Item = &T> {
-        let len = self.stored.len();
-        let mut index = self.index(first);
-        let mut sequence = first;
-        (0..count.min(len)).filter_map(move |_| {
-            let here = (self.stored[index] == u32::from(sequence.0)).then(|| &self.entries[index]);
-            sequence = sequence.next();
-            // As in `clear_range`: consecutive slots, but across the 65535 -> 0 wrap
-            // when the size does not divide 65536.
-            index = if sequence.0 == 0 || index + 1 == len {
-                0
-            } else {
-                index + 1
-            };
-            here
-        })
-    }
-
     /// `true` when the slot of `sequence` currently holds exactly `sequence`.
     #[inline]
     pub fn contains(&self, sequence: Sequence) -> bool {
@@ -325,34 +304,6 @@ impl<T: fmt::Debug> fmt::Debug for SequenceBuffer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A walk over a range gives what a lookup of each gives, for sizes that divide
-    /// 65536 or not, across the wrap.
-    #[test]
-    fn a_range_is_the_lookups_of_its_sequences() {
-        for size in [1usize, 3, 8, 100] {
-            let mut buf: SequenceBuffer<u16> = SequenceBuffer::new(size);
-            for s in 0..70_000u32 {
-                let s = Sequence(s as u16);
-                if s.0 % 5 != 3 {
-                    buf.insert(s, s.0).expect("newest");
-                }
-                if s.0.is_multiple_of(17) || s.0 >= 65_530 {
-                    let check = |first: Sequence, count: usize| {
-                        let walked: Vec<u16> = buf.range(first, count).copied().collect();
-                        let looked: Vec<u16> = (0..count)
-                            .filter_map(|i| buf.get(first.wrapping_add(i as u16)).copied())
-                            .collect();
-                        assert_eq!(walked, looked, "size {size}, from {first:?}, {count}");
-                    };
-                    for count in [0, 1, size / 2, size] {
-                        check(s.wrapping_sub((2 * size) as u16), count);
-                    }
-                    check(s.wrapping_sub(size as u16 - 1), size);
-                }
-            }
-        }
-    }
 
     #[test]
     fn a_slot_is_free_until_something_is_stored_in_it() {

@@ -6,7 +6,6 @@ use super::config::EndpointConfig;
 use super::rtt_history::RttHistory;
 use super::sent_window::SentWindow;
 use super::seq_bits::{SeqBits, low_bits, run_mask};
-use super::sequence_buffer::SequenceBuffer;
 use crate::Time;
 use crate::sequence::Sequence;
 use crate::time::saturating_duration;
@@ -25,24 +24,16 @@ pub(crate) struct SentPacket {
     pub(crate) skipped: bool,
 }
 
-/// What an endpoint remembers about a packet it received and accepted.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct ReceivedPacket {
-    /// Receive time.
-    pub(crate) time: Time,
-    /// Datagram bytes plus `packet_header_size`.
-    pub(crate) bytes: u32,
-}
-
 /// What an [`Endpoint`](super::Endpoint) measured of its link and counted: the link
 /// estimates (round-trip times, loss in percent, bandwidth in kilobits per second)
 /// and the event counters (the reference's `RELIABLE_ENDPOINT_COUNTER_*`, plus a few
 /// of ours).
 ///
 /// `rtt` and `ack_delay` are smoothed at every ack; `packet_loss_percent` is
-/// recomputed at every [`Endpoint::update`](super::Endpoint::update); the rest (from
-/// the RTT history, the last `rtt_history_size` samples, and the packet windows) four
-/// times a second of the `now` given to it. The estimators compute on durations,
+/// recomputed at every [`Endpoint::update`](super::Endpoint::update); the rest (the
+/// RTT history's summary, over the last `rtt_history_size` samples, and the bandwidths,
+/// over the bytes counted since the last time) four times a second of the `now` given
+/// to it. The estimators compute on durations,
 /// to the nanosecond.
 ///
 /// Every datagram `receive` drops, and every packet refused after it, is counted in
@@ -101,13 +92,17 @@ pub struct EndpointStats {
     /// packets (34 s at 30 packets per second): the figure to display or log, where
     /// `packet_loss_percent` is the one to react to.
     pub packet_loss_percent_long: Option<f64>,
-    /// Smoothed bandwidth sent (payload plus `packet_header_size` per packet), over
-    /// the older half of the sent window.
+    /// Smoothed bandwidth sent, in kilobits per second: the bytes of the packets sent
+    /// (payload plus `packet_header_size` each; a fragmented packet counts once)
+    /// between two passes, four times a second, over the time between them, smoothed
+    /// by `bandwidth_smoothing_factor` per pass (the first interval's rate is taken
+    /// whole). 0 until two passes are a time apart.
     pub sent_kbps: f64,
-    /// Smoothed bandwidth received and accepted, over the older half of the received
-    /// window.
+    /// Smoothed bandwidth received, counted the same way over the packets received
+    /// and accepted (datagram bytes plus `packet_header_size`).
     pub received_kbps: f64,
-    /// Smoothed bandwidth of our packets the peer acked.
+    /// Smoothed bandwidth of our packets the peer acked, counted the same way when
+    /// their first ack arrives.
     pub acked_kbps: f64,
 
     /// Packets sent (a fragmented packet counts once).
@@ -203,8 +198,8 @@ const REORDER_ALLOWANCE: u16 = 3;
 /// Added to twice the ack time before an unacked packet counts as lost by age.
 const LOSS_TIME_SLACK: Duration = Duration::from_millis(100);
 
-/// Between two passes over the RTT history and the bandwidth windows: a server pays
-/// them per connection four times a second rather than at every tick.
+/// Between two passes over the RTT history's summary and the bandwidth tallies: a
+/// server pays them per connection four times a second rather than at every tick.
 const WINDOWS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// Our packets whose fate the long loss figure
@@ -213,12 +208,11 @@ const WINDOWS_INTERVAL: Duration = Duration::from_millis(250);
 pub(crate) const LONG_LOSS_WINDOW: usize = 1024;
 
 /// The fates of our last [`LONG_LOSS_WINDOW`] settled packets: a bit per sequence
-/// (modulo the window) for "counted" (sent, fate known) and one for "lost", with
-/// their totals. 256 bytes, fixed.
+/// (modulo the window) for "counted" (sent, fate known: lane 0) and one for "lost"
+/// (lane 1), with their totals. 256 bytes, fixed.
 #[derive(Debug, Default)]
 struct LongLoss {
-    counted: SeqBits<[u64; LONG_LOSS_WINDOW / 64]>,
-    lost: SeqBits<[u64; LONG_LOSS_WINDOW / 64]>,
+    fates: SeqBits<[[u64; 2]; LONG_LOSS_WINDOW / 64]>,
     known: u32,
     lost_total: u32,
     /// The newest sequence whose fate is filed.
@@ -232,15 +226,14 @@ impl LongLoss {
     #[inline(always)]
     fn file(&mut self, s0: Sequence, mask: u64, packets: u64, lost: u64) {
         let (packets, lost) = (packets & mask, lost & packets & mask);
-        let (was_counted, was_lost) = (self.counted.get(s0) & mask, self.lost.get(s0) & mask);
+        let [was_counted, was_lost] = self.fates.get(s0).map(|w| w & mask);
         if (was_counted, was_lost) == (packets, lost) {
             // Filed already (the common case of the late-ack pass).
             return;
         }
         self.known = self.known - was_counted.count_ones() + packets.count_ones();
         self.lost_total = self.lost_total - was_lost.count_ones() + lost.count_ones();
-        self.counted.set(s0, mask, packets);
-        self.lost.set(s0, mask, lost);
+        self.fates.set(s0, [mask, mask], [packets, lost]);
     }
 
     /// The share lost, in percent; `None` before any fate is known.
@@ -271,8 +264,10 @@ pub(crate) struct Estimator {
     ack_front: Option<Sequence>,
     /// Whether a hold was reported yet (the first is taken whole).
     ack_delay_known: bool,
-    /// When the RTT history and the bandwidth windows were last passed over.
+    /// When the RTT history and the bandwidth tallies were last passed over.
     windows_at: Time,
+    /// Bytes sent, received and acked since then, for the bandwidths.
+    tally: Tally,
     /// The newest packet settled by age at the last update: where the next search
     /// starts.
     by_age: Option<Sequence>,
@@ -311,6 +306,7 @@ impl Estimator {
             ack_front: None,
             ack_delay_known: false,
             windows_at: Time::NEVER,
+            tally: Tally::default(),
             by_age: None,
         }
     }
@@ -354,53 +350,61 @@ impl Estimator {
         }
     }
 
+    /// Counts a packet of `bytes` sent (payload plus `packet_header_size`).
+    #[inline]
+    pub(crate) fn on_sent(&mut self, bytes: usize) {
+        self.tally.sent += bytes as u64;
+    }
+
+    /// Counts a packet of `bytes` received and accepted.
+    #[inline]
+    pub(crate) fn on_received(&mut self, bytes: usize) {
+        self.tally.received += bytes as u64;
+    }
+
+    /// Bytes received since the last pass.
+    #[cfg(test)]
+    pub(crate) fn received_tally(&self) -> u64 {
+        self.tally.received
+    }
+
+    /// Counts one of our packets of `bytes` acked for the first time.
+    #[inline]
+    pub(crate) fn on_acked(&mut self, bytes: u32) {
+        self.tally.acked += u64::from(bytes);
+    }
+
     /// Recomputes the estimates at `now`: the loss (the fate bits of the last
-    /// `loss_window` packets, 64 at a time) at every call, the RTT history and the
-    /// bandwidth windows (a pass over each, about 10 KB with the default windows) at
-    /// most every [`WINDOWS_INTERVAL`] (or when the clock went back).
-    pub(crate) fn update(
-        &mut self,
-        now: Time,
-        sent: &SentWindow,
-        received: &SequenceBuffer<ReceivedPacket>,
-    ) {
+    /// `loss_window` packets, 64 at a time) at every call; the RTT history's summary
+    /// and the bandwidths (the bytes tallied since the last pass over the time since
+    /// it) at most every [`WINDOWS_INTERVAL`], or when the clock went back (which
+    /// starts the bandwidth tallies again without a sample, as does the first pass).
+    pub(crate) fn update(&mut self, now: Time, sent: &SentWindow) {
         self.update_loss(now, sent);
-        if now.secs_since(self.windows_at) < WINDOWS_INTERVAL.as_secs_f64()
-            && now >= self.windows_at
-        {
+        let elapsed = now.secs_since(self.windows_at);
+        if elapsed < WINDOWS_INTERVAL.as_secs_f64() && now >= self.windows_at {
             return;
         }
+        let counted = now > self.windows_at && elapsed.is_finite();
         self.windows_at = now;
         self.update_rtt_history();
-
-        // The older half of each window: sequences next - N .. next - N / 2.
-        let oldest_half = |next: Sequence, size: usize| (next.wrapping_sub(size as u16), size / 2);
-        let factor = self.bandwidth_smoothing;
-        // Sent and acked in one pass.
-        let (mut sent_span, mut acked_span) = (Span::default(), Span::default());
-        let ring = sent.ring();
-        let (first, count) = oldest_half(ring.next_sequence(), ring.capacity());
-        for p in ring.range(first, count) {
-            if !p.skipped {
-                sent_span.add(p.time, p.bytes);
-                if p.acked {
-                    acked_span.add(p.time, p.bytes);
-                }
-            }
-        }
-        if let Some(kbps) = sent_span.kbps() {
-            smooth(&mut self.stats.sent_kbps, kbps, factor);
-        }
-        let mut received_span = Span::default();
-        let (first, count) = oldest_half(received.next_sequence(), received.capacity());
-        for p in received.range(first, count) {
-            received_span.add(p.time, p.bytes);
-        }
-        if let Some(kbps) = received_span.kbps() {
-            smooth(&mut self.stats.received_kbps, kbps, factor);
-        }
-        if let Some(kbps) = acked_span.kbps() {
-            smooth(&mut self.stats.acked_kbps, kbps, factor);
+        let tally = self.tally;
+        self.tally = Tally {
+            measured: tally.measured,
+            ..Tally::default()
+        };
+        if counted {
+            // The first interval's rates are taken whole.
+            let factor = if self.tally.measured {
+                self.bandwidth_smoothing
+            } else {
+                1.0
+            };
+            self.tally.measured = true;
+            let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed;
+            smooth(&mut self.stats.sent_kbps, kbps(tally.sent), factor);
+            smooth(&mut self.stats.received_kbps, kbps(tally.received), factor);
+            smooth(&mut self.stats.acked_kbps, kbps(tally.acked), factor);
         }
     }
 
@@ -506,42 +510,14 @@ fn for_chunks(first: Sequence, count: u16, mut f: impl FnMut(Sequence, u32)) {
     }
 }
 
-/// The span and bytes of `(time, bytes)` samples, for a bandwidth.
-#[derive(Clone, Copy, Debug)]
-struct Span {
-    bytes: f64,
-    start: Time,
-    finish: Time,
-}
-
-impl Default for Span {
-    fn default() -> Self {
-        Self {
-            bytes: 0.0,
-            start: Time::from_secs_f64(f64::INFINITY),
-            finish: Time::NEVER,
-        }
-    }
-}
-
-impl Span {
-    #[inline(always)]
-    fn add(&mut self, time: Time, bytes: u32) {
-        self.bytes += f64::from(bytes);
-        // Plain comparisons, which pass over a NaN time as `min` and `max` do.
-        if time < self.start {
-            self.start = time;
-        }
-        if time > self.finish {
-            self.finish = time;
-        }
-    }
-
-    /// Kilobits per second over the span, or `None` when it is empty.
-    fn kbps(&self) -> Option<f64> {
-        (self.finish > self.start)
-            .then(|| self.bytes / self.finish.secs_since(self.start) * 8.0 / 1000.0)
-    }
+/// Bytes counted since the last pass, for the bandwidths.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    sent: u64,
+    received: u64,
+    acked: u64,
+    /// A pass took rates already (the first are taken whole).
+    measured: bool,
 }
 
 /// `current` moved towards `target` by `factor` (a weight in 0..=1), to the
@@ -633,30 +609,25 @@ mod tests {
     }
 
     #[test]
-    fn history_min_max_jitter_and_bandwidth() {
+    fn history_min_max_and_jitter() {
         let mut e = small_estimator();
         for (s, r) in [(0u16, 50.0), (1, 70.0), (2, 60.0)] {
             e.rtt_sample(Sequence(s), millis(r), 1);
         }
-        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
-        e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
+        e.update(Time::from_secs_f64(0.0), &sent_window());
         let st = e.estimates();
         let ms = |d: Option<Duration>| ms(d.expect("measured"));
         assert_eq!((ms(st.rtt_min), ms(st.rtt_max)), (50.0, 70.0));
         assert!((ms(st.rtt_avg) - 60.0).abs() < 1e-6);
         assert!((ms(st.jitter_avg_vs_min_rtt) - 10.0).abs() < 1e-6);
         assert_eq!(ms(st.jitter_max_vs_min_rtt), 20.0);
-        // 400 bytes over 0.3 s, smoothed from 0 by 10%.
-        assert!((st.sent_kbps - 0.1 * 400.0 / 0.3 * 8.0 / 1000.0).abs() < 1e-9);
-        assert_eq!(st.received_kbps, 0.0);
     }
 
     #[test]
     fn loss_counts_the_packets_whose_fate_is_known() {
         let mut e = small_estimator();
         let mut sent = sent_window();
-        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
-        e.update(Time::from_secs_f64(0.7), &sent, &received);
+        e.update(Time::from_secs_f64(0.7), &sent);
         assert_eq!(e.estimates().packet_loss_percent, None, "nothing known yet");
         assert_eq!(e.estimates().packet_loss_percent_long, None);
         let loss = |e: &Estimator| e.estimates().packet_loss_percent.expect("known");
@@ -666,17 +637,17 @@ mod tests {
         e.on_acks(Sequence(6), 0b1);
         e.on_acks(Sequence(2), 0b1);
         e.on_acks(Sequence(7), 0b1);
-        e.update(Time::from_secs_f64(0.7), &sent, &received);
+        e.update(Time::from_secs_f64(0.7), &sent);
         assert!((loss(&e) - 40.0).abs() < 1e-9);
         assert!((long(&e) - 40.0).abs() < 1e-9);
         // With an RTT of 50 ms, packets sent over 0.2 s ago are known too: 0..=5.
         e.rtt_sample(Sequence(0), millis(50.0), 1);
-        e.update(Time::from_secs_f64(0.75), &sent, &received);
+        e.update(Time::from_secs_f64(0.75), &sent);
         assert!((loss(&e) - 50.0).abs() < 1e-9);
         assert!((long(&e) - 50.0).abs() < 1e-9);
         // A late ack corrects it.
         assert!(sent.ack(Sequence(5)).is_some());
-        e.update(Time::from_secs_f64(0.75), &sent, &received);
+        e.update(Time::from_secs_f64(0.75), &sent);
         assert!((loss(&e) - 100.0 / 3.0).abs() < 1e-9);
         assert!((long(&e) - 100.0 / 3.0).abs() < 1e-9, "corrected too");
     }
@@ -684,8 +655,7 @@ mod tests {
     #[test]
     fn the_round_trip_history_is_absent_until_a_sample_is_in_it() {
         let mut e = small_estimator();
-        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
-        e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
+        e.update(Time::from_secs_f64(0.0), &sent_window());
         let st = e.estimates();
         assert_eq!(
             [
@@ -699,7 +669,7 @@ mod tests {
             [None; 6]
         );
         e.rtt_sample(Sequence(0), millis(40.0), 1);
-        e.update(Time::from_secs_f64(1.0), &sent_window(), &received);
+        e.update(Time::from_secs_f64(1.0), &sent_window());
         let st = e.estimates();
         assert_eq!(st.rtt_min, Some(millis(40.0)));
         assert_eq!(st.jitter_stddev_vs_avg_rtt, Some(Duration::ZERO));
@@ -715,7 +685,6 @@ mod tests {
             loss_window: 32,
             ..EndpointConfig::default()
         });
-        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
         let mut sent = SentWindow::new(4096);
         let mut fill = |e: &mut Estimator, from: u16, to: u16, lost: &dyn Fn(u16) -> bool| {
             for s in from..to {
@@ -728,7 +697,7 @@ mod tests {
                 assert_eq!(sent.record(p).0, Sequence(s));
             }
             e.on_acks(Sequence(to - 1), 1);
-            e.update(Time::from_secs_f64(f64::from(to) * 0.01), &sent, &received);
+            e.update(Time::from_secs_f64(f64::from(to) * 0.01), &sent);
         };
         fill(&mut e, 0, 1000, &|s| s % 10 == 0);
         // 997 settled (0..=996): 100 of them lost (0, 10, ... 990).
@@ -809,8 +778,7 @@ mod tests {
         for sample in [Duration::MAX, Duration::from_nanos(u64::MAX)] {
             let mut e = small_estimator();
             e.rtt_sample(Sequence(0), sample, 1);
-            let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
-            e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
+            e.update(Time::from_secs_f64(0.0), &sent_window());
             assert_eq!(
                 e.estimates().rtt_max,
                 Some(Duration::from_nanos(u64::MAX - 1)),
@@ -854,10 +822,9 @@ mod tests {
     fn the_history_is_passed_over_every_quarter_second_or_when_the_clock_goes_back() {
         let mut e = small_estimator();
         let sent = sent_window();
-        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
         let min_at = |e: &mut Estimator, rtt: f64, secs: f64| {
             e.rtt_sample(Sequence(0), millis(rtt), 1);
-            e.update(Time::from_secs_f64(secs), &sent, &received);
+            e.update(Time::from_secs_f64(secs), &sent);
             ms(e.estimates().rtt_min.expect("measured"))
         };
         assert_eq!(min_at(&mut e, 50.0, 1.0), 50.0, "the first update passes");
@@ -877,27 +844,48 @@ mod tests {
         for (s, r) in [(0u16, 50.0), (1, 70.0), (2, 60.0), (3, 60.0)] {
             e.rtt_sample(Sequence(s), millis(r), 1);
         }
-        let received: SequenceBuffer<ReceivedPacket> = SequenceBuffer::new(8);
-        e.update(Time::from_secs_f64(0.0), &sent_window(), &received);
+        e.update(Time::from_secs_f64(0.0), &sent_window());
         // Deviations -10, 10, 0, 0 ms: variance 50 ms^2.
         let stddev = ms(e.estimates().jitter_stddev_vs_avg_rtt.expect("measured"));
         assert!((stddev - 50f64.sqrt()).abs() < 1e-6, "{stddev}");
     }
 
     #[test]
-    fn bandwidth_needs_a_time_span() {
-        let kbps = |samples: &[(Time, u32)]| {
-            let mut span = Span::default();
-            for &(time, bytes) in samples {
-                span.add(time, bytes);
-            }
-            span.kbps()
+    fn bandwidth_is_the_bytes_tallied_between_two_passes_over_their_interval() {
+        let mut e = small_estimator();
+        let sent = sent_window();
+        let kbps = |e: &Estimator| {
+            let st = e.estimates();
+            [st.sent_kbps, st.received_kbps, st.acked_kbps]
         };
-        let at = Time::from_secs_f64(1.0);
-        assert_eq!(kbps(&[(at, 100), (at, 100)]), None);
-        assert_eq!(kbps(&[]), None);
-        let later = Time::from_secs_f64(1.5);
-        assert_eq!(kbps(&[(at, 100), (later, 100)]), Some(3.2));
+        let tally = |e: &mut Estimator, n: usize| {
+            e.on_sent(100 * n);
+            e.on_received(50 * n);
+            e.on_acked(25 * n as u32);
+        };
+        // Before the first pass: no interval, no sample, the tallies start again.
+        tally(&mut e, 1);
+        e.update(Time::from_secs_f64(1.0), &sent);
+        assert_eq!(kbps(&e), [0.0; 3], "the first pass has no interval");
+        // 0.5 s later: 400, 200 and 100 bytes, the first rates taken whole.
+        tally(&mut e, 4);
+        e.update(Time::from_secs_f64(1.2), &sent);
+        assert_eq!(kbps(&e), [0.0; 3], "0.2 s later: not passed yet");
+        e.update(Time::from_secs_f64(1.5), &sent);
+        let expected = [400.0, 200.0, 100.0].map(|b: f64| b * 8.0 / 1000.0 / 0.5);
+        for (got, want) in kbps(&e).into_iter().zip(expected) {
+            assert!((got - want).abs() < 1e-12, "{got} {want}");
+        }
+        // The clock goes back: the pass takes no sample and starts the tallies again.
+        let before = kbps(&e);
+        tally(&mut e, 1000);
+        e.update(Time::from_secs_f64(1.4), &sent);
+        assert_eq!(kbps(&e), before, "no sample when the clock went back");
+        // Nothing tallied over the next interval: the rates fall by 10%.
+        e.update(Time::from_secs_f64(1.9), &sent);
+        for (got, want) in kbps(&e).into_iter().zip(before) {
+            assert!((got - 0.9 * want).abs() < 1e-12, "{got} {want}");
+        }
     }
 
     #[test]

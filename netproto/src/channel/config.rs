@@ -527,7 +527,7 @@ impl LayerConfig {
     ///   + receive_queue_size * (slot + message_heap)               the receive queue
     ///   + max_blocks_in_flight * (max_block_size + 2 * fragments
     ///                             + 16 * ceil(fragments / 64) + P)  reassembly (blocks)
-    /// + sent_packets_buffer_size * (4 + 24 + 8 * items)            packet records
+    /// + sent_packets_buffer_size * (32 + 8 * items)                packet records
     /// + staging
     /// ```
     ///
@@ -614,7 +614,8 @@ impl LayerConfig {
         }
         let item = size_of::<super::sent::SentItem>();
         let records = self.sent_packets_buffer_size.saturating_mul(
-            4 + size_of::<Vec<super::sent::SentItem>>() + item * items.next_power_of_two().max(4),
+            crate::packet::sequence_buffer::slot_bytes::<Vec<super::sent::SentItem>>()
+                + item * items.next_power_of_two().max(4),
         );
         // Scratch vectors keep their largest size; growth at most doubles a need.
         let encoded = (M::MAX_BITS.div_ceil(8) + 8).max(largest_block + 8);

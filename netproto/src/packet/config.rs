@@ -220,17 +220,18 @@ impl EndpointConfig {
     /// configuration holds, whatever it is sent:
     ///
     /// ```text
-    /// fragment_reassembly_buffer_size * (max_fragments * (fragment_size + 1) + 4 + P)
-    ///   + sent_packets_buffer_size * (4 + E) + 2 * B / 8
-    ///   + received_packets_buffer_size * (4 + E)
+    /// fragment_reassembly_buffer_size * (max_fragments * (fragment_size + 1) + 8 + P)
+    ///   + sent_packets_buffer_size * S + 2 * B / 8
+    ///   + received_packets_buffer_size * S
     ///   + rtt_history_size * 8
     ///   + max(min(fragment_above, max_packet_size) + 9, fragment_size + 14)
     /// ```
     ///
     /// where `P` is the size of a reassembly slot's bookkeeping (104 bytes on 64-bit
-    /// targets), `E` that of a packet record (16 bytes) and 4 the stored sequence of
-    /// a ring slot; `B` bits per sent packet's fate, twice (sent, acked): the power
-    /// of two at or above `sent_packets_buffer_size + 65536 % sent_packets_buffer_size`
+    /// targets) and 8 the sequence stored beside it (4 bytes, padded to 8); `S` the
+    /// size of a ring slot holding a packet record (24 bytes: the 16-byte record and
+    /// its sequence, padded likewise); `B` bits per sent packet's fate, twice (sent,
+    /// acked): the power of two at or above `sent_packets_buffer_size + 65536 % sent_packets_buffer_size`
     /// and at least 64 (for the default 256 entries, 64 bytes); the last term is the
     /// transmit buffer. Everything but the
     /// reassembly buffers is allocated at construction. A reassembly slot's buffers
@@ -251,12 +252,13 @@ impl EndpointConfig {
     /// assert!(bound > 64 * 16 * 1024 && bound < 64 * 16 * 1024 + 64 * 1024);
     /// ```
     pub fn memory_bound(&self) -> usize {
+        use super::sequence_buffer::slot_bytes;
         use core::mem::size_of;
-        let ring = |n: usize, entry: usize| n.saturating_mul(4 + entry);
+        let ring = |n: usize, slot: usize| n.saturating_mul(slot);
         // Per slot: the fragments' bytes, and their ids in arrival order.
         let reassembly = ring(
             self.fragment_reassembly_buffer_size,
-            size_of::<super::reassembly::Partial>().saturating_add(
+            slot_bytes::<super::reassembly::Partial>().saturating_add(
                 self.max_fragments
                     .saturating_mul(self.fragment_size.saturating_add(1)),
             ),
@@ -265,12 +267,12 @@ impl EndpointConfig {
         reassembly
             .saturating_add(ring(
                 self.sent_packets_buffer_size,
-                size_of::<super::stats::SentPacket>(),
+                slot_bytes::<super::stats::SentPacket>(),
             ))
             .saturating_add(super::sent_window::SentWindow::bits_heap_bytes(
                 self.sent_packets_buffer_size,
             ))
-            .saturating_add(ring(self.received_packets_buffer_size, 0))
+            .saturating_add(ring(self.received_packets_buffer_size, slot_bytes::<()>()))
             .saturating_add(self.rtt_history_size.saturating_mul(size_of::<u64>()))
             .saturating_add(transmit)
     }
@@ -556,12 +558,13 @@ mod tests {
             ..EndpointConfig::default()
         };
         assert_eq!(c.validate(), Ok(()));
-        // Every ring slot carries 4 bytes of sequence and state beside its entry; the
-        // 16 sent packets' fates take two bits for each of 64 sequences.
-        let expected = 4 * (4 + size_of::<Partial>() + 8 * 101)
-            + 16 * (4 + size_of::<SentPacket>())
+        // Every ring slot carries 4 bytes of sequence beside its entry, padded to the
+        // entry's alignment; the 16 sent packets' fates take two bits for each of 64 sequences.
+        let slot = |entry: usize| (4 + entry).next_multiple_of(8);
+        let expected = 4 * (slot(size_of::<Partial>()) + 8 * 101)
+            + 16 * slot(size_of::<SentPacket>())
             + 2 * 8
-            + 32 * 4
+            + 32 * size_of::<(u32, ())>()
             + 10 * size_of::<f64>()
             + c.max_datagram_size();
         assert_eq!(c.memory_bound(), expected);

@@ -22,8 +22,9 @@ pub struct StaleSequence {
     pub size: usize,
 }
 
-/// A fixed ring of `N` entries indexed by `sequence % N`, with a parallel array of the
-/// sequence stored in each slot, so insert, lookup and remove are O(1).
+/// A fixed ring of `N` entries indexed by `sequence % N`, each slot holding the
+/// sequence stored in it beside its entry (a lookup and the insert that follows it
+/// touch one cache line), so insert, lookup and remove are O(1).
 ///
 /// It is the data structure of the reference `reliable` library (sent packets,
 /// received packets, fragment reassembly), with its two rules:
@@ -54,8 +55,9 @@ pub struct SequenceBuffer<T> {
     next: Sequence,
     /// `size - 1` when `size` is a power of two (fast indexing), else 0.
     mask: usize,
-    stored: Box<[u32]>,
-    entries: Box<[T]>,
+    /// Per slot, the sequence stored (or `EMPTY`) beside the entry: a lookup and the
+    /// insert after it touch one cache line.
+    slots: Box<[(u32, T)]>,
 }
 
 impl<T: Default> SequenceBuffer<T> {
@@ -73,8 +75,7 @@ impl<T: Default> SequenceBuffer<T> {
         Self {
             next: Sequence(0),
             mask,
-            stored: vec![EMPTY; size].into_boxed_slice(),
-            entries: (0..size).map(|_| T::default()).collect(),
+            slots: (0..size).map(|_| (EMPTY, T::default())).collect(),
         }
     }
 
@@ -82,9 +83,9 @@ impl<T: Default> SequenceBuffer<T> {
     #[cfg(any(test, feature = "internals"))] // used by tests only
     pub fn remove(&mut self, sequence: Sequence) -> Option<T> {
         let index = self.index(sequence);
-        if self.stored[index] == u32::from(sequence.0) {
-            self.stored[index] = EMPTY;
-            Some(core::mem::take(&mut self.entries[index]))
+        if self.slots[index].0 == u32::from(sequence.0) {
+            self.slots[index].0 = EMPTY;
+            Some(core::mem::take(&mut self.slots[index].1))
         } else {
             None
         }
@@ -99,10 +100,16 @@ impl<T: Default> SequenceBuffer<T> {
     }
 }
 
+/// The bytes of one slot of a [`SequenceBuffer<T>`]: the entry and the 4-byte sequence
+/// stored beside it, padded to the entry's alignment.
+pub(crate) const fn slot_bytes<T>() -> usize {
+    core::mem::size_of::<(u32, T)>()
+}
+
 impl<T> SequenceBuffer<T> {
     /// The number of entries.
     pub fn capacity(&self) -> usize {
-        self.stored.len()
+        self.slots.len()
     }
 
     /// One past the newest sequence ever inserted (or advanced to); 0 when fresh.
@@ -118,17 +125,17 @@ impl<T> SequenceBuffer<T> {
     #[inline]
     fn index(&self, sequence: Sequence) -> usize {
         let s = usize::from(sequence.0);
-        if self.mask != 0 || self.stored.len() == 1 {
+        if self.mask != 0 || self.slots.len() == 1 {
             s & self.mask
         } else {
-            s % self.stored.len()
+            s % self.slots.len()
         }
     }
 
     /// `true` when `sequence` is older than the window and would be refused.
     pub fn is_stale(&self, sequence: Sequence) -> bool {
         // `capacity() <= 32768` so the cast is lossless.
-        let window = self.stored.len() as u16;
+        let window = self.slots.len() as u16;
         sequence.is_older_than(self.next.wrapping_sub(window))
     }
 
@@ -146,8 +153,9 @@ impl<T> SequenceBuffer<T> {
         }
         self.advance(sequence);
         let index = self.index(sequence);
-        self.stored[index] = u32::from(sequence.0);
-        Ok(&mut self.entries[index])
+        let slot = &mut self.slots[index];
+        slot.0 = u32::from(sequence.0);
+        Ok(&mut slot.1)
     }
 
     /// Moves the window forward so that `sequence` is the newest, clearing every slot
@@ -163,59 +171,56 @@ impl<T> SequenceBuffer<T> {
     /// empty: the whole ring when the range is at least as long as the buffer.
     fn clear_range(&mut self, start: Sequence, finish: Sequence) {
         let span = usize::from(finish.0.wrapping_sub(start.0));
-        if span < self.stored.len() {
+        if span < self.slots.len() {
             let mut sequence = start;
             let mut index = self.index(start);
             for _ in 0..=span {
-                self.stored[index] = EMPTY;
+                self.slots[index].0 = EMPTY;
                 sequence = sequence.next();
                 // Consecutive sequences use consecutive slots, except across the
                 // 65535 -> 0 wrap when the size does not divide 65536.
-                index = if sequence.0 == 0 || index + 1 == self.stored.len() {
+                index = if sequence.0 == 0 || index + 1 == self.slots.len() {
                     0
                 } else {
                     index + 1
                 };
             }
         } else {
-            self.stored.fill(EMPTY);
+            self.slots.iter_mut().for_each(|slot| slot.0 = EMPTY);
         }
     }
 
     /// `true` when the slot of `sequence` currently holds exactly `sequence`.
     #[inline]
     pub fn contains(&self, sequence: Sequence) -> bool {
-        self.stored[self.index(sequence)] == u32::from(sequence.0)
+        self.slots[self.index(sequence)].0 == u32::from(sequence.0)
     }
 
     /// `true` when the slot `sequence` maps to holds no entry at all.
     #[cfg(any(test, feature = "internals"))] // used by tests only
     pub fn is_slot_free(&self, sequence: Sequence) -> bool {
-        self.stored[self.index(sequence)] == EMPTY
+        self.slots[self.index(sequence)].0 == EMPTY
     }
 
     /// The entry stored under `sequence`, if any.
     #[inline]
     pub fn get(&self, sequence: Sequence) -> Option<&T> {
-        let index = self.index(sequence);
-        (self.stored[index] == u32::from(sequence.0)).then(|| &self.entries[index])
+        let slot = &self.slots[self.index(sequence)];
+        (slot.0 == u32::from(sequence.0)).then_some(&slot.1)
     }
 
     /// The entry stored under `sequence`, mutably, if any.
     #[inline]
     pub fn get_mut(&mut self, sequence: Sequence) -> Option<&mut T> {
         let index = self.index(sequence);
-        if self.stored[index] == u32::from(sequence.0) {
-            Some(&mut self.entries[index])
-        } else {
-            None
-        }
+        let slot = &mut self.slots[index];
+        (slot.0 == u32::from(sequence.0)).then_some(&mut slot.1)
     }
 
     /// The sequence stored in the slot `sequence` maps to, if the slot is occupied:
     /// the entry that inserting `sequence` would evict.
     pub fn occupant(&self, sequence: Sequence) -> Option<Sequence> {
-        let stored = self.stored[self.index(sequence)];
+        let stored = self.slots[self.index(sequence)].0;
         u16::try_from(stored).ok().map(Sequence)
     }
 
@@ -223,9 +228,10 @@ impl<T> SequenceBuffer<T> {
     /// [`insert_in_place`](Self::insert_in_place). Returns whether it was present.
     pub fn invalidate(&mut self, sequence: Sequence) -> bool {
         let index = self.index(sequence);
-        let present = self.stored[index] == u32::from(sequence.0);
+        let slot = &mut self.slots[index];
+        let present = slot.0 == u32::from(sequence.0);
         if present {
-            self.stored[index] = EMPTY;
+            slot.0 = EMPTY;
         }
         present
     }
@@ -233,24 +239,24 @@ impl<T> SequenceBuffer<T> {
     /// The value in the slot `sequence` maps to, whatever it holds (occupied or not).
     pub(crate) fn slot_mut(&mut self, sequence: Sequence) -> &mut T {
         let index = self.index(sequence);
-        &mut self.entries[index]
+        &mut self.slots[index].1
     }
 
     /// The value in slot `index` (`< capacity()`), whatever it holds.
     pub(crate) fn slot_at(&self, index: usize) -> &T {
-        &self.entries[index]
+        &self.slots[index].1
     }
 
     /// The number of occupied slots (O(N)).
     pub fn occupied(&self) -> usize {
-        self.stored.iter().filter(|&&s| s != EMPTY).count()
+        self.slots.iter().filter(|slot| slot.0 != EMPTY).count()
     }
 
     /// Empties every slot and restarts the window as if fresh (newest = 65535).
     #[cfg(any(test, feature = "internals"))] // used by tests only
     pub fn reset(&mut self) {
         self.next = Sequence(0);
-        self.stored.fill(EMPTY);
+        self.slots.iter_mut().for_each(|slot| slot.0 = EMPTY);
     }
 
     /// The ack fields describing this buffer as a set of received packets: `ack` is
@@ -275,14 +281,14 @@ impl<T> SequenceBuffer<T> {
         let mut sequence = ack;
         let mut index = self.index(ack);
         for bit in 0..32 {
-            if self.stored[index] == u32::from(sequence.0) {
+            if self.slots[index].0 == u32::from(sequence.0) {
                 bits |= 1 << bit;
             }
             sequence = sequence.prev();
             index = if sequence.0 == u16::MAX {
                 self.index(sequence)
             } else if index == 0 {
-                self.stored.len() - 1
+                self.slots.len() - 1
             } else {
                 index - 1
             };

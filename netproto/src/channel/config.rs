@@ -582,7 +582,7 @@ impl LayerConfig {
                 ChannelKind::ReliableOrdered | ChannelKind::ReliableUnordered => {
                     items += c.max_messages_per_packet
                         + c.blocks.map_or(0, |b| b.max_fragments_per_packet);
-                    let send_slot = size_of::<Option<(u16, super::reliable::Outgoing<M>)>>();
+                    let send_slot = super::reliable::ReliableSender::<M>::slot_bytes();
                     // A slot, and (unordered) the id in the ready list.
                     let receive_slot = size_of::<super::reliable::ReceiveSlot<M>>() + 2;
                     sum(&[

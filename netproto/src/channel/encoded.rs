@@ -190,7 +190,7 @@ fn position_free(schema: &Schema, depth: usize) -> bool {
     }
 }
 
-/// What a queue holds for one message: the value, or its encoding shared by many
+/// A message on its way into a queue: the value, or its encoding shared by many
 /// layers.
 #[derive(Debug)]
 pub(crate) enum Payload<M> {
@@ -198,23 +198,6 @@ pub(crate) enum Payload<M> {
     Value(M),
     /// Bits encoded once.
     Encoded(Encoded),
-}
-
-impl<M: NetMessage> Payload<M> {
-    /// Writes the message into a packet.
-    pub(crate) fn write(&self, w: &mut WriteStream<'_>) -> Result<(), StreamError> {
-        self.as_ref().write(w)
-    }
-}
-
-impl<M> Payload<M> {
-    /// The message, borrowed.
-    pub(crate) fn as_ref(&self) -> PayloadRef<'_, M> {
-        match self {
-            Self::Value(message) => PayloadRef::Value(message),
-            Self::Encoded(encoded) => PayloadRef::Encoded(encoded),
-        }
-    }
 }
 
 /// A queued message, borrowed: what a packet writes.

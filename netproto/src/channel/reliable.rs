@@ -6,31 +6,64 @@ use crate::Time;
 use crate::message::NetMessage;
 
 use super::block::OutgoingBlock;
-use super::encoded::Payload;
+use super::encoded::{Encoded, Payload, PayloadRef};
 
-/// A queued reliable message: a small message written inline, or a block.
-#[derive(Debug)]
-pub(crate) enum Outgoing<M> {
+/// What a send-queue slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Held {
+    Empty,
     /// A message that fits one packet.
-    Message {
-        message: Payload<M>,
-        /// Measured size (an upper bound on the written size).
-        bits: usize,
-        /// When it last went into a packet (`-inf`: never).
-        last_sent: Time,
-    },
+    Message,
     /// A message sent as fragments.
-    Block(OutgoingBlock),
+    Block,
 }
 
-/// A send-queue slot: the id it holds and the message.
-type SendSlot<M> = Option<(u16, Outgoing<M>)>;
+/// A send-queue slot's bookkeeping, what every packet's selection walks: 16 bytes, four
+/// to a cache line, apart from the messages (a message set is as large as its largest
+/// variant).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Head {
+    /// When the message last went into a packet (`-inf`: never; a block keeps its
+    /// fragments' times itself).
+    pub(crate) last_sent: Time,
+    /// The message's measured size, bits (an upper bound on the written size).
+    pub(crate) bits: u32,
+    id: u16,
+    held: Held,
+}
+
+impl Head {
+    const EMPTY: Self = Self {
+        last_sent: Time::NEVER,
+        bits: 0,
+        id: 0,
+        held: Held::Empty,
+    };
+
+    /// `true` for a block, `false` for a message.
+    pub(crate) fn is_block(&self) -> bool {
+        self.held == Held::Block
+    }
+}
+
+/// A send-queue slot's contents, kept from one message to the next: a message is moved
+/// into the value with [`NetMessage::move_from`] (for a message set, only its
+/// variant's payload), an encoded one or a block sits beside it.
+#[derive(Debug)]
+struct Body<M> {
+    /// Made blank by the slot's first message.
+    value: Option<M>,
+    encoded: Option<Encoded>,
+    block: Option<OutgoingBlock>,
+}
 
 /// The send queue: a ring of `send_queue_size` slots indexed by `id % size`, holding
-/// the ids `oldest..next` that are not acked yet.
+/// the ids `oldest..next` that are not acked yet; each slot's [`Head`] in one array,
+/// its message in another.
 #[derive(Debug)]
 pub(crate) struct ReliableSender<M> {
-    slots: Box<[SendSlot<M>]>,
+    heads: Box<[Head]>,
+    bodies: Box<[Body<M>]>,
     /// The oldest unacked id (== `next` when nothing is in flight).
     pub(crate) oldest: u16,
     /// The id the next message gets.
@@ -40,10 +73,22 @@ pub(crate) struct ReliableSender<M> {
 impl<M> ReliableSender<M> {
     pub(crate) fn new(size: usize) -> Self {
         Self {
-            slots: (0..size).map(|_| None).collect(),
+            heads: vec![Head::EMPTY; size].into_boxed_slice(),
+            bodies: (0..size)
+                .map(|_| Body {
+                    value: None,
+                    encoded: None,
+                    block: None,
+                })
+                .collect(),
             oldest: 0,
             next: 0,
         }
+    }
+
+    /// Bytes of one slot (its head and body; not what their messages allocate).
+    pub(crate) const fn slot_bytes() -> usize {
+        size_of::<Head>() + size_of::<Body<M>>()
     }
 
     /// Ids queued (sent or not) and not acked.
@@ -52,57 +97,122 @@ impl<M> ReliableSender<M> {
     }
 
     pub(crate) fn capacity(&self) -> usize {
-        self.slots.len()
+        self.heads.len()
     }
 
     fn index(&self, id: u16) -> usize {
         // The size is a power of two that divides 65536.
-        usize::from(id) & (self.slots.len() - 1)
+        usize::from(id) & (self.heads.len() - 1)
     }
 
-    /// Queues `item` under the next id (the caller checked there is room).
-    pub(crate) fn push(&mut self, item: Outgoing<M>) -> u16 {
-        let id = self.next;
+    /// The slot of `id`, if it holds it.
+    fn slot(&self, id: u16) -> Option<usize> {
         let index = self.index(id);
-        self.slots[index] = Some((id, item));
-        self.next = id.wrapping_add(1);
+        let head = &self.heads[index];
+        (head.held != Held::Empty && head.id == id).then_some(index)
+    }
+
+    /// Queues a block under the next id (the caller checked there is room).
+    pub(crate) fn push_block(&mut self, block: OutgoingBlock) -> u16 {
+        let (id, index) = self.take_next(Held::Block, 0);
+        self.bodies[index].block = Some(block);
         id
     }
 
-    pub(crate) fn get(&self, id: u16) -> Option<&Outgoing<M>> {
-        match &self.slots[self.index(id)] {
-            Some((stored, item)) if *stored == id => Some(item),
-            _ => None,
+    /// Takes the next id for what `held` says, into its slot's head.
+    fn take_next(&mut self, held: Held, bits: usize) -> (u16, usize) {
+        let id = self.next;
+        let index = self.index(id);
+        self.heads[index] = Head {
+            last_sent: Time::NEVER,
+            bits: u32::try_from(bits).unwrap_or(u32::MAX),
+            id,
+            held,
+        };
+        self.next = id.wrapping_add(1);
+        (id, index)
+    }
+
+    /// The head of `id`, if it is queued: a message's size and send time to read and
+    /// update, or a block's mark.
+    pub(crate) fn head_mut(&mut self, id: u16) -> Option<&mut Head> {
+        let index = self.slot(id)?;
+        Some(&mut self.heads[index])
+    }
+
+    /// The message queued under `id`, if it is one.
+    pub(crate) fn message(&self, id: u16) -> Option<PayloadRef<'_, M>> {
+        let index = self.slot(id)?;
+        if self.heads[index].held != Held::Message {
+            return None;
+        }
+        let body = &self.bodies[index];
+        match (&body.encoded, &body.value) {
+            (Some(encoded), _) => Some(PayloadRef::Encoded(encoded)),
+            (None, Some(value)) => Some(PayloadRef::Value(value)),
+            (None, None) => None,
         }
     }
 
-    pub(crate) fn get_mut(&mut self, id: u16) -> Option<&mut Outgoing<M>> {
-        let index = self.index(id);
-        match &mut self.slots[index] {
-            Some((stored, item)) if *stored == id => Some(item),
-            _ => None,
-        }
+    /// The block queued under `id`, if it is one.
+    pub(crate) fn block(&self, id: u16) -> Option<&OutgoingBlock> {
+        self.bodies[self.slot(id)?].block.as_ref()
     }
 
-    /// Releases `id` (acked); returns whether it was still queued.
-    pub(crate) fn release(&mut self, id: u16) -> bool {
-        let index = self.index(id);
-        let hit = matches!(&self.slots[index], Some((stored, _)) if *stored == id);
-        if hit {
-            self.slots[index] = None;
-        }
-        hit
+    /// The block queued under `id`, if it is one, to update.
+    pub(crate) fn block_mut(&mut self, id: u16) -> Option<&mut OutgoingBlock> {
+        let index = self.slot(id)?;
+        self.bodies[index].block.as_mut()
     }
 
     /// Moves `oldest` past every released id.
     pub(crate) fn advance(&mut self) {
         while self.oldest != self.next {
-            let index = self.index(self.oldest);
-            if matches!(&self.slots[index], Some((stored, _)) if *stored == self.oldest) {
+            if self.slot(self.oldest).is_some() {
                 break;
             }
             self.oldest = self.oldest.wrapping_add(1);
         }
+    }
+}
+
+impl<M: NetMessage> ReliableSender<M> {
+    /// Queues a message of `bits` measured bits under the next id (the caller checked
+    /// there is room).
+    pub(crate) fn push_message(&mut self, message: Payload<M>, bits: usize) -> u16 {
+        let (id, index) = self.take_next(Held::Message, bits);
+        let body = &mut self.bodies[index];
+        match message {
+            Payload::Value(mut value) => body
+                .value
+                .get_or_insert_with(M::blank)
+                .move_from(&mut value),
+            Payload::Encoded(encoded) => body.encoded = Some(encoded),
+        }
+        id
+    }
+
+    /// Releases `id` (acked); returns whether it was still queued.
+    pub(crate) fn release(&mut self, id: u16) -> bool {
+        let Some(index) = self.slot(id) else {
+            return false;
+        };
+        let head = std::mem::replace(&mut self.heads[index], Head::EMPTY);
+        let body = &mut self.bodies[index];
+        match head.held {
+            Held::Block => drop(body.block.take()),
+            // An encoding goes back within its pool's reach; a value's heap is freed
+            // (its variant's payload moved out) where there is anything to free.
+            _ => {
+                if body.encoded.take().is_none()
+                    && core::mem::needs_drop::<M>()
+                    && let Some(value) = &mut body.value
+                {
+                    drop(value.move_out());
+                }
+            }
+        }
+        true
     }
 }
 
@@ -330,16 +440,18 @@ mod tests {
     #[test]
     fn sender_releases_and_advances() {
         let mut s: ReliableSender<u8> = ReliableSender::new(4);
-        for _ in 0..4 {
-            s.push(Outgoing::Message {
-                message: Payload::Value(0),
-                bits: 8,
-                last_sent: Time::NEVER,
-            });
+        for n in 0..4 {
+            assert_eq!(s.push_message(Payload::Value(n), 8), u16::from(n));
         }
+        assert!(matches!(s.message(2), Some(PayloadRef::Value(&2))));
+        assert_eq!(
+            s.head_mut(3).map(|h| (h.bits, h.is_block())),
+            Some((8, false))
+        );
         assert_eq!(s.len(), 4);
         assert!(s.release(1));
         assert!(!s.release(1));
+        assert!(s.message(1).is_none() && s.head_mut(1).is_none());
         s.advance();
         assert_eq!(s.oldest, 0);
         assert!(s.release(0));

@@ -14,7 +14,7 @@ use super::config::{ChannelConfig, LayerConfig};
 use super::payload::{
     entry_count_bits, entry_header_bits, fragment_bits, group_header_bits, message_id_bits,
 };
-use super::reliable::{Outgoing, ReliableSender};
+use super::reliable::ReliableSender;
 use super::send::{ChannelSender, SendQueue};
 use super::unreliable::UnreliableSender;
 use crate::Time;
@@ -141,67 +141,64 @@ fn select_reliable<M: NetMessage>(
             break;
         }
         let id = send.oldest.wrapping_add(k as u16);
-        let Some(item) = send.get_mut(id) else {
+        let Some(head) = send.head_mut(id) else {
             continue;
         };
-        match item {
-            Outgoing::Message {
-                bits, last_sent, ..
-            } => {
-                if messages_done || waiting(*last_sent, interval, now) {
-                    continue;
-                }
-                // The ids of an entry, unwrapped: increasing from the oldest.
-                let value = base + k as u32;
-                let cost = message_id_bits(previous, value) + *bits;
-                if used + cost > budget {
-                    sel.more = true;
-                    continue;
-                }
-                used += cost;
-                sel.resends += u64::from(*last_sent != Time::NEVER);
-                *last_sent = now;
-                previous = Some(value);
-                sel.ids.push(id);
-                count += 1;
+        if !head.is_block() {
+            if messages_done || waiting(head.last_sent, interval, now) {
+                continue;
             }
-            Outgoing::Block(b) => {
-                if block_done {
-                    continue;
-                }
-                blocks_seen += 1;
-                if blocks_seen >= max_blocks {
-                    block_done = true;
-                }
-                let Some(bc) = config.blocks else { continue };
-                let start = sel.frags.len();
-                for f in 0..b.fragments() {
-                    if sel.frags.len() - start >= bc.max_fragments_per_packet {
-                        sel.more |= b.remaining() > sel.frags.len() - start;
-                        break;
-                    }
-                    if !b.unacked(f) || waiting(b.last_sent(f), interval, now) {
-                        continue;
-                    }
-                    let group = if sel.frags.len() == start {
-                        group_header_bits(&bc)
-                    } else {
-                        0
-                    };
-                    let cost = group + fragment_bits(&bc, b.fragment_mut(f));
-                    if used + cost > budget {
-                        sel.more = true;
-                        continue;
-                    }
-                    used += cost;
-                    sel.resends += u64::from(b.mark_sent(f, now));
-                    sel.frags.push(f as u32);
-                }
-                if sel.frags.len() > start {
-                    block = Some((id, start..sel.frags.len()));
-                    block_done = true;
-                }
+            // The ids of an entry, unwrapped: increasing from the oldest.
+            let value = base + k as u32;
+            let cost = message_id_bits(previous, value) + head.bits as usize;
+            if used + cost > budget {
+                sel.more = true;
+                continue;
             }
+            used += cost;
+            sel.resends += u64::from(head.last_sent != Time::NEVER);
+            head.last_sent = now;
+            previous = Some(value);
+            sel.ids.push(id);
+            count += 1;
+            continue;
+        }
+        if block_done {
+            continue;
+        }
+        blocks_seen += 1;
+        if blocks_seen >= max_blocks {
+            block_done = true;
+        }
+        let (Some(bc), Some(b)) = (config.blocks, send.block_mut(id)) else {
+            continue;
+        };
+        let start = sel.frags.len();
+        for f in 0..b.fragments() {
+            if sel.frags.len() - start >= bc.max_fragments_per_packet {
+                sel.more |= b.remaining() > sel.frags.len() - start;
+                break;
+            }
+            if !b.unacked(f) || waiting(b.last_sent(f), interval, now) {
+                continue;
+            }
+            let group = if sel.frags.len() == start {
+                group_header_bits(&bc)
+            } else {
+                0
+            };
+            let cost = group + fragment_bits(&bc, b.fragment_mut(f));
+            if used + cost > budget {
+                sel.more = true;
+                continue;
+            }
+            used += cost;
+            sel.resends += u64::from(b.mark_sent(f, now));
+            sel.frags.push(f as u32);
+        }
+        if sel.frags.len() > start {
+            block = Some((id, start..sel.frags.len()));
+            block_done = true;
         }
     }
     if count == 0 && block.is_none() {

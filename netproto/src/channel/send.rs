@@ -13,7 +13,7 @@ use super::encoded::{Encoded, Payload};
 use super::error::ChannelSendError;
 use super::id::ChannelId;
 use super::payload::{entry_header_bits, message_id_bits};
-use super::reliable::{Outgoing, ReliableSender};
+use super::reliable::ReliableSender;
 use super::select::Packer;
 use super::sent::{SentItem, SentPackets};
 use super::stats::{ChannelStats, LayerStats};
@@ -109,17 +109,12 @@ impl<M> ChannelSender<M> {
     {
         match &mut self.queue {
             SendQueue::Reliable(send) => {
-                let item = match (block, config.blocks) {
+                match (block, config.blocks) {
                     (Some(bytes), Some(b)) => {
-                        Outgoing::Block(OutgoingBlock::new(bytes, b.fragment_size))
+                        send.push_block(OutgoingBlock::new(bytes, b.fragment_size))
                     }
-                    _ => Outgoing::Message {
-                        message,
-                        bits,
-                        last_sent: Time::NEVER,
-                    },
+                    _ => send.push_message(message, bits),
                 };
-                send.push(item);
             }
             SendQueue::Unreliable(send) => send.push(message, bits),
         }
@@ -132,20 +127,20 @@ impl<M> ChannelSender<M> {
         };
         (0..send.len()).find_map(|k| {
             let id = send.oldest.wrapping_add(k as u16);
-            match send.get(id) {
-                Some(Outgoing::Block(b)) => Some(BlockProgress {
-                    id,
-                    bytes: b.acked_bytes(),
-                    total: b.size(),
-                }),
-                _ => None,
-            }
+            send.block(id).map(|b| BlockProgress {
+                id,
+                bytes: b.acked_bytes(),
+                total: b.size(),
+            })
         })
     }
 
     /// Releases what `item` names (an acked packet carried it); returns `true` when
     /// that is a message, or a fragment, acked for the first time.
-    fn ack(&mut self, item: SentItem) -> bool {
+    fn ack(&mut self, item: SentItem) -> bool
+    where
+        M: NetMessage,
+    {
         let send = match &mut self.queue {
             SendQueue::Reliable(send) => send,
             SendQueue::Unreliable(send) => {
@@ -157,7 +152,7 @@ impl<M> ChannelSender<M> {
         let Some(index) = item.fragment_index() else {
             return send.release(item.id());
         };
-        let Some(Outgoing::Block(block)) = send.get_mut(item.id()) else {
+        let Some(block) = send.block_mut(item.id()) else {
             return false;
         };
         let fresh = block.unacked(index);

@@ -5,7 +5,6 @@
 use super::config::LayerConfig;
 use super::error::PayloadError;
 use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
-use super::reliable::Outgoing;
 use super::select::Selection;
 use super::send::{ChannelSender, SendQueue};
 use super::sent::SentItem;
@@ -98,7 +97,7 @@ impl<'w, M: NetMessage> Contents<WriteStream<'w>> for Writer<'_, M> {
         };
         match (ch.queue_mut(), id) {
             (SendQueue::Reliable(send), Some(id)) => {
-                if let Some(Outgoing::Message { message, .. }) = send.get_mut(id) {
+                if let Some(message) = send.message(id) {
                     message.write(s)?;
                 }
                 self.record(SentItem::message(channel, id));
@@ -124,8 +123,8 @@ impl<'w, M: NetMessage> Contents<WriteStream<'w>> for Writer<'_, M> {
         };
         self.counters.messages_transmitted += range.len() as u64;
         match self.channels.get(channel).map(|ch| ch.queue()) {
-            Some(SendQueue::Reliable(send)) => match send.get(id) {
-                Some(Outgoing::Block(b)) => FragmentGroup {
+            Some(SendQueue::Reliable(send)) => match send.block(id) {
+                Some(b) => FragmentGroup {
                     id,
                     size: b.size() as u32,
                     count: range.len() as u32,
@@ -149,9 +148,9 @@ impl<'w, M: NetMessage> Contents<WriteStream<'w>> for Writer<'_, M> {
         };
         self.record(SentItem::fragment(channel, group.id, index));
         match self.channels.get_mut(channel).map(|ch| ch.queue_mut()) {
-            Some(SendQueue::Reliable(send)) => match send.get_mut(group.id) {
-                Some(Outgoing::Block(b)) => b.fragment_mut(index as usize),
-                _ => &mut [],
+            Some(SendQueue::Reliable(send)) => match send.block_mut(group.id) {
+                Some(b) => b.fragment_mut(index as usize),
+                None => &mut [],
             },
             _ => &mut [],
         }

@@ -178,6 +178,7 @@ mod payload;
 mod receive;
 mod reliable;
 mod ring;
+mod scratch;
 mod select;
 mod send;
 mod sent;
@@ -197,6 +198,7 @@ pub(crate) use encoded::EncodedPool;
 pub use error::{ChannelSendError, PayloadError};
 pub use id::ChannelId;
 pub(crate) use link::Link;
+pub(crate) use scratch::Scratch;
 pub(crate) use stack::deliver;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
 pub use stats::{ChannelStats, LayerStats};
@@ -250,6 +252,10 @@ pub struct MessageLayer<M> {
     counters: LayerStats,
     /// Each channel's event totals, by channel index (likewise).
     channel_counters: Box<[ChannelStats]>,
+    /// The scratch space of [`write_packet`](Self::write_packet) and
+    /// [`read_packet`](Self::read_packet); a stack lends its own instead
+    /// (`scratch.rs`).
+    scratch: Scratch<M>,
 }
 
 impl<M: NetMessage> MessageLayer<M> {
@@ -265,6 +271,7 @@ impl<M: NetMessage> MessageLayer<M> {
                 .into_boxed_slice(),
             config,
             counters: LayerStats::default(),
+            scratch: Scratch::default(),
         })
     }
 
@@ -488,8 +495,23 @@ impl<M: NetMessage> MessageLayer<M> {
     /// nothing to send the payload is one byte (no entries): send it anyway, it
     /// carries the packet header's acks.
     pub fn write_packet(&mut self, now: Time, sequence: Sequence, out: &mut Vec<u8>) -> usize {
+        let mut scratch = core::mem::take(&mut self.scratch);
+        let len = self.write_packet_in(&mut scratch, now, sequence, out);
+        self.scratch = scratch;
+        len
+    }
+
+    /// [`write_packet`](Self::write_packet) with `scratch` lent by a stack.
+    pub(crate) fn write_packet_in(
+        &mut self,
+        scratch: &mut Scratch<M>,
+        now: Time,
+        sequence: Sequence,
+        out: &mut Vec<u8>,
+    ) -> usize {
         self.send.write_packet(
             &self.config,
+            &mut scratch.selection,
             now,
             sequence,
             out,
@@ -506,8 +528,24 @@ impl<M: NetMessage> MessageLayer<M> {
     /// connection's [`protocol_error`](Self::protocol_error);
     /// [`PayloadError::ReceiveQueueFull`] is flow control, not an attack.
     pub fn read_packet(&mut self, payload: &[u8]) -> Result<(), PayloadError> {
-        self.receive
-            .read_packet(&self.config, payload, &mut self.counters)
+        let mut scratch = core::mem::take(&mut self.scratch);
+        let read = self.read_packet_in(&mut scratch, payload);
+        self.scratch = scratch;
+        read
+    }
+
+    /// [`read_packet`](Self::read_packet) with `scratch` lent by a stack.
+    pub(crate) fn read_packet_in(
+        &mut self,
+        scratch: &mut Scratch<M>,
+        payload: &[u8],
+    ) -> Result<(), PayloadError> {
+        self.receive.read_packet(
+            &self.config,
+            &mut scratch.staged,
+            payload,
+            &mut self.counters,
+        )
     }
 
     /// The packet `sequence` was acked by the peer: release the reliable messages and
@@ -521,6 +559,7 @@ impl<M: NetMessage> MessageLayer<M> {
     /// the link said and the payload's size in bytes.
     pub(crate) fn send_over<L: Link>(
         &mut self,
+        scratch: &mut Scratch<M>,
         now: Time,
         link: &mut L,
     ) -> Result<(L::Sent, usize), L::Error> {
@@ -529,7 +568,7 @@ impl<M: NetMessage> MessageLayer<M> {
         }
         let mut size = 0;
         let sent = link.send_with(now, |sequence, buf| {
-            self.write_packet(now, sequence, buf);
+            self.write_packet_in(scratch, now, sequence, buf);
             size = buf.len();
         })?;
         Ok((sent, size))

@@ -124,7 +124,6 @@ impl<M: NetMessage> ChannelReceiver<M> {
 pub(crate) struct ReceiveSide<M> {
     /// Per channel, by index.
     channels: Vec<ChannelReceiver<M>>,
-    staged: Staged<M>,
     /// The first protocol error the peer committed.
     protocol_error: Option<PayloadError>,
 }
@@ -141,9 +140,11 @@ struct Group {
     skip: bool,
 }
 
-/// A payload decoded and validated, waiting to be applied.
+/// A payload decoded and validated, waiting to be applied: scratch, empty between
+/// payloads (and, lent by a transport stack, shared by its connections: see
+/// [`Scratch`](super::Scratch)).
 #[derive(Debug)]
-struct Staged<M> {
+pub(crate) struct Staged<M> {
     /// The messages read: channel and id, the values in `values` at the same index.
     messages: Vec<(usize, Option<u16>)>,
     /// Kept from payload to payload: a message is decoded over the value in its slot
@@ -266,12 +267,31 @@ impl<'r, M: NetMessage> Contents<ReadStream<'r>> for Reader<'_, M> {
     }
 }
 
+/// Decodes `payload` into the staging area.
+fn parse<M: NetMessage>(
+    staged: &mut Staged<M>,
+    config: &LayerConfig,
+    payload: &[u8],
+) -> Result<(), PayloadError> {
+    let mut reader = Reader {
+        staged,
+        frags_start: 0,
+    };
+    let mut r = ReadStream::new(payload);
+    serialize_payload(&mut r, &config.channels, &mut reader)?;
+    if r.bytes_read() != payload.len() {
+        return Err(PayloadError::Malformed(StreamError::new(
+            ErrorKind::TrailingBytes,
+        )));
+    }
+    Ok(())
+}
+
 impl<M: NetMessage> ReceiveSide<M> {
     /// The receive side of a layer with `config` (validated).
     pub(crate) fn new(config: &LayerConfig) -> Self {
         Self {
             channels: config.channels.iter().map(ChannelReceiver::new).collect(),
-            staged: Staged::default(),
             protocol_error: None,
         }
     }
@@ -309,16 +329,15 @@ impl<M: NetMessage> ReceiveSide<M> {
     pub(crate) fn read_packet(
         &mut self,
         config: &LayerConfig,
+        staged: &mut Staged<M>,
         payload: &[u8],
         counters: &mut LayerStats,
     ) -> Result<(), PayloadError> {
-        self.staged.clear();
-        let result = self
-            .parse(config, payload)
-            .and_then(|()| self.validate(config));
+        staged.clear();
+        let result = parse(staged, config, payload).and_then(|()| self.validate(staged, config));
         if let Err(e) = result {
-            self.staged.reset();
-            self.staged.clear();
+            staged.reset();
+            staged.clear();
             if e.is_malformed() {
                 counters.payloads_dropped_malformed += 1;
             } else {
@@ -329,31 +348,18 @@ impl<M: NetMessage> ReceiveSide<M> {
             }
             return Err(e);
         }
-        self.apply(config, counters);
+        self.apply(staged, config, counters);
         counters.payloads_read += 1;
-        Ok(())
-    }
-
-    /// Decodes `payload` into the staging area.
-    fn parse(&mut self, config: &LayerConfig, payload: &[u8]) -> Result<(), PayloadError> {
-        let mut reader = Reader {
-            staged: &mut self.staged,
-            frags_start: 0,
-        };
-        let mut r = ReadStream::new(payload);
-        serialize_payload(&mut r, &config.channels, &mut reader)?;
-        if r.bytes_read() != payload.len() {
-            return Err(PayloadError::Malformed(StreamError::new(
-                ErrorKind::TrailingBytes,
-            )));
-        }
         Ok(())
     }
 
     /// Checks every staged id against the receive windows, and decodes the blocks
     /// this payload completes. Changes nothing but the staging area.
-    fn validate(&mut self, config: &LayerConfig) -> Result<(), PayloadError> {
-        let staged = &mut self.staged;
+    fn validate(
+        &mut self,
+        staged: &mut Staged<M>,
+        config: &LayerConfig,
+    ) -> Result<(), PayloadError> {
         for (channel, id) in &staged.messages {
             self.channels[*channel].check(*channel, *id)?;
         }
@@ -441,8 +447,7 @@ impl<M: NetMessage> ReceiveSide<M> {
     }
 
     /// Applies a validated payload.
-    fn apply(&mut self, config: &LayerConfig, counters: &mut LayerStats) {
-        let staged = &mut self.staged;
+    fn apply(&mut self, staged: &mut Staged<M>, config: &LayerConfig, counters: &mut LayerStats) {
         for (&(channel, id), message) in staged.messages.iter().zip(&mut staged.values) {
             if !self.channels[channel].accept(id, message, counters) {
                 *message = M::blank();
@@ -549,6 +554,46 @@ mod tests {
         rx.read_packet(&out).unwrap();
         assert_eq!(rx.receive(ch), Some(sticky(false, 0)));
         assert_eq!(rx.receive(ch), None);
+    }
+
+    /// Two layers reading through one lent scratch (as a server's connections do):
+    /// nothing of one's payloads reaches the other's messages, whether the payload was
+    /// applied or dropped whole.
+    #[test]
+    fn a_shared_scratch_carries_nothing_from_one_layer_to_another() {
+        use super::super::Scratch;
+        let config = LayerConfig::with_channels(vec![ChannelConfig::unreliable()]);
+        let ch = ChannelId::new(0);
+        let layer = || MessageLayer::<Sticky>::new(config.clone()).unwrap();
+        let (mut tx, mut rx1, mut rx2) = (layer(), layer(), layer());
+        let mut scratch = Scratch::default();
+        let sticky = |present, value| Sticky { present, value };
+        let packet = |tx: &mut MessageLayer<Sticky>, messages: &[(bool, u8)], seq: u16| {
+            for &(present, value) in messages {
+                tx.send(ch, sticky(present, value)).unwrap();
+            }
+            let mut out = Vec::new();
+            tx.write_packet(Time::ZERO, Sequence(seq), &mut out);
+            out
+        };
+        // Applied on one layer, then the next payload read on the other.
+        let first = packet(&mut tx, &[(true, 9)], 0);
+        rx1.read_packet_in(&mut scratch, &first).unwrap();
+        let second = packet(&mut tx, &[(false, 0)], 1);
+        rx2.read_packet_in(&mut scratch, &second).unwrap();
+        assert_eq!(rx2.receive(ch), Some(sticky(false, 0)));
+        // Dropped whole on one layer (cut short after its first message), then read
+        // on the other.
+        let third = packet(&mut tx, &[(true, 7), (true, 8)], 2);
+        assert!(
+            rx1.read_packet_in(&mut scratch, &third[..third.len() - 1])
+                .is_err()
+        );
+        let fourth = packet(&mut tx, &[(false, 0)], 3);
+        rx2.read_packet_in(&mut scratch, &fourth).unwrap();
+        assert_eq!(rx2.receive(ch), Some(sticky(false, 0)));
+        assert_eq!(rx1.receive(ch), Some(sticky(true, 9)));
+        assert_eq!((rx1.receive(ch), rx2.receive(ch)), (None, None));
     }
 
     /// Likewise a message applied as a duplicate (not moved into a queue).

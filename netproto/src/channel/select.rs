@@ -37,13 +37,17 @@ pub(crate) struct EntrySel {
     pub(crate) resends: u64,
 }
 
-/// The selection for the packet being written, in buffers reused from packet to packet.
+/// The selection for the packet being written, in buffers reused from packet to packet
+/// (and, lent by a transport stack, from connection to connection: see
+/// [`Scratch`](super::Scratch)).
 #[derive(Debug, Default)]
 pub(crate) struct Selection {
     /// By increasing channel index.
     entries: Vec<EntrySel>,
     ids: Vec<u16>,
     frags: Vec<u32>,
+    /// Channel indexes in the order they are offered the packet.
+    order: Vec<usize>,
     /// Messages and fragments picked again (sent before) for this packet.
     resends: u64,
     /// Something due did not fit the packet.
@@ -75,20 +79,20 @@ impl Selection {
         self.entries.clear();
         self.ids.clear();
         self.frags.clear();
+        self.order.clear();
         self.resends = 0;
         self.more = false;
     }
 }
 
-/// The packer: the selection, and what it keeps from packet to packet (each
-/// channel's credit).
+/// The packer: what it keeps from packet to packet (each channel's credit, and
+/// whether the last packet left something due); it selects into a [`Selection`].
 #[derive(Debug)]
 pub(crate) struct Packer {
-    selection: Selection,
     /// Per channel: bits of its share not used yet (negative: used beyond its share).
     credits: Vec<i64>,
-    /// Channel indexes in the order they are offered the packet.
-    order: Vec<usize>,
+    /// Something due did not fit the last packet selected.
+    more: bool,
 }
 
 /// `true` while a message (or fragment) sent at `last_sent` waits for its resend
@@ -260,34 +264,30 @@ impl Packer {
     /// A packer for `channels` channels, none with credit.
     pub(crate) fn new(channels: usize) -> Self {
         Self {
-            selection: Selection::default(),
             credits: vec![0; channels],
-            order: Vec::new(),
+            more: false,
         }
     }
 
     /// `true` when something due did not fit the last packet selected.
     pub(crate) fn more(&self) -> bool {
-        self.selection.more
+        self.more
     }
 
-    /// Selects what the next packet carries, marking the reliable messages and
-    /// fragments taken as sent at `now` (resent after the channel's resend interval,
-    /// or `resend_rtt_factor` times `rtt` when longer), and records whether something
-    /// due did not fit.
+    /// Selects into `packer` what the next packet carries, marking the reliable
+    /// messages and fragments taken as sent at `now` (resent after the channel's
+    /// resend interval, or `resend_rtt_factor` times `rtt` when longer), and records
+    /// whether something due did not fit.
     pub(crate) fn select<M: NetMessage>(
         &mut self,
+        packer: &mut Selection,
         channels: &mut [ChannelSender<M>],
         config: &LayerConfig,
         now: Time,
         rtt: Duration,
-    ) -> &Selection {
+    ) {
         let n = channels.len();
-        let Self {
-            selection: packer,
-            credits,
-            order,
-        } = self;
+        let credits = &mut self.credits;
         let configs = &config.channels;
         packer.clear();
         let total = config.max_packet_bits.saturating_sub(entry_count_bits(n));
@@ -311,7 +311,7 @@ impl Packer {
                 0
             };
         }
-        order.clear();
+        let order = &mut packer.order;
         order.extend(0..n);
         order.sort_unstable_by_key(|&c| {
             let within = credits[c] >= 0;
@@ -322,7 +322,8 @@ impl Packer {
                 c,
             )
         });
-        for &index in order.iter() {
+        for k in 0..n {
+            let index = packer.order[k];
             let (Some(ch), Some(c)) = (channels.get_mut(index), configs.get(index)) else {
                 continue;
             };
@@ -348,7 +349,7 @@ impl Packer {
         }
         // The layout lists entries by increasing channel index.
         packer.entries.sort_unstable_by_key(|e| e.channel);
-        packer
+        self.more = packer.more;
     }
 }
 

@@ -14,7 +14,7 @@ use super::error::ChannelSendError;
 use super::id::ChannelId;
 use super::payload::{entry_header_bits, message_id_bits};
 use super::reliable::ReliableSender;
-use super::select::Packer;
+use super::select::{Packer, Selection};
 use super::sent::{SentItem, SentPackets};
 use super::stats::{ChannelStats, LayerStats};
 use super::typed::{BoundsCheck, TooLong, TypeIdProbe};
@@ -498,20 +498,23 @@ impl<M: NetMessage> SendSide<M> {
         counters.messages_sent += 1;
     }
 
-    /// Selects what the next packet carries, writes it into `out` (cleared first)
-    /// under `sequence`, and records what it carried on reliable channels.
+    /// Selects what the next packet carries (into `selection`, scratch), writes it
+    /// into `out` (cleared first) under `sequence`, and records what it carried on
+    /// reliable channels.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn write_packet(
         &mut self,
         config: &LayerConfig,
+        selection: &mut Selection,
         now: Time,
         sequence: Sequence,
         out: &mut Vec<u8>,
         counters: &mut LayerStats,
         channel_counters: &mut [ChannelStats],
     ) -> usize {
-        let selection = self
-            .packer
-            .select(&mut self.channels, config, now, self.rtt);
+        self.packer
+            .select(selection, &mut self.channels, config, now, self.rtt);
+        let selection = &*selection;
         out.clear();
         out.resize(config.max_packet_bits.div_ceil(8) + 8, 0);
         let record = self.sent.start(sequence);

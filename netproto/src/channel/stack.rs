@@ -2,6 +2,7 @@
 
 use super::{
     ChannelId, ChannelSendError, LayerConfig, LayerConfigError, Link, MessageLayer, PayloadError,
+    Scratch,
 };
 use crate::Time;
 use crate::message::NetMessage;
@@ -130,6 +131,8 @@ pub struct MessageStack<M> {
     endpoint: Endpoint,
     layer: MessageLayer<M>,
     payload: Vec<u8>,
+    /// Lent to the layer for each packet, as the transport's stacks do.
+    scratch: Scratch<M>,
 }
 
 impl<M: NetMessage> MessageStack<M> {
@@ -146,6 +149,7 @@ impl<M: NetMessage> MessageStack<M> {
             endpoint,
             layer,
             payload: Vec::new(),
+            scratch: Scratch::default(),
         })
     }
 
@@ -192,7 +196,7 @@ impl<M: NetMessage> MessageStack<M> {
             payload: &mut self.payload,
             transmit,
         };
-        Ok(self.layer.send_over(now, &mut link)?.0)
+        Ok(self.layer.send_over(&mut self.scratch, now, &mut link)?.0)
     }
 
     /// Receives one datagram: the endpoint validates it, the layer reads the payload
@@ -210,7 +214,7 @@ impl<M: NetMessage> MessageStack<M> {
             Err(e) => return Err(StackReceiveError::Packet(e)),
         };
         let sequence = packet.sequence();
-        let (read, acks) = deliver(&mut self.layer, packet);
+        let (read, acks) = deliver(&mut self.layer, &mut self.scratch, packet);
         read.map(|()| Received::Packet { sequence, acks })
             .map_err(StackReceiveError::Messages)
     }
@@ -250,9 +254,10 @@ impl<F: FnMut(&[u8])> Link for EndpointLink<'_, F> {
 /// Every glue of a layer to an endpoint (this stack, the transport's) receives so.
 pub(crate) fn deliver<M: NetMessage>(
     layer: &mut MessageLayer<M>,
+    scratch: &mut Scratch<M>,
     packet: PendingPacket<'_>,
 ) -> (Result<(), PayloadError>, Acks) {
-    let read = layer.read_packet(packet.payload());
+    let read = layer.read_packet_in(scratch, packet.payload());
     let acks = match read {
         Ok(()) => packet.accept(),
         Err(e) if e.is_malformed() => {

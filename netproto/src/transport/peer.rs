@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::{ConnectionStats, SendError, StackStats};
 use crate::MessageSet;
 use crate::Time;
-use crate::channel::{ChannelId, Link, MessageLayer, PayloadError};
+use crate::channel::{ChannelId, Link, MessageLayer, PayloadError, Scratch};
 use crate::connection::{Client, ClientId, Delivery, LinkStats, PayloadSendError, Server};
 use crate::packet::Sequence;
 use crate::trace::{DropLog, DropReason, Refusal};
@@ -177,11 +177,13 @@ impl<M: MessageSet> Peer<M> {
         &mut self,
         now: Time,
         delivery: Delivery<'_>,
+        scratch: &mut Scratch<M>,
         from: &Refused<'_>,
         counters: &mut StackStats,
         drop_log: &mut DropLog,
     ) -> bool {
-        let Err(error) = crate::channel::deliver(&mut self.layer, delivery.into_packet()).0 else {
+        let packet = delivery.into_packet();
+        let Err(error) = crate::channel::deliver(&mut self.layer, scratch, packet).0 else {
             return false;
         };
         counters.payloads_dropped_by_layer += 1;
@@ -197,6 +199,7 @@ impl<M: MessageSet> Peer<M> {
         &mut self,
         now: Time,
         link: &mut impl Connection,
+        scratch: &mut Scratch<M>,
         counters: &mut StackStats,
     ) {
         for k in 0..MAX_PACKETS_PER_UPDATE {
@@ -210,7 +213,7 @@ impl<M: MessageSet> Peer<M> {
             self.last_payload = now;
             // A payload within the layer's max_packet_bits always fits the endpoint
             // (checked at construction); a refusal is a lost packet.
-            if let Ok((_, size)) = self.layer.send_over(now, link) {
+            if let Ok((_, size)) = self.layer.send_over(scratch, now, link) {
                 counters.payloads_sent += 1;
                 counters.largest_payload_bytes = counters.largest_payload_bytes.max(size);
             }

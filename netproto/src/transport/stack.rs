@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::peer::{Peer, Refused, ServerSlot};
 use super::{ConnectionStats, SendError, StackStats, TransportError};
 use crate::MessageSet;
-use crate::channel::{Channel, ChannelId, LayerConfig, MessageLayer, Receipt};
+use crate::channel::{Channel, ChannelId, LayerConfig, MessageLayer, Receipt, Scratch};
 use crate::connection::{
     Client, ClientEvent, ClientId, ClientState, ConnectionConfig, Server, ServerConfig, ServerEvent,
 };
@@ -56,6 +56,9 @@ pub struct ServerStack<A, M> {
     drop_log: DropLog,
     /// The encodings of past broadcasts, reused once every queue let go of them.
     broadcasts: crate::channel::EncodedPool,
+    /// Lent to every client's layer for each packet: warm from one client to the next
+    /// (`channel/scratch.rs`).
+    scratch: Scratch<M>,
 }
 
 impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
@@ -84,6 +87,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
             events: VecDeque::new(),
             counters: StackStats::default(),
             drop_log: DropLog::new(now),
+            scratch: Scratch::default(),
             broadcasts: crate::channel::EncodedPool::default(),
         })
     }
@@ -161,7 +165,8 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
                         addr: &from,
                     };
                     let counters = &mut self.counters;
-                    if peer.deliver(now, delivery, &source, counters, &mut self.drop_log) {
+                    let (scratch, log) = (&mut self.scratch, &mut self.drop_log);
+                    if peer.deliver(now, delivery, scratch, &source, counters, log) {
                         broken = Some(client);
                     }
                 }
@@ -195,7 +200,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
                 server: &mut self.server,
                 client,
             };
-            peer.transmit(now, &mut slot, &mut self.counters);
+            peer.transmit(now, &mut slot, &mut self.scratch, &mut self.counters);
         }
         // Then the disconnects after flush that are due (only connected clients can
         // be closing).
@@ -422,6 +427,8 @@ pub struct ClientStack<A, M> {
     events: VecDeque<ClientEvent>,
     counters: StackStats,
     drop_log: DropLog,
+    /// Lent to the layer for each packet, as the server's stack does.
+    scratch: Scratch<M>,
 }
 
 impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
@@ -476,6 +483,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
             events: VecDeque::new(),
             counters: StackStats::default(),
             drop_log: DropLog::new(now),
+            scratch: Scratch::default(),
         })
     }
 
@@ -512,9 +520,10 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
                 addr: &from,
             };
             let counters = &mut self.counters;
+            let (scratch, log) = (&mut self.scratch, &mut self.drop_log);
             broken = self
                 .peer
-                .deliver(now, delivery, &source, counters, &mut self.drop_log);
+                .deliver(now, delivery, scratch, &source, counters, log);
         }
         if broken {
             self.client.disconnect_for_protocol_error();
@@ -527,7 +536,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// timeouts, statistics, congestion, a keep-alive when nothing was sent).
     pub fn update(&mut self, now: Time) {
         self.peer
-            .transmit(now, &mut self.client, &mut self.counters);
+            .transmit(now, &mut self.client, &mut self.scratch, &mut self.counters);
         if self.is_over() {
             self.peer.cancel_close();
         } else if self.peer.close_due(now, &mut self.counters) {

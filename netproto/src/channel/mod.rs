@@ -204,6 +204,7 @@ pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
 pub use stats::{ChannelStats, LayerStats};
 pub use typed::{Carries, Channel};
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Time;
@@ -245,7 +246,9 @@ impl BlockProgress {
 /// receive queues, block reassembly, the staging and validation of a payload).
 #[derive(Debug)]
 pub struct MessageLayer<M> {
-    config: LayerConfig,
+    /// Shared by a server's connections (one allocation read by all of them, warm in
+    /// the cache from one to the next).
+    config: Arc<LayerConfig>,
     send: SendSide<M>,
     receive: ReceiveSide<M>,
     /// The layer's event totals (the queue lengths are read when reported).
@@ -262,6 +265,12 @@ impl<M: NetMessage> MessageLayer<M> {
     /// A layer with `config`, validated against the message set's `M::MAX_BITS`, and
     /// what its channels are declared to carry against the set's types.
     pub fn new(config: LayerConfig) -> Result<Self, LayerConfigError> {
+        Self::with_shared_config(Arc::new(config))
+    }
+
+    /// [`new`](Self::new) with a configuration shared with other layers (a server's
+    /// stack gives every connection's layer its own).
+    pub(crate) fn with_shared_config(config: Arc<LayerConfig>) -> Result<Self, LayerConfigError> {
         config.validate(M::MAX_BITS)?;
         config.validate_carries(M::SCHEMA.fingerprint())?;
         Ok(Self {

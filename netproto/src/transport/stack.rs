@@ -5,6 +5,7 @@ use crate::Time;
 use std::collections::VecDeque;
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::peer::{Peer, Refused, ServerSlot};
@@ -50,7 +51,8 @@ pub struct ServerStack<A, M> {
     /// The slots that hold a peer, in the order they connected: a tick visits the
     /// clients, not the slots.
     connected: Vec<u16>,
-    layer_config: LayerConfig,
+    /// Shared by every client's layer.
+    layer_config: Arc<LayerConfig>,
     events: VecDeque<ServerEvent<A>>,
     counters: StackStats,
     drop_log: DropLog,
@@ -83,7 +85,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
             connected: Vec::with_capacity(server.max_clients()),
             server,
             peers,
-            layer_config: layer,
+            layer_config: Arc::new(layer),
             events: VecDeque::new(),
             counters: StackStats::default(),
             drop_log: DropLog::new(now),
@@ -226,7 +228,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
                 ServerEvent::Connected { client, .. } => {
                     if let Some(slot) = self.peers.get_mut(usize::from(client.0)) {
                         // The configuration was validated at construction.
-                        *slot = MessageLayer::new(self.layer_config.clone())
+                        *slot = MessageLayer::with_shared_config(Arc::clone(&self.layer_config))
                             .ok()
                             .map(Peer::new);
                         if !self.connected.contains(&client.0) {

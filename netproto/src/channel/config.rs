@@ -545,7 +545,9 @@ impl LayerConfig {
     /// channels, rounded up to a power of two, at least 4), and `staging` the scratch
     /// space of one packet: twice the largest encoded message or block, the payload
     /// (`max_packet_bits / 8`) and the largest block, plus a few words per item and
-    /// channel. Every term is fixed by the configuration: nothing a peer sends can
+    /// channel (the transport's stacks lend one scratch space to all of their
+    /// connections' layers, which then hold none of their own: the bound still counts
+    /// it per layer). Every term is fixed by the configuration: nothing a peer sends can
     /// add another.
     pub fn memory_bound<M: crate::NetMessage>(&self, message_heap: usize) -> usize {
         use core::mem::size_of;

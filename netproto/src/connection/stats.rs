@@ -41,8 +41,8 @@ pub struct LinkStats {
     pub bytes_received: u64,
     /// Bandwidth we send, kbps: every datagram of the session as sent, plus
     /// `packet_header_size` (28 bytes of IPv4 and UDP headers), over about the last
-    /// second (the endpoint's `sent_kbps` counts its packets only, over its sent
-    /// window).
+    /// second (the endpoint's `sent_kbps` counts its packets only, over the last
+    /// quarter second).
     pub sent_kbps: f64,
     /// Bandwidth we receive from the peer, kbps, counted the same way (datagrams that
     /// opened under the session key only).

@@ -78,7 +78,8 @@ pub struct EndpointConfig {
     /// window. 32 is about a second at 30 packets per second.
     /// See [`EndpointStats::packet_loss_percent`](super::EndpointStats::packet_loss_percent).
     pub loss_window: usize,
-    /// Weight of each new bandwidth measurement, in (0, 1].
+    /// Weight of each new bandwidth measurement (one every quarter second: the bytes
+    /// counted since the last), in (0, 1].
     pub bandwidth_smoothing_factor: f64,
     /// Bytes added to every packet for bandwidth accounting (IPv4 + UDP = 28).
     pub packet_header_size: usize,

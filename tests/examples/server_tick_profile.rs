@@ -29,12 +29,10 @@
 //! messages delivered, so that two builds can be checked to have done the same work.
 
 use netproto::channel::ChannelId;
-use netproto::connection::{
-    ClientEvent, ClientId, CongestionConfig, ConnectionConfig, ServerEvent,
-};
+use netproto::connection::{ClientEvent, CongestionConfig, ConnectionConfig, ServerEvent};
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto_tests::load::{
-    Event, LoadMessage, SNAPSHOT_EVERY, Snapshot, TICK_HZ, advance, input, layer_config, match_of,
+    Event, LoadMessage, Roster, SNAPSHOT_EVERY, Snapshot, TICK_HZ, advance, input, layer_config,
     sends_event, snapshot,
 };
 use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer};
@@ -44,10 +42,7 @@ const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
 
 /// What the server keeps of the game: who is connected, as which user.
 struct Game {
-    clients: usize,
-    by_user: Vec<Option<ClientId>>,
-    user_of: Vec<usize>,
-    connected: Vec<ClientId>,
+    roster: Roster,
     snap: Snapshot,
     inputs: u64,
     relayed: u64,
@@ -89,10 +84,7 @@ fn main() {
     net.set_default_link(LinkConfig::default());
 
     let mut game = Game {
-        clients,
-        by_user: vec![None; clients],
-        user_of: vec![usize::MAX; clients],
-        connected: Vec::with_capacity(clients),
+        roster: Roster::new(clients),
         snap: snapshot(0),
         inputs: 0,
         relayed: 0,
@@ -108,11 +100,11 @@ fn main() {
         if tick > 60 * u64::from(TICK_HZ) {
             eprintln!(
                 "only {} of {clients} clients connected",
-                game.connected.len()
+                game.roster.connected().len()
             );
             std::process::exit(1);
         }
-        let playing = game.connected.len() == clients;
+        let playing = game.roster.connected().len() == clients;
         // The clients: an input every tick, an event once a second.
         for (user, p) in players.iter_mut().enumerate() {
             while let Some(event) = p.poll_event() {
@@ -203,14 +195,7 @@ fn server_tick(
         match event {
             ServerEvent::Connected {
                 client, user_id, ..
-            } => {
-                let user = user_id as usize;
-                if user < game.clients && usize::from(client.0) < game.clients {
-                    game.by_user[user] = Some(client);
-                    game.user_of[usize::from(client.0)] = user;
-                    game.connected.push(client);
-                }
-            }
+            } => game.roster.connect(client, user_id),
             ServerEvent::Disconnected { client, .. } => {
                 eprintln!("server: client {client:?} disconnected");
                 std::process::exit(1);
@@ -218,7 +203,7 @@ fn server_tick(
             _ => {}
         }
     }
-    for &client in &game.connected {
+    for &client in game.roster.connected() {
         while let Some(m) = server.receive(client, UNRELIABLE) {
             game.inputs += u64::from(matches!(m, LoadMessage::Input(_)));
         }
@@ -226,11 +211,7 @@ fn server_tick(
             let LoadMessage::Event(event) = m else {
                 continue;
             };
-            let user = game.user_of[usize::from(client.0)];
-            for mate in match_of(user, game.clients) {
-                let Some(to) = game.by_user[mate].filter(|_| mate != user) else {
-                    continue;
-                };
+            for to in game.roster.mates(client) {
                 let message = LoadMessage::Event(event.clone());
                 if server.stack_mut().send(to, RELIABLE, message).is_ok() {
                     game.relayed += 1;

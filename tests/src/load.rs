@@ -4,6 +4,7 @@
 
 use netproto::NetMessage;
 use netproto::channel::{ChannelConfig, LayerConfig};
+use netproto::connection::ClientId;
 use netproto_examples::game::{EntityId, EntityState, EntityUpdate, PlayerInput, Position};
 
 /// Server and client ticks per second.
@@ -129,4 +130,87 @@ pub fn match_of(user: usize, clients: usize) -> core::ops::Range<usize> {
 /// Whether client `user` sends an event at client tick `tick`.
 pub fn sends_event(user: usize, tick: u64) -> bool {
     (tick + user as u64 * 7).is_multiple_of(EVENT_EVERY)
+}
+
+/// Who is connected, as which user: what both servers of the load keep to relay a
+/// client's events to its match.
+#[derive(Debug)]
+pub struct Roster {
+    by_user: Vec<Option<ClientId>>,
+    user_of: Vec<usize>,
+    connected: Vec<ClientId>,
+}
+
+impl Roster {
+    /// No one connected yet, of `clients` users.
+    pub fn new(clients: usize) -> Self {
+        Self {
+            by_user: vec![None; clients],
+            user_of: vec![usize::MAX; clients],
+            connected: Vec::with_capacity(clients),
+        }
+    }
+
+    /// `client` connected as user `user_id` (ignored outside the load's users and
+    /// slots).
+    pub fn connect(&mut self, client: ClientId, user_id: u64) {
+        let (user, slot) = (user_id as usize, usize::from(client.0));
+        if user < self.by_user.len() && slot < self.user_of.len() {
+            self.by_user[user] = Some(client);
+            self.user_of[slot] = user;
+            self.connected.push(client);
+        }
+    }
+
+    /// `client` disconnected.
+    pub fn disconnect(&mut self, client: ClientId) {
+        if let Some(i) = self.connected.iter().position(|&c| c == client) {
+            self.connected.swap_remove(i);
+            if let Some(slot) = self.by_user.get_mut(self.user_of[usize::from(client.0)]) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// The connected clients, in the order they connected (but for disconnections).
+    pub fn connected(&self) -> &[ClientId] {
+        &self.connected
+    }
+
+    /// The other connected clients of `client`'s match: where its events go.
+    pub fn mates(&self, client: ClientId) -> impl Iterator<Item = ClientId> + '_ {
+        let user = self
+            .user_of
+            .get(usize::from(client.0))
+            .copied()
+            .unwrap_or(usize::MAX);
+        let users = if user < self.by_user.len() {
+            match_of(user, self.by_user.len())
+        } else {
+            0..0
+        };
+        users.filter_map(move |mate| self.by_user[mate].filter(|_| mate != user))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_roster_relays_to_the_connected_mates_of_a_match() {
+        let mut roster = Roster::new(12);
+        // Client slots in another order than users; user 20 is outside the load.
+        for (slot, user) in [(0u16, 3u64), (1, 0), (2, 11), (3, 5), (4, 20)] {
+            roster.connect(ClientId(slot), user);
+        }
+        assert_eq!(roster.connected().len(), 4);
+        let mates = |r: &Roster, c: u16| r.mates(ClientId(c)).map(|m| m.0).collect::<Vec<_>>();
+        // Users 0, 3 and 5 share the match 0..10; user 11 is alone in 10..12.
+        assert_eq!(mates(&roster, 0), vec![1, 3]);
+        assert_eq!(mates(&roster, 2), Vec::<u16>::new());
+        roster.disconnect(ClientId(3));
+        assert_eq!(mates(&roster, 1), vec![0]);
+        assert_eq!(roster.connected().len(), 3);
+    }
 }

@@ -219,6 +219,62 @@ impl<M: NetMessage> PayloadRef<'_, M> {
     }
 }
 
+/// A send-queue slot's message, kept from one message to the next: a value is moved
+/// into the kept one with [`NetMessage::move_from`] (for a message set, only its
+/// variant's payload: the set is as large as its largest variant, and a whole move
+/// copies all of it), an encoded one sits beside it. Both send queues hold their
+/// messages so.
+#[derive(Debug)]
+pub(crate) struct KeptMessage<M> {
+    /// Made blank by the slot's first value.
+    value: Option<M>,
+    encoded: Option<Encoded>,
+}
+
+impl<M> Default for KeptMessage<M> {
+    fn default() -> Self {
+        Self {
+            value: None,
+            encoded: None,
+        }
+    }
+}
+
+impl<M> KeptMessage<M> {
+    /// The message put last (the encoding when there is one), to write.
+    pub(crate) fn get(&self) -> Option<PayloadRef<'_, M>> {
+        match (&self.encoded, &self.value) {
+            (Some(encoded), _) => Some(PayloadRef::Encoded(encoded)),
+            (None, Some(value)) => Some(PayloadRef::Value(value)),
+            (None, None) => None,
+        }
+    }
+}
+
+impl<M: NetMessage> KeptMessage<M> {
+    /// Keeps `message` (the slot was cleared since its last).
+    pub(crate) fn put(&mut self, message: Payload<M>) {
+        match message {
+            Payload::Value(mut value) => self
+                .value
+                .get_or_insert_with(M::blank)
+                .move_from(&mut value),
+            Payload::Encoded(encoded) => self.encoded = Some(encoded),
+        }
+    }
+
+    /// Lets the message go: an encoding back within its pool's reach, a value's heap
+    /// freed (its variant's payload moved out) where there is anything to free.
+    pub(crate) fn clear(&mut self) {
+        if self.encoded.take().is_none()
+            && core::mem::needs_drop::<M>()
+            && let Some(value) = &mut self.value
+        {
+            drop(value.move_out());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

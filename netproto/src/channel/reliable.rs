@@ -6,7 +6,7 @@ use crate::Time;
 use crate::message::NetMessage;
 
 use super::block::OutgoingBlock;
-use super::encoded::{Encoded, Payload, PayloadRef};
+use super::encoded::{KeptMessage, Payload, PayloadRef};
 
 /// What a send-queue slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,14 +46,11 @@ impl Head {
     }
 }
 
-/// A send-queue slot's contents, kept from one message to the next: a message is moved
-/// into the value with [`NetMessage::move_from`] (for a message set, only its
-/// variant's payload), an encoded one or a block sits beside it.
+/// A send-queue slot's contents, kept from one message to the next: a message, or a
+/// block.
 #[derive(Debug)]
 struct Body<M> {
-    /// Made blank by the slot's first message.
-    value: Option<M>,
-    encoded: Option<Encoded>,
+    message: KeptMessage<M>,
     block: Option<OutgoingBlock>,
 }
 
@@ -76,8 +73,7 @@ impl<M> ReliableSender<M> {
             heads: vec![Head::EMPTY; size].into_boxed_slice(),
             bodies: (0..size)
                 .map(|_| Body {
-                    value: None,
-                    encoded: None,
+                    message: KeptMessage::default(),
                     block: None,
                 })
                 .collect(),
@@ -146,12 +142,7 @@ impl<M> ReliableSender<M> {
         if self.heads[index].held != Held::Message {
             return None;
         }
-        let body = &self.bodies[index];
-        match (&body.encoded, &body.value) {
-            (Some(encoded), _) => Some(PayloadRef::Encoded(encoded)),
-            (None, Some(value)) => Some(PayloadRef::Value(value)),
-            (None, None) => None,
-        }
+        self.bodies[index].message.get()
     }
 
     /// The block queued under `id`, if it is one.
@@ -181,14 +172,7 @@ impl<M: NetMessage> ReliableSender<M> {
     /// there is room).
     pub(crate) fn push_message(&mut self, message: Payload<M>, bits: usize) -> u16 {
         let (id, index) = self.take_next(Held::Message, bits);
-        let body = &mut self.bodies[index];
-        match message {
-            Payload::Value(mut value) => body
-                .value
-                .get_or_insert_with(M::blank)
-                .move_from(&mut value),
-            Payload::Encoded(encoded) => body.encoded = Some(encoded),
-        }
+        self.bodies[index].message.put(message);
         id
     }
 
@@ -201,16 +185,7 @@ impl<M: NetMessage> ReliableSender<M> {
         let body = &mut self.bodies[index];
         match head.held {
             Held::Block => drop(body.block.take()),
-            // An encoding goes back within its pool's reach; a value's heap is freed
-            // (its variant's payload moved out) where there is anything to free.
-            _ => {
-                if body.encoded.take().is_none()
-                    && core::mem::needs_drop::<M>()
-                    && let Some(value) = &mut body.value
-                {
-                    drop(value.move_out());
-                }
-            }
+            _ => body.message.clear(),
         }
         true
     }

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::encoded::{Encoded, Payload, PayloadRef};
+use super::encoded::{KeptMessage, Payload, PayloadRef};
 use super::ring::Ring;
 use crate::message::NetMessage;
 
@@ -11,10 +11,9 @@ use crate::message::NetMessage;
 /// bits and, for a tracked message, its receipt. Full queue: `send` refuses the new
 /// message (the caller decides what to drop).
 ///
-/// A [`Ring`] of slots that keep their values: a message is moved into its slot with
-/// [`NetMessage::move_from`] (for a message set, only the variant's payload) and an
-/// encoded one sits beside the slot's value, so queuing a small message or a
-/// broadcast's encoding does not write a whole message set's worth of bytes.
+/// A [`Ring`] of slots that keep their messages ([`KeptMessage`]), so queuing a small
+/// message or a broadcast's encoding does not write a whole message set's worth of
+/// bytes.
 #[derive(Debug)]
 pub(crate) struct UnreliableSender<M> {
     queue: Ring<SendSlot<M>>,
@@ -29,13 +28,11 @@ pub(crate) struct UnreliableSender<M> {
     acked: VecDeque<u16>,
 }
 
-/// A send-queue slot of an unreliable channel. Its value is the queued message unless
-/// `encoded` holds one; once written, what the value held is moved out (the slot
-/// keeps a blank to be moved into again).
+/// A send-queue slot of an unreliable channel: the queued message, cleared once
+/// written.
 #[derive(Debug)]
 pub(crate) struct SendSlot<M> {
-    value: M,
-    encoded: Option<Encoded>,
+    message: KeptMessage<M>,
     bits: usize,
     receipt: Option<u16>,
 }
@@ -117,11 +114,7 @@ impl<M> UnreliableSender<M> {
     /// in place, before [`pop_written`](Self::pop_written) drops it.
     pub(crate) fn front(&self) -> Option<(PayloadRef<'_, M>, Option<u16>)> {
         let slot = self.queue.get(0)?;
-        let message = match &slot.encoded {
-            Some(encoded) => PayloadRef::Encoded(encoded),
-            None => PayloadRef::Value(&slot.value),
-        };
-        Some((message, slot.receipt))
+        Some((slot.message.get()?, slot.receipt))
     }
 }
 
@@ -129,16 +122,12 @@ impl<M: NetMessage> UnreliableSender<M> {
     /// Queues a message of `bits` measured bits (the caller checked there is room).
     pub(crate) fn push(&mut self, message: Payload<M>, bits: usize) {
         let make = || SendSlot {
-            value: M::blank(),
-            encoded: None,
+            message: KeptMessage::default(),
             bits: 0,
             receipt: None,
         };
         self.queue.push_with(make, |slot| {
-            match message {
-                Payload::Value(mut value) => slot.value.move_from(&mut value),
-                Payload::Encoded(encoded) => slot.encoded = Some(encoded),
-            }
+            slot.message.put(message);
             slot.bits = bits;
             slot.receipt = None;
         });
@@ -151,11 +140,7 @@ impl<M: NetMessage> UnreliableSender<M> {
             self.next_id = id.wrapping_add(1);
         }
         if let Some(slot) = self.queue.pop_front() {
-            // An encoding goes back within its pool's reach; a value's heap is freed
-            // (its variant's payload moved out) where there is anything to free.
-            if slot.encoded.take().is_none() && core::mem::needs_drop::<M>() {
-                drop(slot.value.move_out());
-            }
+            slot.message.clear();
         }
     }
 }

@@ -268,6 +268,8 @@ pub(crate) struct Estimator {
     windows_at: Time,
     /// Bytes sent, received and acked since then, for the bandwidths.
     tally: Tally,
+    /// A pass took bandwidths already (the first are taken whole).
+    bandwidth_measured: bool,
     /// The newest packet settled by age at the last update: where the next search
     /// starts.
     by_age: Option<Sequence>,
@@ -307,6 +309,7 @@ impl Estimator {
             ack_delay_known: false,
             windows_at: Time::NEVER,
             tally: Tally::default(),
+            bandwidth_measured: false,
             by_age: None,
         }
     }
@@ -388,19 +391,15 @@ impl Estimator {
         let counted = now > self.windows_at && elapsed.is_finite();
         self.windows_at = now;
         self.update_rtt_history();
-        let tally = self.tally;
-        self.tally = Tally {
-            measured: tally.measured,
-            ..Tally::default()
-        };
+        let tally = std::mem::take(&mut self.tally);
         if counted {
             // The first interval's rates are taken whole.
-            let factor = if self.tally.measured {
+            let factor = if self.bandwidth_measured {
                 self.bandwidth_smoothing
             } else {
                 1.0
             };
-            self.tally.measured = true;
+            self.bandwidth_measured = true;
             let kbps = |bytes: u64| bytes as f64 * 8.0 / 1000.0 / elapsed;
             smooth(&mut self.stats.sent_kbps, kbps(tally.sent), factor);
             smooth(&mut self.stats.received_kbps, kbps(tally.received), factor);
@@ -516,8 +515,6 @@ struct Tally {
     sent: u64,
     received: u64,
     acked: u64,
-    /// A pass took rates already (the first are taken whole).
-    measured: bool,
 }
 
 /// `current` moved towards `target` by `factor` (a weight in 0..=1), to the

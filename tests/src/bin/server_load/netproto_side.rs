@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::net::SocketAddr;
 
-use netproto::connection::{ClientId, ConnectionConfig, ServerConfig};
+use netproto::connection::{ConnectionConfig, ServerConfig};
 use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token};
 use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
 
@@ -53,16 +53,14 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
     std::io::stdout().flush().map_err(|e| e.to_string())?;
 
     let n = params.clients;
-    let mut by_user: Vec<Option<ClientId>> = vec![None; n];
-    let mut user_of: Vec<usize> = vec![usize::MAX; n];
-    let mut connected: Vec<ClientId> = Vec::with_capacity(n);
+    let mut roster = Roster::new(n);
     let mut app = AppCounts::default();
     let mut snap = snapshot(0);
     let mut meter = ServerMeter::new(params);
     let mut ticker = Ticker::new();
     loop {
         let io = io_of(server.transport_stats());
-        if !meter.begin_tick(connected.len(), io, app) {
+        if !meter.begin_tick(roster.connected().len(), io, app) {
             break;
         }
         server.update().map_err(|e| e.to_string())?;
@@ -70,27 +68,12 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
             match event {
                 UdpServerEvent::Connected {
                     client, user_id, ..
-                } => {
-                    let user = user_id as usize;
-                    if user < n && usize::from(client.0) < n {
-                        by_user[user] = Some(client);
-                        user_of[usize::from(client.0)] = user;
-                        connected.push(client);
-                    }
-                }
-                UdpServerEvent::Disconnected { client, .. } => {
-                    if let Some(i) = connected.iter().position(|&c| c == client) {
-                        connected.swap_remove(i);
-                        let user = user_of[usize::from(client.0)];
-                        if user < n {
-                            by_user[user] = None;
-                        }
-                    }
-                }
+                } => roster.connect(client, user_id),
+                UdpServerEvent::Disconnected { client, .. } => roster.disconnect(client),
                 _ => {}
             }
         }
-        for &client in &connected {
+        for &client in roster.connected() {
             while let Some(message) = server.receive(client, UNRELIABLE) {
                 if let LoadMessage::Input(_) = message {
                     app.inputs += 1;
@@ -101,11 +84,7 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
                     continue;
                 };
                 app.events_in += 1;
-                let user = user_of[usize::from(client.0)];
-                for mate in match_of(user, n) {
-                    let Some(to) = by_user[mate].filter(|_| mate != user) else {
-                        continue;
-                    };
+                for to in roster.mates(client) {
                     match server.send(to, RELIABLE, LoadMessage::Event(event.clone())) {
                         Ok(()) => app.events_relayed += 1,
                         Err(_) => app.relay_refused += 1,
@@ -126,7 +105,7 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
                     app.snapshots_refused += refused;
                 }
                 Snapshots::PerClient => {
-                    for &client in &connected {
+                    for &client in roster.connected() {
                         let message = LoadMessage::Snapshot(snap.clone());
                         match server.send(client, UNRELIABLE, message) {
                             Ok(()) => app.snapshots_sent += 1,

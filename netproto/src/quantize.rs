@@ -167,15 +167,8 @@ impl Quantization {
         // `floor` then convert: for the non-negative `scaled + 0.5` the truncating `as`
         // is exactly `floor` (and needs no libm call on baseline x86-64).
         let rounded = scaled + 0.5;
-        // In `[0.5, max_int + 0.5]` (or NaN, which converts to 0): with `max_int` below
-        // 2^30 that is below 2^31, where the conversion through `i32` gives the same
-        // integer as `as u32` in fewer instructions (one truncating convert; `as u32`
-        // goes through `i64`).
-        let q = if self.max_int < 1 << 30 {
-            rounded as i32 as u32
-        } else {
-            rounded as u32
-        };
+        // In `[0.5, max_int + 0.5]`, below 2^33 (or NaN, which gives 0 below).
+        let q = truncate(rounded);
         // Below 2^23 steps `max_int + 0.5` is exact in `f32`, so `rounded` is at most
         // that and `q` at most `max_int`: the clamp is needed only above, where the sum
         // may round up to `max_int + 1`. Below, a mask of the width's bits, which changes
@@ -183,9 +176,9 @@ impl Quantization {
         // took a compare and a move; without either, the writer's check that the value
         // fits its bits would no longer fold away).
         if self.max_int < 1 << 23 {
-            q & (u32::MAX >> self.max_int.leading_zeros())
+            (q as u32) & (u32::MAX >> self.max_int.leading_zeros())
         } else {
-            q.min(self.max_int)
+            q.clamp(0, i64::from(self.max_int)) as u32
         }
     }
 
@@ -227,6 +220,25 @@ const fn ceil_to_u32(v: f32) -> u32 {
     }
     let t = v as u32; // truncates toward zero, saturates
     if (t as f32) < v { t + 1 } else { t }
+}
+
+/// `x` truncated toward zero, for an `x` in `[0, 2^33)`; NaN gives 0 or `i64::MIN`
+/// (both 0 in the low 32 bits).
+///
+/// On x86-64 this is the bare truncating conversion (`cvttss2si`), which is exact in
+/// that range. Rust's `as` saturates and maps NaN to 0, which costs two compares and two
+/// conditional moves after it; a quantized value never needs them, since the writer
+/// checks it against its range first. Elsewhere, `as`.
+#[inline(always)]
+fn truncate(x: f32) -> i64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        safe_arch::get_i64_from_m128_s(safe_arch::set_m128_s(x))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        x as i64
+    }
 }
 
 #[cfg(test)]
@@ -398,6 +410,43 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The conversion the quantizer uses is `as` for every value it converts: every
+    /// `f32` from 0 to 2^33 at a stride that visits every exponent (and every one of
+    /// the first 2^20 bit patterns), each integer and half below 2^16 with its
+    /// neighbours, and the ends; NaN gives 0 in the low 32 bits, as `as` gives 0.
+    #[test]
+    fn truncate_agrees_with_as_over_the_quantizer_range() {
+        let top = 8_589_934_592.0f32; // 2^33
+        let check = |x: f32| {
+            if (0.0..top).contains(&x) {
+                assert_eq!(truncate(x), x as i64, "{x:e} ({:#x})", x.to_bits());
+            }
+        };
+        let mut bits = 0u32;
+        while bits <= top.to_bits() {
+            check(f32::from_bits(bits));
+            bits += if bits < 1 << 20 { 1 } else { 997 };
+        }
+        for i in 0..1u32 << 17 {
+            let v = i as f32 * 0.5;
+            for d in [-1i32, 0, 1] {
+                check(f32::from_bits(v.to_bits().wrapping_add_signed(d)));
+            }
+        }
+        for x in [
+            0.5,
+            1.0 - f32::EPSILON / 2.0,
+            8_388_607.5,
+            4_294_967_295.0,
+            4_294_967_296.0,
+        ] {
+            check(x);
+        }
+        assert_eq!(truncate(f32::NAN) as u32, 0);
+        let nan = std::hint::black_box(f32::NAN);
+        assert_eq!(nan as i64 as u32, 0, "what `as` gives");
     }
 
     #[test]

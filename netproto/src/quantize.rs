@@ -164,8 +164,8 @@ impl Quantization {
             norm = 1.0;
         }
         let scaled = norm * self.max_int as f32;
-        // `floor` then convert: for the non-negative `scaled + 0.5` the truncating `as`
-        // is exactly `floor` (and needs no libm call on baseline x86-64).
+        // `floor` then convert: for the non-negative `scaled + 0.5` truncation is
+        // exactly `floor` (and needs no libm call on baseline x86-64).
         let rounded = scaled + 0.5;
         // In `[0.5, max_int + 0.5]`, below 2^33 (or NaN, which gives 0 below).
         let q = truncate(rounded);

@@ -269,7 +269,7 @@ impl<M: NetMessage> MessageLayer<M> {
     }
 
     /// [`new`](Self::new) with a configuration shared with other layers (a server's
-    /// stack gives every connection's layer its own).
+    /// stack gives one to every connection's layer).
     pub(crate) fn with_shared_config(config: Arc<LayerConfig>) -> Result<Self, LayerConfigError> {
         config.validate(M::MAX_BITS)?;
         config.validate_carries(M::SCHEMA.fingerprint())?;

@@ -274,13 +274,13 @@ impl Packer {
         self.more
     }
 
-    /// Selects into `packer` what the next packet carries, marking the reliable
+    /// Selects into `selection` what the next packet carries, marking the reliable
     /// messages and fragments taken as sent at `now` (resent after the channel's
     /// resend interval, or `resend_rtt_factor` times `rtt` when longer), and records
     /// whether something due did not fit.
     pub(crate) fn select<M: NetMessage>(
         &mut self,
-        packer: &mut Selection,
+        selection: &mut Selection,
         channels: &mut [ChannelSender<M>],
         config: &LayerConfig,
         now: Time,
@@ -289,7 +289,7 @@ impl Packer {
         let n = channels.len();
         let credits = &mut self.credits;
         let configs = &config.channels;
-        packer.clear();
+        selection.clear();
         let total = config.max_packet_bits.saturating_sub(entry_count_bits(n));
         let mut remaining = total;
         // Sharing: every channel with something queued earns its weighted share of
@@ -311,7 +311,7 @@ impl Packer {
                 0
             };
         }
-        let order = &mut packer.order;
+        let order = &mut selection.order;
         order.extend(0..n);
         order.sort_unstable_by_key(|&c| {
             let within = credits[c] >= 0;
@@ -323,33 +323,33 @@ impl Packer {
             )
         });
         for k in 0..n {
-            let index = packer.order[k];
+            let index = selection.order[k];
             let (Some(ch), Some(c)) = (channels.get_mut(index), configs.get(index)) else {
                 continue;
             };
             let budget = c.max_bits_per_packet.min(remaining);
             let header = entry_header_bits(n, c);
             if budget <= header {
-                packer.more |= ch.pending();
+                selection.more |= ch.pending();
                 continue;
             }
             let selected = match ch.queue_mut() {
                 SendQueue::Reliable(send) => {
-                    select_reliable(send, c, index, now, rtt, budget, header, packer)
+                    select_reliable(send, c, index, now, rtt, budget, header, selection)
                 }
                 SendQueue::Unreliable(send) => {
-                    select_unreliable(send, c, index, budget, header, &mut packer.more)
+                    select_unreliable(send, c, index, budget, header, &mut selection.more)
                 }
             };
             if let Some((entry, bits)) = selected {
                 remaining -= bits;
                 credits[index] = (credits[index] - bits as i64).max(-cap);
-                packer.entries.push(entry);
+                selection.entries.push(entry);
             }
         }
         // The layout lists entries by increasing channel index.
-        packer.entries.sort_unstable_by_key(|e| e.channel);
-        self.more = packer.more;
+        selection.entries.sort_unstable_by_key(|e| e.channel);
+        self.more = selection.more;
     }
 }
 

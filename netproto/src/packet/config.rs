@@ -223,17 +223,18 @@ impl EndpointConfig {
     /// ```text
     /// fragment_reassembly_buffer_size * (max_fragments * (fragment_size + 1) + 8 + P)
     ///   + sent_packets_buffer_size * S + 2 * B / 8
-    ///   + received_packets_buffer_size * S
+    ///   + received_packets_buffer_size * 4
     ///   + rtt_history_size * 8
     ///   + max(min(fragment_above, max_packet_size) + 9, fragment_size + 14)
     /// ```
     ///
     /// where `P` is the size of a reassembly slot's bookkeeping (104 bytes on 64-bit
     /// targets) and 8 the sequence stored beside it (4 bytes, padded to 8); `S` the
-    /// size of a ring slot holding a packet record (24 bytes: the 16-byte record and
-    /// its sequence, padded likewise); `B` bits per sent packet's fate, twice (sent,
-    /// acked): the power of two at or above `sent_packets_buffer_size + 65536 % sent_packets_buffer_size`
-    /// and at least 64 (for the default 256 entries, 64 bytes); the last term is the
+    /// size of a sent ring slot (24 bytes: the 16-byte packet record and its sequence,
+    /// padded likewise); 4 a received ring slot (its sequence alone); `B` bits per sent
+    /// packet's fate, twice (sent, acked): the power of two at or above
+    /// `sent_packets_buffer_size + 65536 % sent_packets_buffer_size` and at least 64
+    /// (for the default 256 entries, 64 bytes); the last term is the
     /// transmit buffer. Everything but the
     /// reassembly buffers is allocated at construction. A reassembly slot's buffers
     /// hold the bytes of the fragments received and one byte per fragment (its id, in

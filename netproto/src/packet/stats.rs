@@ -33,8 +33,7 @@ pub(crate) struct SentPacket {
 /// recomputed at every [`Endpoint::update`](super::Endpoint::update); the rest (the
 /// RTT history's summary, over the last `rtt_history_size` samples, and the bandwidths,
 /// over the bytes counted since the last time) four times a second of the `now` given
-/// to it. The estimators compute on durations,
-/// to the nanosecond.
+/// to it. The estimators compute on durations, to the nanosecond.
 ///
 /// Every datagram `receive` drops, and every packet refused after it, is counted in
 /// exactly one of the `packets_dropped_*` or `fragments_dropped_*` counters.

@@ -227,6 +227,7 @@ mod message;
 mod message_set;
 pub mod netcode;
 pub mod packet;
+mod prefetch;
 mod protocol_id;
 mod quantize;
 pub mod schema;

@@ -193,6 +193,50 @@ impl Roster {
     }
 }
 
+/// The load's world on the simulator: a server for `clients` clients and the clients,
+/// each with a token for user `i` from a backend seeded with `seed`, and `server_load`'s
+/// connection settings (`CongestionConfig::bulk()`: every 60 Hz input is a datagram).
+/// The clients are nodes 1 to `clients`, the server node 0.
+pub fn sim_world(
+    clients: usize,
+    seed: u64,
+) -> (
+    crate::sim_stack::SimServer<LoadMessage>,
+    Vec<crate::sim_stack::SimClient<LoadMessage>>,
+) {
+    use crate::sim_stack::{SimBackend, SimClient, SimServer};
+    use netproto::connection::{CongestionConfig, ConnectionConfig};
+    use netproto::sim::NodeId;
+    let layer = layer_config();
+    let protocol_id = netproto::protocol_id::<LoadMessage>(&layer);
+    let connection = || {
+        let mut c = ConnectionConfig::new(protocol_id);
+        c.congestion = CongestionConfig::bulk();
+        c
+    };
+    let mut backend = SimBackend::new(protocol_id, seed);
+    let server_node = NodeId(0);
+    let mut config = backend.server_config(server_node);
+    config.connection = connection();
+    config.max_clients = clients;
+    config.pending_handshakes = 256;
+    let server = SimServer::new(server_node, config, layer.clone(), 0.0);
+    let players = (0..clients)
+        .map(|i| {
+            let token = backend.token(i as u64, server_node);
+            SimClient::new(
+                NodeId(i as u32 + 1),
+                server_node,
+                connection(),
+                &token,
+                layer.clone(),
+                0.0,
+            )
+        })
+        .collect();
+    (server, players)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

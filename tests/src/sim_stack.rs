@@ -233,6 +233,22 @@ impl<M: MessageSet> SimServer<M> {
         self.wire.sync(self.stack.stack_stats());
     }
 
+    /// Handles a batch of datagrams delivered to this node, as `UdpServer` does a
+    /// socket's batch: [`ServerStack::prefetch`] with their senders, then each.
+    pub fn handle_batch(&mut self, now: f64, datagrams: &[(NodeId, Vec<u8>)]) {
+        const CHUNK: usize = 32;
+        for chunk in datagrams.chunks(CHUNK) {
+            let mut senders = [NodeId(0); CHUNK];
+            for (sender, (from, _)) in senders.iter_mut().zip(chunk) {
+                *sender = *from;
+            }
+            self.stack.prefetch(&senders[..chunk.len()]);
+            for (from, datagram) in chunk {
+                self.handle_datagram(now, *from, datagram);
+            }
+        }
+    }
+
     /// One tick ([`ServerStack::update`]); every datagram goes to `net`.
     pub fn update(&mut self, now: f64, net: &mut Network) {
         self.stack.update(Time::from_secs_f64(now));

@@ -261,6 +261,35 @@ pub struct MessageLayer<M> {
     scratch: Scratch<M>,
 }
 
+impl<M> MessageLayer<M> {
+    /// Asks the CPU for the layer's own fields that a received payload reads: the
+    /// first stage of a batch's prefetch (`crate::prefetch`; their addresses need no
+    /// loads).
+    #[inline]
+    pub(crate) fn prefetch_fields(&self) {
+        crate::prefetch::prefetch(&self.receive);
+        crate::prefetch::prefetch(&self.counters);
+        crate::prefetch::prefetch(&self.channel_counters);
+        self.send.prefetch_fields();
+    }
+
+    /// The second stage: each channel's receive and send state, the newest packet's
+    /// record.
+    #[inline]
+    pub(crate) fn prefetch_channels(&self) {
+        self.receive.prefetch_channels();
+        self.send.prefetch_channels();
+        crate::prefetch::prefetch_at(&self.channel_counters, 0);
+    }
+
+    /// The third stage: the queue slots the payload's messages and acks touch.
+    #[inline]
+    pub(crate) fn prefetch_queues(&self) {
+        self.receive.prefetch_queues();
+        self.send.prefetch_queues();
+    }
+}
+
 impl<M: NetMessage> MessageLayer<M> {
     /// A layer with `config`, validated against the message set's `M::MAX_BITS`, and
     /// what its channels are declared to carry against the set's types.

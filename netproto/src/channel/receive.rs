@@ -33,6 +33,15 @@ pub(crate) enum ChannelReceiver<M> {
 }
 
 impl<M> ChannelReceiver<M> {
+    /// Asks the CPU for the queue slots the next messages take (`crate::prefetch`).
+    #[inline]
+    fn prefetch_queue(&self) {
+        match self {
+            Self::Reliable { queue, .. } => queue.prefetch(),
+            Self::Unreliable(queue) => queue.prefetch(),
+        }
+    }
+
     /// The receive state of `config`.
     fn new(config: &ChannelConfig) -> Self {
         if config.kind.is_reliable() {
@@ -285,6 +294,25 @@ fn parse<M: NetMessage>(
         )));
     }
     Ok(())
+}
+
+impl<M> ReceiveSide<M> {
+    /// Asks the CPU for each channel's receive state (`crate::prefetch`, stage two:
+    /// the vector's address is in the layer's fields).
+    #[inline]
+    pub(crate) fn prefetch_channels(&self) {
+        for channel in &self.channels {
+            crate::prefetch::prefetch(channel);
+        }
+    }
+
+    /// Stage three: the queue slots the next messages take.
+    #[inline]
+    pub(crate) fn prefetch_queues(&self) {
+        for channel in &self.channels {
+            channel.prefetch_queue();
+        }
+    }
 }
 
 impl<M: NetMessage> ReceiveSide<M> {

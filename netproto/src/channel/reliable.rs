@@ -68,6 +68,13 @@ pub(crate) struct ReliableSender<M> {
 }
 
 impl<M> ReliableSender<M> {
+    /// Asks the CPU for the head of the oldest unacked message, what an ack
+    /// releases first (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::prefetch_at(&self.heads, self.index(self.oldest));
+    }
+
     pub(crate) fn new(size: usize) -> Self {
         Self {
             heads: vec![Head::EMPTY; size].into_boxed_slice(),
@@ -244,6 +251,14 @@ pub(crate) struct ReceiveSlot<M> {
 }
 
 impl<M> ReliableReceiver<M> {
+    /// Asks the CPU for the slots of the next ids to arrive and to be delivered
+    /// (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::prefetch_at(&self.slots, self.index(self.frontier));
+        crate::prefetch::prefetch_at(&self.slots, self.index(self.next));
+    }
+
     /// A receiver with `size` slots, delivering in id order or, when `unordered`, in
     /// arrival order.
     pub(crate) fn new(size: usize, unordered: bool) -> Self {

@@ -25,6 +25,19 @@ pub(crate) struct Ring<T> {
 }
 
 impl<T> Ring<T> {
+    /// Asks the CPU for the oldest slot, the next to go (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch_head(&self) {
+        crate::prefetch::prefetch_at(&self.slots, self.head);
+    }
+
+    /// Asks the CPU for the slot the next push takes (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch_tail(&self) {
+        let tail = (self.head + self.len) % self.capacity.max(1);
+        crate::prefetch::prefetch_at(&self.slots, tail);
+    }
+
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
             slots: Vec::new(),

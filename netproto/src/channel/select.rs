@@ -261,6 +261,12 @@ fn select_unreliable<M>(
 }
 
 impl Packer {
+    /// Asks the CPU for the channels' credits (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::prefetch_at(&self.credits, 0);
+    }
+
     /// A packer for `channels` channels, none with credit.
     pub(crate) fn new(channels: usize) -> Self {
         Self {

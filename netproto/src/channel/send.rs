@@ -43,6 +43,16 @@ pub(crate) struct ChannelSender<M> {
 }
 
 impl<M> ChannelSender<M> {
+    /// Asks the CPU for what an ack of this channel's messages reads
+    /// (`crate::prefetch`).
+    #[inline]
+    fn prefetch_queue(&self) {
+        match &self.queue {
+            SendQueue::Reliable(queue) => queue.prefetch(),
+            SendQueue::Unreliable(queue) => queue.prefetch(),
+        }
+    }
+
     /// The send state of `config`, one of `channels` channels.
     fn new(config: &ChannelConfig, channels: usize) -> Self {
         let queue = if config.kind.is_reliable() {
@@ -260,6 +270,37 @@ pub(crate) struct SendSide<M> {
     scratch: Vec<u8>,
     /// A message was queued since the last packet was written.
     queued: bool,
+}
+
+impl<M> SendSide<M> {
+    /// Asks the CPU for the send side's own fields an ack reads (`crate::prefetch`,
+    /// stage one).
+    #[inline]
+    pub(crate) fn prefetch_fields(&self) {
+        crate::prefetch::prefetch(&self.sent);
+        crate::prefetch::prefetch(&self.channels);
+        crate::prefetch::prefetch(&self.packer);
+        crate::prefetch::prefetch(&self.queued);
+    }
+
+    /// Stage two: each channel's send state and the newest packet's record.
+    #[inline]
+    pub(crate) fn prefetch_channels(&self) {
+        for channel in &self.channels {
+            crate::prefetch::prefetch(channel);
+        }
+        self.sent.prefetch_newest();
+        self.packer.prefetch();
+    }
+
+    /// Stage three: the messages an ack of the newest packet releases.
+    #[inline]
+    pub(crate) fn prefetch_queues(&self) {
+        for channel in &self.channels {
+            channel.prefetch_queue();
+        }
+        self.sent.prefetch_newest_items();
+    }
 }
 
 impl<M: NetMessage> SendSide<M> {

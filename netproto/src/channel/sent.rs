@@ -57,6 +57,25 @@ pub(crate) struct SentPackets {
 }
 
 impl SentPackets {
+    /// Asks the CPU for the record of the newest packet, the one an ack most likely
+    /// names, and the slot the next packet's record takes (`crate::prefetch`, stage
+    /// two).
+    #[inline]
+    pub(crate) fn prefetch_newest(&self) {
+        let next = self.packets.next_sequence();
+        self.packets.prefetch(next.prev());
+        self.packets.prefetch(next);
+    }
+
+    /// Stage three: the items of that record (their own allocation).
+    #[inline]
+    pub(crate) fn prefetch_newest_items(&self) {
+        let newest = self.packets.next_sequence().prev();
+        if let Some(first) = self.packets.get(newest).and_then(|items| items.first()) {
+            crate::prefetch::prefetch(first);
+        }
+    }
+
     /// Room for `size` packet records.
     pub(crate) fn new(size: usize) -> Self {
         let mut packets: SequenceBuffer<Vec<SentItem>> = SequenceBuffer::new(size);

@@ -53,6 +53,13 @@ pub(crate) struct UnreliableReceiver<M> {
 }
 
 impl<M> UnreliableSender<M> {
+    /// Asks the CPU for the oldest queued message, the next to be written
+    /// (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        self.queue.prefetch_head();
+    }
+
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
             queue: Ring::new(capacity),
@@ -146,6 +153,12 @@ impl<M: NetMessage> UnreliableSender<M> {
 }
 
 impl<M> UnreliableReceiver<M> {
+    /// Asks the CPU for the queue's slot the next message takes (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        self.queue.prefetch_tail();
+    }
+
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
             queue: Ring::new(capacity),

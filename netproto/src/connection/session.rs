@@ -27,6 +27,23 @@ pub(crate) struct Crypto {
 }
 
 impl Crypto {
+    /// Asks the CPU for the fields opening and sealing a packet read
+    /// (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch_fields(&self) {
+        crate::prefetch::prefetch(&self.receive_key);
+        crate::prefetch::prefetch(&self.send_key);
+        crate::prefetch::prefetch(&self.sequence);
+        crate::prefetch::prefetch(&self.replay);
+        crate::prefetch::prefetch(&self.traffic);
+    }
+
+    /// Asks for the replay window's slot of the next sequence.
+    #[inline]
+    pub(crate) fn prefetch_replay(&self) {
+        self.replay.prefetch();
+    }
+
     pub(crate) fn new(send_key: Key, receive_key: Key, protocol_id: u64) -> Self {
         Self {
             send_key,
@@ -125,6 +142,17 @@ pub(crate) struct Link {
 }
 
 impl Link {
+    /// Asks the CPU for the link's fields and its endpoint's that receiving a
+    /// packet reads (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch_fields(&self) {
+        crate::prefetch::prefetch(&self.congestion);
+        crate::prefetch::prefetch(&self.last_received);
+        crate::prefetch::prefetch(&self.next_payload_at);
+        crate::prefetch::prefetch(&self.meters);
+        self.endpoint.prefetch_fields();
+    }
+
     /// A link; the endpoint configuration was validated with the connection's.
     /// `skip_seed`, when given, arms the endpoint's skipped-sequence trap with it
     /// (see [`EndpointConfig::skip_sequence_seed`](crate::packet::EndpointConfig)).

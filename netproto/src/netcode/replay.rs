@@ -65,6 +65,16 @@ impl ReplayProtection {
         slot != EMPTY && slot >= sequence
     }
 
+    /// Asks the CPU for the window's position and the slot the next sequence takes
+    /// (a server does it for a batch of datagrams before opening any).
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::prefetch_at(
+            &self.received,
+            Self::index(self.most_recent.wrapping_add(1)),
+        );
+    }
+
     /// Records `sequence` as received (call only after its packet authenticated).
     pub fn advance(&mut self, sequence: u64) {
         if sequence > self.most_recent {

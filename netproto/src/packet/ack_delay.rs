@@ -131,6 +131,14 @@ impl ReplyLog {
         }
     }
 
+    /// Asks the CPU for the slots of `sequence` and its predecessor
+    /// (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch(&self, sequence: Sequence) {
+        self.replies.prefetch(sequence);
+        self.replies.prefetch(sequence.prev());
+    }
+
     /// Records the accepted packet `header` carrying `hold`, accepted at `time`, and
     /// returns the samples it completes: its own (when its predecessor arrived) and
     /// its successor's (when that arrived first, reordered).

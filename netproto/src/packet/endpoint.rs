@@ -265,6 +265,50 @@ impl Endpoint {
         self.estimator.update(now, &self.sent);
     }
 
+    /// Asks the CPU for the endpoint's own fields that receiving a packet reads and
+    /// writes: the first stage of a batch's prefetch (`crate::prefetch`). Their
+    /// addresses need no loads, so many connections' fetches overlap.
+    #[inline]
+    pub(crate) fn prefetch_fields(&self) {
+        use crate::prefetch::prefetch;
+        let c = &self.counters;
+        prefetch(&c.rtt);
+        prefetch(&c.jitter_stddev_vs_avg_rtt);
+        prefetch(&c.packets_sent);
+        prefetch(&c.packets_dropped_stale);
+        prefetch(&c.fragments_sent);
+        self.estimator.prefetch_fields();
+        prefetch(&self.config);
+        prefetch(&self.config.max_packet_size);
+        prefetch(&self.sent);
+        prefetch(&self.received);
+        prefetch(&self.received_bits);
+        prefetch(&self.processed);
+        prefetch(&self.hold);
+        prefetch(&self.replies);
+        prefetch(&self.skip);
+        prefetch(&self.time);
+    }
+
+    /// The second stage, once [`prefetch_fields`](Self::prefetch_fields) brought the
+    /// windows' positions: the slots the peer's next packet fills and reads (the
+    /// received window's next, the records of our newest packets it will ack, the
+    /// reply log's pair and the RTT history's slot).
+    #[inline]
+    pub(crate) fn prefetch_windows(&self) {
+        let next = self.received.next_sequence();
+        self.received.prefetch(next);
+        self.sent.prefetch_recent();
+        if let Some(replies) = &self.replies {
+            replies.prefetch(next);
+        }
+        self.estimator
+            .prefetch_windows(next, self.sent.next_sequence().prev());
+        // The start of the buffer a packet is written to (a small one fits in 2 lines).
+        crate::prefetch::prefetch_at(&self.transmit_buffer, 0);
+        crate::prefetch::prefetch_at(&self.transmit_buffer, 64);
+    }
+
     /// Sends `payload` as the next packet, calling `transmit` once per datagram.
     ///
     /// A packet above `fragment_above` bytes goes out as `ceil(len / fragment_size)`

@@ -66,6 +66,14 @@ impl RttHistory {
         }
     }
 
+    /// Asks the CPU for the cache line a sample for `sequence` goes to
+    /// (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch(&self, sequence: u16) {
+        let len = self.samples.len().max(1);
+        crate::prefetch::prefetch_at(&self.samples, usize::from(sequence) % len);
+    }
+
     /// Files `nanos` (below `u64::MAX`) under sequence `sequence`, replacing the
     /// sample `len` sequences before it.
     #[inline]

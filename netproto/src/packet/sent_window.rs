@@ -59,6 +59,19 @@ impl SentWindow {
     }
 
     /// The record of `sequence`, if it is in the ring.
+    /// Asks the CPU for the lines an ack of the newest packets reads, their records
+    /// (three, on at most two lines) and fate bits, and the slot the next packet
+    /// sent takes (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch_recent(&self) {
+        let next = self.ring.next_sequence();
+        let newest = next.prev();
+        self.ring.prefetch(next);
+        self.ring.prefetch(newest);
+        self.ring.prefetch(Sequence(newest.0.wrapping_sub(2)));
+        self.fates.prefetch(newest);
+    }
+
     #[inline]
     pub(crate) fn get(&self, sequence: Sequence) -> Option<&SentPacket> {
         self.ring.get(sequence)

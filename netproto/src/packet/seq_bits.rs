@@ -53,6 +53,12 @@ impl<W: AsRef<[[u64; 2]]> + AsMut<[[u64; 2]]>> SeqBits<W> {
         (bit / 64, (bit % 64) as u32)
     }
 
+    /// Asks the CPU for the cache line of the words holding `s` (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch(&self, s: Sequence) {
+        crate::prefetch::prefetch_at(self.pairs.as_ref(), self.locate(s).0);
+    }
+
     /// Both lanes' bits of sequences `s0 .. s0 + 64`: bit `j` is sequence `s0 + j`.
     #[inline]
     pub(crate) fn get(&self, s0: Sequence) -> [u64; 2] {

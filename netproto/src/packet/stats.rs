@@ -317,6 +317,29 @@ impl Estimator {
         &self.stats
     }
 
+    /// Asks the CPU for the estimator's own fields (`crate::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch_fields(&self) {
+        use crate::prefetch::prefetch;
+        prefetch(&self.stats.rtt);
+        prefetch(&self.stats.jitter_stddev_vs_avg_rtt);
+        prefetch(&self.stats.acked_kbps);
+        prefetch(&self.history);
+        prefetch(&self.long_loss);
+        prefetch(&self.tally);
+        prefetch(&self.ack_front);
+        prefetch(&self.by_age);
+        prefetch(&self.windows_at);
+    }
+
+    /// Asks the CPU for the RTT history's slot of the peer's packet `received` and
+    /// the long-loss window's bits of our packet `acked`.
+    #[inline]
+    pub(crate) fn prefetch_windows(&self, received: Sequence, acked: Sequence) {
+        self.history.prefetch(received.0);
+        self.long_loss.fates.prefetch(acked);
+    }
+
     /// Records an RTT sample `sample` standing for `count` packets, filed in the
     /// history under `sequence`. The first sample is taken whole.
     #[inline]

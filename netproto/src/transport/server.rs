@@ -113,6 +113,10 @@ pub struct UdpServer<M: MessageSet> {
 /// cap it: `net.core.rmem_max` and `wmem_max` on Linux).
 pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
 
+/// Fills the unused entries of a batch's sender list (never read).
+const PREFETCH_NOBODY: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 0);
+
 impl<M: MessageSet> UdpServer<M> {
     /// Binds a server at `addr` with `max_clients` slots, the default connection
     /// settings with [`protocol_id`](crate::protocol_id) of `M` and `layer`, the
@@ -328,6 +332,11 @@ impl<M: MessageSet> UdpServer<M> {
             if count == 0 {
                 break;
             }
+            let mut senders = [PREFETCH_NOBODY; BATCH_SIZE];
+            for (sender, meta) in senders.iter_mut().zip(&self.meta[..count.min(BATCH_SIZE)]) {
+                *sender = meta.addr;
+            }
+            self.stack.prefetch(&senders[..count.min(BATCH_SIZE)]);
             let buffers = self.recv_buf.chunks(RECV_BUFFER_SIZE);
             for (meta, buf) in self.meta.iter().take(count).zip(buffers) {
                 let data = buf.get(..meta.len).unwrap_or_default();

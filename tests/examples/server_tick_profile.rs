@@ -27,15 +27,22 @@
 //! clients on a shared machine (its state is evicted while it sleeps between ticks).
 //! It prints the ticks run, the datagrams and payloads the server sent, and the
 //! messages delivered, so that two builds can be checked to have done the same work.
+//!
+//! Valgrind ignores prefetch instructions, so the server's prefetch
+//! (`ServerStack::prefetch`) shows in neither its time nor its misses there. Run
+//! natively with `EVICT_MB=64`, the program writes a 64 MiB buffer before each server
+//! tick (what a shared machine does to the caches while a server sleeps) and prints
+//! the wall time spent in `server_tick` per client-tick: compare two builds with
+//! several alternating runs (`EVICT_MB=0` times the same ticks with warm caches).
 
 use netproto::channel::ChannelId;
-use netproto::connection::{ClientEvent, CongestionConfig, ConnectionConfig, ServerEvent};
+use netproto::connection::{ClientEvent, ServerEvent};
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto_tests::load::{
-    Event, LoadMessage, Roster, SNAPSHOT_EVERY, Snapshot, TICK_HZ, advance, input, layer_config,
-    sends_event, snapshot,
+    Event, LoadMessage, Roster, SNAPSHOT_EVERY, Snapshot, TICK_HZ, advance, input, sends_event,
+    sim_world, snapshot,
 };
-use netproto_tests::sim_stack::{SimBackend, SimClient, SimServer};
+use netproto_tests::sim_stack::{SimClient, SimServer};
 
 const RELIABLE: ChannelId = ChannelId::RELIABLE;
 const UNRELIABLE: ChannelId = ChannelId::UNRELIABLE;
@@ -52,34 +59,8 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let clients: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
     let ticks: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(600);
-    let layer = layer_config();
-    let protocol_id = netproto::protocol_id::<LoadMessage>(&layer);
     // The connection settings of `server_load`: every 60 Hz input is a datagram.
-    let connection = || {
-        let mut c = ConnectionConfig::new(protocol_id);
-        c.congestion = CongestionConfig::bulk();
-        c
-    };
-    let mut backend = SimBackend::new(protocol_id, 11);
-    let server_node = NodeId(0);
-    let mut config = backend.server_config(server_node);
-    config.connection = connection();
-    config.max_clients = clients;
-    config.pending_handshakes = 256;
-    let mut server = SimServer::<LoadMessage>::new(server_node, config, layer.clone(), 0.0);
-    let mut players: Vec<SimClient<LoadMessage>> = (0..clients)
-        .map(|i| {
-            let token = backend.token(i as u64, server_node);
-            SimClient::new(
-                NodeId(i as u32 + 1),
-                server_node,
-                connection(),
-                &token,
-                layer.clone(),
-                0.0,
-            )
-        })
-        .collect();
+    let (mut server, mut players) = sim_world(clients, 11);
     let mut net = Network::new(3);
     net.set_default_link(LinkConfig::default());
 
@@ -94,6 +75,7 @@ fn main() {
     let mut to_server: Vec<(NodeId, Vec<u8>)> = Vec::new();
     let mut tick = 0u64;
     let mut game_ticks = 0u64;
+    let mut evictor = Evictor::from_env();
     while game_ticks < ticks {
         let now = tick as f64 / f64::from(TICK_HZ);
         tick += 1;
@@ -134,6 +116,8 @@ fn main() {
             p.update(now, &mut net);
         }
         deliver(&mut net, now, &mut players, &mut to_server);
+        evictor.evict();
+        let started = std::time::Instant::now();
         server_tick(
             &mut server,
             &mut game,
@@ -142,6 +126,9 @@ fn main() {
             &to_server,
             playing.then_some(game_ticks),
         );
+        if playing {
+            evictor.timed += started.elapsed();
+        }
         to_server.clear();
         deliver(&mut net, now, &mut players, &mut to_server);
         if playing {
@@ -158,6 +145,42 @@ fn main() {
         game.inputs,
         game.relayed,
     );
+    if evictor.buffer.is_some() {
+        let per = evictor.timed.as_nanos() as f64 / (clients as f64 * ticks as f64);
+        println!("wall time in server_tick: {per:.0} ns per client-tick");
+    }
+}
+
+/// With `EVICT_MB=N` set, writes an N MiB buffer before each server tick (what the
+/// other processes of a shared machine do to the caches while the server sleeps) and
+/// times the ticks: a native check of how much of the server's time is spent fetching
+/// the state the previous tick left in memory. Not for callgrind (it would count the
+/// buffer's misses outside the collected function, but slowly).
+struct Evictor {
+    buffer: Option<Vec<u64>>,
+    round: u64,
+    timed: std::time::Duration,
+}
+
+impl Evictor {
+    fn from_env() -> Self {
+        let mb: Option<usize> = std::env::var("EVICT_MB").ok().and_then(|v| v.parse().ok());
+        Self {
+            buffer: mb.map(|mb| vec![0u64; mb << 17]),
+            round: 0,
+            timed: std::time::Duration::ZERO,
+        }
+    }
+
+    fn evict(&mut self) {
+        if let Some(buffer) = self.buffer.as_mut() {
+            self.round += 1;
+            for word in buffer.iter_mut().step_by(8) {
+                *word = word.wrapping_add(self.round);
+            }
+            std::hint::black_box(&buffer);
+        }
+    }
 }
 
 /// Hands the clients their datagrams due by `now`; keeps the server's in `to_server`.
@@ -188,9 +211,7 @@ fn server_tick(
     datagrams: &[(NodeId, Vec<u8>)],
     game_tick: Option<u64>,
 ) {
-    for (from, datagram) in datagrams {
-        server.handle_datagram(now, *from, datagram);
-    }
+    server.handle_batch(now, datagrams);
     while let Some(event) = server.poll_event() {
         match event {
             ServerEvent::Connected {

@@ -9,8 +9,8 @@
 //! hottest functions spent most of their time on single loads of a connection's
 //! windows and queues. A receive batch (or the list of connections a tick visits) is
 //! known before any of it is processed, so the server first names the lines each
-//! connection will need ([`Server::prefetch_session`](crate::connection::Server),
-//! the layer's and the windows' `prefetch` methods) and only then processes them.
+//! connection will need (`ServerStack::prefetch`, which calls each structure's
+//! `prefetch*` methods) and only then processes them.
 //!
 //! A prefetch is a hint: it never faults, changes no value, and a wrong guess only
 //! wastes a fetch. On x86-64 it is `prefetcht0` through `safe_arch`'s safe wrapper

@@ -28,8 +28,9 @@
 //! It prints the ticks run, the datagrams and payloads the server sent, and the
 //! messages delivered, so that two builds can be checked to have done the same work.
 //!
-//! Valgrind ignores prefetch instructions, so the server's prefetch
-//! (`ServerStack::prefetch`) shows in neither its time nor its misses there. Run
+//! Callgrind's cache model does not show the server's prefetch
+//! (`ServerStack::prefetch`): its misses stay at the same loads with and without it
+//! (measured: 2026-11-27; why was not found). Run
 //! natively with `EVICT_MB=64`, the program writes a 64 MiB buffer before each server
 //! tick (what a shared machine does to the caches while a server sleeps) and prints
 //! the wall time spent in `server_tick` per client-tick: compare two builds with

@@ -298,18 +298,9 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         self.slots.get(usize::from(client.0))?.as_ref()
     }
 
-    /// The first stage of a receive batch's prefetch (`crate::prefetch`): asks the
-    /// CPU for the fields of the session a datagram from `address` opens and
-    /// processes, and returns its client, or `None` when `address` is not a
-    /// connected client's.
-    #[inline]
-    pub(crate) fn prefetch_session(&self, address: &A) -> Option<ClientId> {
-        let client = ClientId(*self.by_address.get(address)?);
-        self.prefetch_client(client);
-        Some(client)
-    }
-
-    /// The first stage for a known client (what sending to it reads, too).
+    /// The first stage of a batch's prefetch (`crate::prefetch`): asks the CPU for
+    /// the fields of `client`'s session that opening, handling and sending a packet
+    /// read.
     #[inline]
     pub(crate) fn prefetch_client(&self, client: ClientId) {
         if let Some(slot) = self.slot(client) {
@@ -323,7 +314,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// The second stage, for a client the first found: the windows' slots the
     /// datagram will read (replay protection, the packet endpoint's).
     #[inline]
-    pub(crate) fn prefetch_session_windows(&self, client: ClientId) {
+    pub(crate) fn prefetch_client_windows(&self, client: ClientId) {
         if let Some(slot) = self.slot(client) {
             slot.crypto.prefetch_replay();
             slot.link.endpoint.prefetch_windows();

@@ -332,11 +332,12 @@ impl<M: MessageSet> UdpServer<M> {
             if count == 0 {
                 break;
             }
+            let batch = count.min(BATCH_SIZE);
             let mut senders = [PREFETCH_NOBODY; BATCH_SIZE];
-            for (sender, meta) in senders.iter_mut().zip(&self.meta[..count.min(BATCH_SIZE)]) {
+            for (sender, meta) in senders.iter_mut().zip(&self.meta[..batch]) {
                 *sender = meta.addr;
             }
-            self.stack.prefetch(&senders[..count.min(BATCH_SIZE)]);
+            self.stack.prefetch(&senders[..batch]);
             let buffers = self.recv_buf.chunks(RECV_BUFFER_SIZE);
             for (meta, buf) in self.meta.iter().take(count).zip(buffers) {
                 let data = buf.get(..meta.len).unwrap_or_default();

@@ -131,24 +131,27 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         let mut clients = [ClientId(0); PREFETCH_CHUNK];
         for chunk in senders.chunks(PREFETCH_CHUNK) {
             let mut found = 0;
-            for address in chunk {
-                if let Some(client) = self.server.prefetch_session(address) {
-                    if let Some(peer) = self.peer(client) {
-                        peer.layer().prefetch_fields();
-                    }
-                    clients[found] = client;
-                    found += 1;
-                }
+            for client in chunk.iter().filter_map(|a| self.server.client_id(a)) {
+                clients[found] = client;
+                found += 1;
             }
-            self.prefetch_deeper(&clients[..found]);
+            self.prefetch_clients(&clients[..found]);
         }
     }
 
-    /// The second and third passes of [`prefetch`](Self::prefetch), for `clients`
-    /// whose fields the first asked for.
-    fn prefetch_deeper(&self, clients: &[ClientId]) {
+    /// The three passes of [`prefetch`](Self::prefetch) over `clients` (at most
+    /// [`PREFETCH_CHUNK`]): their fields, then the positions those hold, then the
+    /// slots at those positions.
+    fn prefetch_clients(&self, clients: &[ClientId]) {
         for &client in clients {
-            self.server.prefetch_session_windows(client);
+            self.server.prefetch_client(client);
+            if let Some(peer) = self.peer(client) {
+                crate::prefetch::prefetch(peer);
+                peer.layer().prefetch_fields();
+            }
+        }
+        for &client in clients {
+            self.server.prefetch_client_windows(client);
             if let Some(peer) = self.peer(client) {
                 peer.layer().prefetch_channels();
             }
@@ -158,20 +161,6 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
                 peer.layer().prefetch_queues();
             }
         }
-    }
-
-    /// [`prefetch`](Self::prefetch) for connected clients by slot (a tick's visit).
-    fn prefetch_slots(&self, slots: &[u16]) {
-        let mut clients = [ClientId(0); PREFETCH_CHUNK];
-        for (client, &index) in clients.iter_mut().zip(slots) {
-            *client = ClientId(index);
-            self.server.prefetch_client(*client);
-            if let Some(peer) = self.peer(*client) {
-                crate::prefetch::prefetch(peer);
-                peer.layer().prefetch_fields();
-            }
-        }
-        self.prefetch_deeper(&clients[..slots.len().min(PREFETCH_CHUNK)]);
     }
 
     fn peer(&self, client: ClientId) -> Option<&Peer<M>> {
@@ -257,11 +246,13 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// visited 32 at a time, each group's state prefetched first (as
     /// [`prefetch`](Self::prefetch) does for a receive batch).
     pub fn update(&mut self, now: Time) {
-        for chunk in 0..self.connected.len().div_ceil(PREFETCH_CHUNK) {
-            let range =
-                chunk * PREFETCH_CHUNK..((chunk + 1) * PREFETCH_CHUNK).min(self.connected.len());
-            self.prefetch_slots(&self.connected[range.clone()]);
-            for &index in &self.connected[range] {
+        for chunk in self.connected.chunks(PREFETCH_CHUNK) {
+            let mut clients = [ClientId(0); PREFETCH_CHUNK];
+            for (client, &index) in clients.iter_mut().zip(chunk) {
+                *client = ClientId(index);
+            }
+            self.prefetch_clients(&clients[..chunk.len()]);
+            for &index in chunk {
                 let Some(peer) = self
                     .peers
                     .get_mut(usize::from(index))

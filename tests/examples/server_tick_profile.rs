@@ -35,6 +35,12 @@
 //! tick (what a shared machine does to the caches while a server sleeps) and prints
 //! the wall time spent in `server_tick` per client-tick: compare two builds with
 //! several alternating runs (`EVICT_MB=0` times the same ticks with warm caches).
+//!
+//! With `WARM_CODE=N` as well, a second world of N clients runs its own tick (clients
+//! and server, untimed) between the eviction and the timed server tick. It shares
+//! the library's code with the first world and none of its connections' state, so the
+//! timed tick meets warm code and cold state: the difference from the same run without
+//! it is what re-fetching the code costs a tick.
 
 use netproto::channel::ChannelId;
 use netproto::connection::{ClientEvent, ServerEvent};
@@ -60,95 +66,165 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let clients: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
     let ticks: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(600);
-    // The connection settings of `server_load`: every 60 Hz input is a datagram.
-    let (mut server, mut players) = sim_world(clients, 11);
-    let mut net = Network::new(3);
-    net.set_default_link(LinkConfig::default());
-
-    let mut game = Game {
-        roster: Roster::new(clients),
-        snap: snapshot(0),
-        inputs: 0,
-        relayed: 0,
-    };
-    let (mut delivered, mut snapshots) = (0u64, 0u64);
-    let mut event_seq = vec![0u32; clients];
-    let mut to_server: Vec<(NodeId, Vec<u8>)> = Vec::new();
-    let mut tick = 0u64;
-    let mut game_ticks = 0u64;
+    let warm_code: Option<usize> = std::env::var("WARM_CODE").ok().and_then(|v| v.parse().ok());
+    let mut world = World::new(clients, 11);
+    // A small world of its own, ticked only to bring the code back into the caches.
+    let mut warmer = warm_code.filter(|&n| n > 0).map(|n| World::new(n, 12));
     let mut evictor = Evictor::from_env();
-    while game_ticks < ticks {
-        let now = tick as f64 / f64::from(TICK_HZ);
-        tick += 1;
-        if tick > 60 * u64::from(TICK_HZ) {
+    while world.game_ticks < ticks {
+        world.clients_tick();
+        if let Some(w) = warmer.as_mut() {
+            w.clients_tick();
+        }
+        evictor.evict();
+        if let Some(w) = warmer.as_mut() {
+            w.serve();
+        }
+        let playing = world.playing;
+        let took = world.serve();
+        if playing {
+            evictor.timed += took;
+        }
+    }
+    let w = &world;
+    println!(
+        "ticks {} (after {} to connect), clients {clients}: server datagrams \
+         sent {}, payloads sent {}; inputs {}, events relayed {} and delivered \
+         {}, snapshots delivered {}",
+        w.game_ticks,
+        w.tick - w.game_ticks,
+        w.server.wire().datagrams_sent,
+        w.server.stack_stats().payloads_sent,
+        w.game.inputs,
+        w.game.relayed,
+        w.delivered,
+        w.snapshots,
+    );
+    if evictor.buffer.is_some() {
+        let per = evictor.timed.as_nanos() as f64 / (clients as f64 * ticks as f64);
+        println!("wall time in server_tick: {per:.0} ns per client-tick");
+    }
+}
+
+/// A server, its clients and the network between them, in simulated time.
+struct World {
+    server: SimServer<LoadMessage>,
+    players: Vec<SimClient<LoadMessage>>,
+    net: Network,
+    game: Game,
+    /// Relayed events and snapshots the clients received.
+    delivered: u64,
+    snapshots: u64,
+    event_seq: Vec<u32>,
+    /// The datagrams for the server's next tick.
+    to_server: Vec<(NodeId, Vec<u8>)>,
+    /// Ticks run, and those run with every client connected.
+    tick: u64,
+    game_ticks: u64,
+    /// Whether every client is connected (the game runs) in this tick.
+    playing: bool,
+    now: f64,
+}
+
+impl World {
+    fn new(clients: usize, seed: u64) -> Self {
+        let (server, players) = sim_world(clients, seed);
+        let mut net = Network::new(3);
+        net.set_default_link(LinkConfig::default());
+        Self {
+            server,
+            players,
+            net,
+            game: Game {
+                roster: Roster::new(clients),
+                snap: snapshot(0),
+                inputs: 0,
+                relayed: 0,
+            },
+            delivered: 0,
+            snapshots: 0,
+            event_seq: vec![0u32; clients],
+            to_server: Vec::new(),
+            tick: 0,
+            game_ticks: 0,
+            playing: false,
+            now: 0.0,
+        }
+    }
+
+    /// The clients' half of a tick: an input every tick, an event once a second,
+    /// what they received taken; their datagrams wait in `to_server`.
+    fn clients_tick(&mut self) {
+        let clients = self.players.len();
+        self.now = self.tick as f64 / f64::from(TICK_HZ);
+        self.tick += 1;
+        if self.tick > 60 * u64::from(TICK_HZ) {
             eprintln!(
                 "only {} of {clients} clients connected",
-                game.roster.connected().len()
+                self.game.roster.connected().len()
             );
             std::process::exit(1);
         }
-        let playing = game.roster.connected().len() == clients;
-        // The clients: an input every tick, an event once a second.
-        for (user, p) in players.iter_mut().enumerate() {
+        self.playing = self.game.roster.connected().len() == clients;
+        for (user, p) in self.players.iter_mut().enumerate() {
             while let Some(event) = p.poll_event() {
                 if let ClientEvent::Disconnected { reason } = event {
                     eprintln!("client {user} disconnected: {reason}");
                     std::process::exit(1);
                 }
             }
-            if playing {
-                let _ = p.send(UNRELIABLE, LoadMessage::Input(input(user, game_ticks)));
-                if sends_event(user, game_ticks) {
+            if self.playing {
+                let _ = p.send(UNRELIABLE, LoadMessage::Input(input(user, self.game_ticks)));
+                if sends_event(user, self.game_ticks) {
                     let event = Event {
                         from: user as u16,
-                        seq: event_seq[user],
+                        seq: self.event_seq[user],
                     };
                     if p.send(RELIABLE, LoadMessage::Event(event)).is_ok() {
-                        event_seq[user] += 1;
+                        self.event_seq[user] += 1;
                     }
                 }
             }
             while let Some(m) = p.receive(UNRELIABLE) {
-                snapshots += u64::from(matches!(m, LoadMessage::Snapshot(_)));
+                self.snapshots += u64::from(matches!(m, LoadMessage::Snapshot(_)));
             }
             while p.receive(RELIABLE).is_some() {
-                delivered += 1;
+                self.delivered += 1;
             }
-            p.update(now, &mut net);
+            p.update(self.now, &mut self.net);
         }
-        deliver(&mut net, now, &mut players, &mut to_server);
-        evictor.evict();
+        deliver(
+            &mut self.net,
+            self.now,
+            &mut self.players,
+            &mut self.to_server,
+        );
+    }
+
+    /// The server's half: [`server_tick`] (the wall time it took is returned), then
+    /// its datagrams handed to the clients.
+    fn serve(&mut self) -> std::time::Duration {
         let started = std::time::Instant::now();
         server_tick(
-            &mut server,
-            &mut game,
-            &mut net,
-            now,
-            &to_server,
-            playing.then_some(game_ticks),
+            &mut self.server,
+            &mut self.game,
+            &mut self.net,
+            self.now,
+            &self.to_server,
+            self.playing.then_some(self.game_ticks),
         );
-        if playing {
-            evictor.timed += started.elapsed();
+        let took = started.elapsed();
+        self.to_server.clear();
+        deliver(
+            &mut self.net,
+            self.now,
+            &mut self.players,
+            &mut self.to_server,
+        );
+        if self.playing {
+            self.game_ticks += 1;
         }
-        to_server.clear();
-        deliver(&mut net, now, &mut players, &mut to_server);
-        if playing {
-            game_ticks += 1;
-        }
-    }
-    println!(
-        "ticks {game_ticks} (after {} to connect), clients {clients}: server datagrams \
-         sent {}, payloads sent {}; inputs {}, events relayed {} and delivered \
-         {delivered}, snapshots delivered {snapshots}",
-        tick - game_ticks,
-        server.wire().datagrams_sent,
-        server.stack_stats().payloads_sent,
-        game.inputs,
-        game.relayed,
-    );
-    if evictor.buffer.is_some() {
-        let per = evictor.timed.as_nanos() as f64 / (clients as f64 * ticks as f64);
-        println!("wall time in server_tick: {per:.0} ns per client-tick");
+        took
     }
 }
 

@@ -21,9 +21,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use base64ct::{Base64, Encoding};
-use netproto::channel::{ChannelId, LayerConfig};
+use netproto::channel::ChannelId;
 use netproto::netcode::{ConnectToken, Key};
-use netproto::transport::{UdpClient, UdpServer, UdpServerEvent};
+use netproto::transport::{Config, UdpClient, UdpServer, UdpServerEvent};
 use netproto_examples::game::{ChatMessage, GameMessage};
 
 struct Options {
@@ -123,19 +123,21 @@ fn fetch_token(options: &Options) -> Result<ConnectToken, Box<dyn std::error::Er
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = parse()?;
-    let layer = LayerConfig::default();
+    let config = Config {
+        max_clients: 16,
+        ..Config::default()
+    };
     let private_key = Key::from_env("NETPROTO_PRIVATE_KEY")?;
     let mut servers = Vec::new();
     for &address in &options.game_servers {
-        let server =
-            UdpServer::<GameMessage>::bind(address, private_key.clone(), 16, layer.clone())?;
+        let server = UdpServer::<GameMessage>::bind(address, private_key.clone(), config.clone())?;
         servers.push(server);
     }
     drop(private_key); // the client never holds it
     println!("game servers on {:?}", options.game_servers);
 
     let token = fetch_token(&options)?;
-    let mut client = UdpClient::<GameMessage>::connect(&token, layer)?;
+    let mut client = UdpClient::<GameMessage>::connect(&token, config)?;
     let text = format!("hello from {}", options.name);
     client.send(
         ChannelId::RELIABLE,

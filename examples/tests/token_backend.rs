@@ -132,14 +132,23 @@ fn fetch_token(base: &str, session: &str) -> (serde_json::Value, ConnectToken) {
 }
 
 fn game_server(key: &Key) -> UdpServer<GameMessage> {
-    UdpServer::bind("127.0.0.1:0", key.clone(), 4, LayerConfig::default()).expect("game server")
+    UdpServer::bind(
+        "127.0.0.1:0",
+        key.clone(),
+        netproto::transport::Config {
+            max_clients: 4,
+            ..netproto::transport::Config::default()
+        },
+    )
+    .expect("game server")
 }
 
 /// Connects with `token` (to its first address), says hello, and returns the user id
 /// the server saw and the server's reply, from whichever of `servers` answered.
 fn join(token: &ConnectToken, servers: &mut [UdpServer<GameMessage>]) -> (SocketAddr, u64, String) {
     let mut client =
-        UdpClient::<GameMessage>::connect(token, LayerConfig::default()).expect("client");
+        UdpClient::<GameMessage>::connect(token, netproto::transport::Config::default())
+            .expect("client");
     let hello = ChatMessage {
         from: 0,
         text: "hello".into(),

@@ -35,11 +35,11 @@ use std::time::Duration;
 use bevy_app::{App, AppExit, ScheduleRunnerPlugin, Update};
 use bevy_ecs::prelude::*;
 use netproto::NetMessage;
-use netproto::channel::{ChannelId, LayerConfig};
-use netproto::connection::{ClientId, ConnectionConfig};
+use netproto::channel::ChannelId;
+use netproto::connection::ClientId;
 use netproto::delta::{DEFAULT_RING, Entities, SnapshotHeader, SnapshotReceiver, SnapshotSender};
 use netproto::transport::conditioner::ConditionerConfig;
-use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
+use netproto::transport::{Config, UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
 use netproto_bevy::{
     ClientConnectionEvent, ClientPlugin, FromClient, FromServer, NetClient, NetServer,
     ServerConnectionEvent, ServerPlugin,
@@ -95,13 +95,12 @@ enum GameMessage {
 }
 const MAX_CLIENTS: usize = 16;
 
-/// Both sides' connection settings: the client moves every frame, so a packet a frame
-/// in good mode (61 a second, a hair above 60 Hz for a loop paced by a sleep; the
-/// default is the article's 30) and 30 in bad mode, above the 20 Hz snapshots.
-fn connection_config(layer: &LayerConfig) -> ConnectionConfig {
-    let mut config = ConnectionConfig::new(netproto::protocol_id::<GameMessage>(layer));
-    config.congestion.good_rate = 61.0;
-    config.congestion.bad_rate = 30.0;
+/// Both sides' settings: the client moves every frame, so a packet a frame in good
+/// mode (the fast-paced preset) and 30 in bad mode, above the 20 Hz snapshots.
+fn config() -> Config {
+    let mut config = Config::fast_paced();
+    config.connection.congestion.bad_rate = 30.0;
+    config.max_clients = MAX_CLIENTS;
     config
 }
 const ARENA: i16 = 50;
@@ -389,13 +388,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .add_systems(Update, tick);
     if args.server {
-        let layer = LayerConfig::default();
-        let mut server = UdpServer::<GameMessage>::bind_insecure_dev_with(
-            args.address,
-            MAX_CLIENTS,
-            connection_config(&layer),
-            layer,
-        )?;
+        let mut server = UdpServer::<GameMessage>::bind_insecure_dev(args.address, config())?;
         if args.conditioner.is_some() {
             server.set_conditioner(args.conditioner);
         }
@@ -413,14 +406,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         // Any id the backend would give: the process id keeps two clients apart.
         let user_id = u64::from(std::process::id());
-        let layer = LayerConfig::default();
-        let protocol_id = netproto::protocol_id::<GameMessage>(&layer);
-        let token = netproto::transport::insecure_dev::token(protocol_id, user_id, args.address)?;
-        let mut client = UdpClient::<GameMessage>::connect_with_config(
-            &token,
-            connection_config(&layer),
-            layer,
-        )?;
+        let mut client =
+            UdpClient::<GameMessage>::connect_insecure_dev(args.address, user_id, config())?;
         if args.conditioner.is_some() {
             client.set_conditioner(args.conditioner);
         }

@@ -11,17 +11,19 @@
 //!
 //! The plugins only register the messages and the systems: insert the resource when
 //! the socket should open (at startup, or when the player presses "join"), remove it
-//! to close it. Each frame the transport is updated twice: in `PreUpdate`
-//! ([`NetSystems::Receive`]: what arrived is read, so this frame's systems see it) and
-//! in `PostUpdate` ([`NetSystems::Send`]: what this frame's systems queued goes out
-//! now, within the connection's send rate). Order your systems between the two.
+//! to close it. Each frame the transport is updated once, in `PreUpdate`
+//! ([`NetSystems::Receive`]: what arrived is read, so this frame's systems see it;
+//! timeouts, keep-alives, acks and resends run), and flushed in `PostUpdate`
+//! ([`NetSystems::Send`]: what this frame's systems queued goes out now, within the
+//! connection's send rate, without a second update). Order your systems between the
+//! two.
 //!
 //! ```no_run
 //! use bevy_app::{App, ScheduleRunnerPlugin, Update};
 //! use bevy_ecs::prelude::*;
 //! use netproto::NetMessage;
-//! use netproto::channel::{ChannelId, LayerConfig};
-//! use netproto::transport::{UdpServer, UdpServerEvent};
+//! use netproto::channel::ChannelId;
+//! use netproto::transport::{Config, UdpServer, UdpServerEvent};
 //! use netproto_bevy::{FromClient, NetServer, ServerConnectionEvent, ServerPlugin};
 //!
 //! #[derive(NetMessage, Debug, Clone)]
@@ -51,7 +53,7 @@
 //!     }
 //! }
 //!
-//! let server = UdpServer::<Msg>::bind_insecure_dev("127.0.0.1:40000", 16, LayerConfig::default())?;
+//! let server = UdpServer::<Msg>::bind_insecure_dev("127.0.0.1:40000", Config::default())?;
 //! App::new()
 //!     .add_plugins(ScheduleRunnerPlugin::run_loop(std::time::Duration::from_secs_f64(1.0 / 60.0)))
 //!     .add_plugins(ServerPlugin::<Msg>::default())
@@ -94,7 +96,8 @@ impl<M: MessageSet + Send + Sync + 'static> NetMessages for M {}
 pub enum NetSystems {
     /// `PreUpdate`: the datagrams that arrived are read, events and messages written.
     Receive,
-    /// `PostUpdate`: the messages queued this frame are sent.
+    /// `PostUpdate`: the messages queued this frame are sent (a flush, not a second
+    /// update).
     Send,
 }
 
@@ -183,11 +186,9 @@ fn server_receive<M: NetMessages>(
     }
 }
 
-/// Sends what the frame queued; the events of that update wait for the next frame's.
+/// Sends what the frame queued ([`UdpServer::flush`]: no second update).
 fn server_send<M: NetMessages>(mut server: ResMut<NetServer<M>>) {
-    if let Err(error) = server.update() {
-        tracing::error!(target: "netproto_bevy", side = "server", %error, "update failed");
-    }
+    server.flush();
 }
 
 /// The game client: a [`UdpClient`] as a resource (one connection attempt).
@@ -258,9 +259,7 @@ fn client_receive<M: NetMessages>(
     }
 }
 
-/// Sends what the frame queued.
+/// Sends what the frame queued ([`UdpClient::flush`]: no second update).
 fn client_send<M: NetMessages>(mut client: ResMut<NetClient<M>>) {
-    if let Err(error) = client.update() {
-        tracing::error!(target: "netproto_bevy", side = "client", %error, "update failed");
-    }
+    client.flush();
 }

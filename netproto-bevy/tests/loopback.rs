@@ -8,8 +8,8 @@
 use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
 use netproto::NetMessage;
-use netproto::channel::{ChannelId, LayerConfig};
-use netproto::transport::{UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
+use netproto::channel::ChannelId;
+use netproto::transport::{Config, UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
 use netproto_bevy::{
     ClientConnectionEvent, ClientPlugin, FromClient, FromServer, NetClient, NetServer,
     ServerConnectionEvent, ServerPlugin,
@@ -91,8 +91,14 @@ fn client_pings(
 
 #[test]
 fn a_message_goes_each_way_between_two_apps() {
-    let server = UdpServer::<Msg>::bind_insecure_dev("127.0.0.1:0", 4, LayerConfig::default())
-        .expect("bind");
+    let server = UdpServer::<Msg>::bind_insecure_dev(
+        "127.0.0.1:0",
+        Config {
+            max_clients: 4,
+            ..Config::default()
+        },
+    )
+    .expect("bind");
     let address = server.local_addr().expect("bound");
     let mut server_app = App::new();
     server_app
@@ -102,7 +108,7 @@ fn a_message_goes_each_way_between_two_apps() {
         .add_systems(Update, server_answers);
 
     let client =
-        UdpClient::<Msg>::connect_insecure_dev(address, 7, LayerConfig::default()).expect("client");
+        UdpClient::<Msg>::connect_insecure_dev(address, 7, Config::default()).expect("client");
     let mut client_app = App::new();
     client_app
         .add_plugins(ClientPlugin::<Msg>::default())

@@ -14,8 +14,8 @@
 //!
 //! ```
 //! use netproto::NetMessage;
-//! use netproto::channel::{ChannelId, LayerConfig};
-//! use netproto::transport::{UdpClient, UdpServer};
+//! use netproto::channel::ChannelId;
+//! use netproto::transport::{Config, UdpClient, UdpServer};
 //!
 //! #[derive(NetMessage, Debug, Clone)]
 //! struct Chat {
@@ -30,8 +30,8 @@
 //! }
 //!
 //! // Development tokens (a key compiled into the library): never ship them.
-//! let mut server = UdpServer::<Msg>::bind_insecure_dev("127.0.0.1:0", 16, LayerConfig::default())?;
-//! let mut client = UdpClient::<Msg>::connect_insecure_dev(server.local_addr()?, 1, LayerConfig::default())?;
+//! let mut server = UdpServer::<Msg>::bind_insecure_dev("127.0.0.1:0", Config::default())?;
+//! let mut client = UdpClient::<Msg>::connect_insecure_dev(server.local_addr()?, 1, Config::default())?;
 //! client.send(ChannelId::RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?; // goes once connected
 //! let reply = loop {
 //!     // The game loop: update each side once per tick.
@@ -55,7 +55,7 @@
 //!
 //! A real game's clients get their connect token from the game's backend
 //! ([`netcode::generate_connect_token`], [`transport::UdpClient::connect`]); both
-//! sides must be built with the same message set and [`channel::LayerConfig`]
+//! sides must be built with the same message set and channels ([`transport::Config`])
 //! ([`protocol_id`]). [`transport::UdpServer::poll_event`] reports who joined and left.
 //!
 //! # The layers
@@ -85,41 +85,29 @@
 //! RTT of 250 ms; a connection starts good), and acks alone 30 times a second when
 //! it has none. With the defaults a 60 Hz game that sends its input every frame
 //! sends a packet every other frame, two frames' messages in it. For a packet every
-//! frame, or to cap the bandwidth lower, set the rates on both sides, with
-//! [`transport::UdpServer::with_socket`] (or `bind_with`, `bind_with_config`) and
-//! [`transport::UdpClient::connect_with`] (or `connect_with_config`); a large
-//! download takes [`connection::CongestionConfig::bulk`]:
+//! frame, start both sides from [`transport::Config::fast_paced`]; to cap the
+//! bandwidth lower, set the rates of [`transport::Config`]'s `connection` on both
+//! sides; a large download takes [`transport::Config::bulk`]:
 //!
 //! ```
-//! use netproto::channel::{ChannelId, LayerConfig};
-//! use netproto::connection::{ConnectionConfig, ServerConfig};
-//! use netproto::transport::{UdpClient, UdpServer, insecure_dev};
+//! use netproto::transport::{Config, UdpClient, UdpServer};
 //! # #[derive(netproto::NetMessage, Debug, Clone)]
 //! # #[net(message_set)]
 //! # enum Msg { Ping(Ping) }
 //! # #[derive(netproto::NetMessage, Debug, Clone)]
 //! # struct Ping { tick: u32 }
 //!
-//! let layer = LayerConfig::default();
-//! let protocol_id = netproto::protocol_id::<Msg>(&layer);
-//! let mut config = ConnectionConfig::new(protocol_id);
-//! config.congestion.good_rate = 61.0; // packets per second: one per frame, at most
-//! config.congestion.bad_rate = 20.0; // when the RTT says the link is congested
+//! let mut config = Config::fast_paced(); // up to 64 packets a second: one per frame
+//! config.connection.congestion.bad_rate = 15.0; // when the RTT says the link is congested
 //!
-//! let key = insecure_dev::INSECURE_DEV_KEY; // your backend's key in a real game
-//! let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
-//! let bound = socket.local_addr()?;
-//! let server_config = ServerConfig::new(config.clone(), key, vec![bound]);
-//! let server = UdpServer::<Msg>::with_socket(socket, server_config, layer.clone())?;
-//!
-//! let token = insecure_dev::token(protocol_id, 1, bound)?;
-//! let client = UdpClient::<Msg>::connect_with("127.0.0.1:0", bound, &token, config, layer)?;
+//! let server = UdpServer::<Msg>::bind_insecure_dev("127.0.0.1:0", config.clone())?;
+//! let client = UdpClient::<Msg>::connect_insecure_dev(server.local_addr()?, 1, config)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! A mode's rate is a ceiling: a frame that comes a hair early (a jittery sleep)
-//! skips its packet, so a loop paced by the wall clock may set `good_rate` a little
-//! above its frame rate.
+//! skips its packet, so a loop paced by the wall clock sets `good_rate` a little
+//! above its frame rate, as the fast-paced preset does.
 //!
 //! # Fast debug builds of your game
 //!

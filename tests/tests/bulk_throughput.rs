@@ -437,14 +437,13 @@ fn loopback_run(with_map: bool) -> (Option<f64>, u32, u32) {
         .expect("after 1970")
         .as_secs();
     let token = netproto::netcode::generate_connect_token(&params, &key(), unix).expect("token");
-    let mut client = UdpClient::<Msg>::connect_with(
-        "127.0.0.1:0",
-        addr,
-        &token,
-        bulk_connection(protocol_id),
-        layer,
-    )
-    .expect("client");
+    let config = netproto::transport::Config {
+        channels: layer,
+        connection: bulk_connection(protocol_id),
+        max_clients: 1,
+    };
+    let mut client =
+        UdpClient::<Msg>::connect_with("127.0.0.1:0", addr, &token, config).expect("client");
     client.set_conditioner(Some(
         "latency=25ms,loss=1%,seed=16"
             .parse::<ConditionerConfig>()

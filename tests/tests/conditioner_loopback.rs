@@ -20,7 +20,9 @@ use netproto::channel::{ChannelId, LayerConfig};
 use netproto::netcode::Key;
 use netproto::sim::{LinkConfig, Network, NodeId};
 use netproto::transport::conditioner::{Conditioner, ConditionerConfig, ENV_VAR};
-use netproto::transport::{TransportError, UdpClient, UdpClientEvent, UdpServer, UdpServerEvent};
+use netproto::transport::{
+    Config, TransportError, UdpClient, UdpClientEvent, UdpServer, UdpServerEvent,
+};
 use netproto_examples::game::{ChatMessage, GameMessage};
 
 /// The longest any wait may take before the test is declared hung.
@@ -287,13 +289,19 @@ fn a_conditioned_client_talks_to_a_server_over_loopback() {
     // The client's socket: 40 ms each way (+- 5 ms), 5% loss, 2% duplicates, 5%
     // reordering, both ways. 100 reliable messages each way arrive once, in order;
     // the connection's RTT is about the conditioner's 80 ms (at least 60); its counters add up.
-    let mut server = UdpServer::<GameMessage>::bind("127.0.0.1:0", KEY, 4, LayerConfig::default())
-        .expect("bind");
+    let mut server = UdpServer::<GameMessage>::bind(
+        "127.0.0.1:0",
+        KEY,
+        Config {
+            max_clients: 4,
+            ..Config::default()
+        },
+    )
+    .expect("bind");
     let addr = server.local_addr().expect("bound");
     let protocol_id = netproto::protocol_id::<GameMessage>(&LayerConfig::default());
     let token = token_for(protocol_id, 5, addr);
-    let mut client =
-        UdpClient::<GameMessage>::connect(&token, LayerConfig::default()).expect("client");
+    let mut client = UdpClient::<GameMessage>::connect(&token, Config::default()).expect("client");
     let config: ConditionerConfig = "latency=40ms,jitter=5ms,loss=5%,dup=2%,reorder=5%,seed=3"
         .parse()
         .expect("spec");
@@ -381,7 +389,14 @@ fn a_conditioned_client_talks_to_a_server_over_loopback() {
 #[test]
 #[ignore = "a child process of the_environment_variable_turns_it_on"]
 fn child_reads_the_environment() {
-    let server = UdpServer::<GameMessage>::bind("127.0.0.1:0", KEY, 1, LayerConfig::default());
+    let server = UdpServer::<GameMessage>::bind(
+        "127.0.0.1:0",
+        KEY,
+        Config {
+            max_clients: 1,
+            ..Config::default()
+        },
+    );
     match server {
         Ok(server) => println!(
             "CHILD conditioned={:?}",

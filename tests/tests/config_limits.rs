@@ -7,7 +7,7 @@ use netproto::Time;
 use netproto::channel::{LayerConfig, StackConfigError};
 use netproto::connection::{Client, ConnectionConfig, ConnectionConfigError, Server, ServerConfig};
 use netproto::netcode::Key;
-use netproto::transport::{TransportError, UdpClient, UdpServer, insecure_dev};
+use netproto::transport::{Config, TransportError, UdpClient, UdpServer, insecure_dev};
 use std::time::Duration;
 
 #[derive(NetMessage, Debug, Clone)]
@@ -33,6 +33,12 @@ fn server_config(connection: ConnectionConfig) -> ServerConfig {
     ServerConfig::new(connection, Key::from_bytes([1; 32]), vec![address])
 }
 
+/// A UDP server on a fresh loopback socket with `config` and `layer`.
+fn udp_server(config: ServerConfig, layer: LayerConfig) -> Result<UdpServer<Msg>, TransportError> {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    UdpServer::with_socket(socket, config, layer)
+}
+
 fn protocol_id() -> u64 {
     netproto::protocol_id::<Msg>(&LayerConfig::default())
 }
@@ -53,9 +59,9 @@ fn a_timeout_that_could_outlast_a_sequence_wrap_is_refused_at_construction() {
         client.expect_err("refused"),
         ConnectionConfigError::TimeoutOutlastsSequences { .. }
     ));
-    // The transport refuses it before binding anything.
+    // So does the transport.
     let config = server_config(wrapping());
-    let udp = UdpServer::<Msg>::bind_with("127.0.0.1:0", config, LayerConfig::default());
+    let udp = udp_server(config, LayerConfig::default());
     assert!(matches!(
         udp.expect_err("refused"),
         TransportError::Connection(ConnectionConfigError::TimeoutOutlastsSequences { .. })
@@ -69,11 +75,7 @@ fn the_transport_refuses_a_layer_that_does_not_fit_its_endpoint() {
     let mut wide = ConnectionConfig::new(protocol_id());
     wide.endpoint.received_packets_buffer_size = 1024;
     assert_eq!(wide.validate(), Ok(()), "each configuration is valid alone");
-    let server = UdpServer::<Msg>::bind_with(
-        "127.0.0.1:0",
-        server_config(wide.clone()),
-        LayerConfig::default(),
-    );
+    let server = udp_server(server_config(wide.clone()), LayerConfig::default());
     let err = server.expect_err("refused");
     assert!(
         matches!(
@@ -84,13 +86,11 @@ fn the_transport_refuses_a_layer_that_does_not_fit_its_endpoint() {
     );
     let server_address = "127.0.0.1:9".parse().expect("address");
     let token = insecure_dev::token(protocol_id(), 1, server_address).expect("token");
-    let client = UdpClient::<Msg>::connect_with(
-        "127.0.0.1:0",
-        server_address,
-        &token,
-        wide,
-        LayerConfig::default(),
-    );
+    let config = Config {
+        connection: wide,
+        ..Config::default()
+    };
+    let client = UdpClient::<Msg>::connect_with("127.0.0.1:0", server_address, &token, config);
     assert!(matches!(
         client.expect_err("refused"),
         TransportError::Stack(StackConfigError::PacketWindow { .. })
@@ -99,8 +99,7 @@ fn the_transport_refuses_a_layer_that_does_not_fit_its_endpoint() {
     let mut small = ConnectionConfig::new(protocol_id());
     small.endpoint.max_packet_size = 512;
     small.endpoint.fragment_above = 512;
-    let server =
-        UdpServer::<Msg>::bind_with("127.0.0.1:0", server_config(small), LayerConfig::default());
+    let server = udp_server(server_config(small), LayerConfig::default());
     assert!(matches!(
         server.expect_err("refused"),
         TransportError::Stack(StackConfigError::PacketTooLarge { .. })
@@ -114,13 +113,13 @@ fn a_protocol_id_that_is_not_the_message_sets_and_channels_is_refused() {
     let config = server_config(ConnectionConfig::new(protocol_id()));
     let mut other = LayerConfig::default();
     other.channels.pop();
-    let err = UdpServer::<Msg>::bind_with("127.0.0.1:0", config, other).expect_err("refused");
+    let err = udp_server(config, other).expect_err("refused");
     assert!(matches!(err, TransportError::ProtocolId { .. }), "{err}");
     assert!(err.to_string().contains("protocol_id"), "{err}");
     // A client refuses a token made for another protocol id, before sending anything.
     let server_address = "127.0.0.1:9".parse().expect("address");
     let token = insecure_dev::token(protocol_id() ^ 1, 1, server_address).expect("token");
-    let err = UdpClient::<Msg>::connect(&token, LayerConfig::default()).expect_err("refused");
+    let err = UdpClient::<Msg>::connect(&token, Config::default()).expect_err("refused");
     assert!(
         matches!(
             err,

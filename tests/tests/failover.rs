@@ -22,7 +22,7 @@ use netproto::channel::LayerConfig;
 use netproto::connection::{ClientEvent, ClientState, DisconnectReason};
 use netproto::netcode::{Key, TokenParams, generate_connect_token};
 use netproto::sim::NodeId;
-use netproto::transport::UdpClient;
+use netproto::transport::{Config, UdpClient};
 use netproto_examples::game::GameMessage;
 use netproto_tests::sim_stack::sim_address;
 
@@ -249,7 +249,8 @@ fn kill_the_first_server_process_and_the_client_reaches_the_second_within_its_ti
         .expect("after 1970")
         .as_secs();
     let token = generate_connect_token(&params, &Key::from_bytes([0x5a; 32]), unix).expect("token");
-    let mut client = UdpClient::<GameMessage>::connect(&token, layer).expect("a client");
+    let mut client =
+        UdpClient::<GameMessage>::connect(&token, Config::default()).expect("a client");
     assert_eq!(client.server_addr(), first.addr);
     let start = Instant::now();
     // The first server's timeout, then a loopback handshake; a generous deadline for

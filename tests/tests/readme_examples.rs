@@ -108,9 +108,9 @@ fn rust_block<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 
 mod connecting {
     use netproto::NetMessage;
-    use netproto::channel::{ChannelId, LayerConfig};
+    use netproto::channel::ChannelId;
     use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token};
-    use netproto::transport::{UdpClient, UdpServer, UdpServerEvent};
+    use netproto::transport::{Config, UdpClient, UdpServer, UdpServerEvent};
 
     #[derive(NetMessage, Debug, Clone, PartialEq)]
     struct Chat {
@@ -128,20 +128,17 @@ mod connecting {
     #[test]
     fn readme_connecting() -> Result<(), Box<dyn std::error::Error>> {
         let private_key = Key::random();
-        let mut server = UdpServer::<Msg>::bind(
-            "127.0.0.1:0",
-            private_key.clone(),
-            16,
-            LayerConfig::default(),
-        )?;
-        let protocol_id = netproto::protocol_id::<Msg>(&LayerConfig::default());
+        let config = Config::default();
+        let mut server =
+            UdpServer::<Msg>::bind("127.0.0.1:0", private_key.clone(), config.clone())?;
+        let protocol_id = netproto::protocol_id::<Msg>(&config.channels);
         let params = TokenParams::new(protocol_id, 42, vec![server.local_addr()?]);
         let unix_time = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)?
             .as_secs();
         let bytes = generate_connect_token(&params, &private_key, unix_time)?.write()?;
         let token = ConnectToken::read(&bytes)?;
-        let mut client = UdpClient::<Msg>::connect(&token, LayerConfig::default())?;
+        let mut client = UdpClient::<Msg>::connect(&token, config)?;
         client.send(
             ChannelId::RELIABLE,
             Msg::Chat(Chat {

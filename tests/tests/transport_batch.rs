@@ -8,8 +8,8 @@ use std::net::UdpSocket;
 use std::time::Duration;
 
 use netproto::NetMessage;
-use netproto::channel::{ChannelId, LayerConfig};
-use netproto::transport::{UdpClient, UdpServer};
+use netproto::channel::ChannelId;
+use netproto::transport::{Config, UdpClient, UdpServer};
 
 #[derive(NetMessage, Debug, Clone, PartialEq)]
 struct Ping {
@@ -26,8 +26,14 @@ const RELIABLE: ChannelId = ChannelId::RELIABLE;
 
 #[test]
 fn a_burst_of_hostile_datagrams_is_read_whole_and_the_server_still_serves() {
-    let mut server = UdpServer::<Msg>::bind_insecure_dev("127.0.0.1:0", 4, LayerConfig::default())
-        .expect("bind");
+    let mut server = UdpServer::<Msg>::bind_insecure_dev(
+        "127.0.0.1:0",
+        Config {
+            max_clients: 4,
+            ..Config::default()
+        },
+    )
+    .expect("bind");
     let address = server.local_addr().expect("address");
     let attacker = UdpSocket::bind("127.0.0.1:0").expect("attacker socket");
     // 100 datagrams: an empty one, the largest UDP payload, and garbage of every size
@@ -59,7 +65,7 @@ fn a_burst_of_hostile_datagrams_is_read_whole_and_the_server_still_serves() {
     );
 
     let mut client =
-        UdpClient::<Msg>::connect_insecure_dev(address, 7, LayerConfig::default()).expect("client");
+        UdpClient::<Msg>::connect_insecure_dev(address, 7, Config::default()).expect("client");
     client
         .send(RELIABLE, Msg::Ping(Ping { seq: 1 }))
         .expect("queued");

@@ -23,7 +23,8 @@ use netproto::internals::netcode::CONNECTION_REQUEST_BYTES;
 use netproto::netcode::{ConnectToken, Key, TokenParams, generate_connect_token};
 use netproto::sim::Rng;
 use netproto::transport::{
-    MAX_DATAGRAMS_PER_UPDATE, TransportError, UdpClient, UdpClientEvent, UdpServer, UdpServerEvent,
+    Config, MAX_DATAGRAMS_PER_UPDATE, TransportError, UdpClient, UdpClientEvent, UdpServer,
+    UdpServerEvent,
 };
 use netproto::{MessageSet, NetMessage};
 use netproto_examples::game::{ChatMessage, GameMessage, PlayerInput};
@@ -43,8 +44,15 @@ type Server = UdpServer<GameMessage>;
 type Client = UdpClient<GameMessage>;
 
 fn server(max_clients: usize) -> (Server, SocketAddr) {
-    let server = Server::bind("127.0.0.1:0", KEY, max_clients, LayerConfig::default())
-        .expect("bind a loopback port");
+    let server = Server::bind(
+        "127.0.0.1:0",
+        KEY,
+        Config {
+            max_clients,
+            ..Config::default()
+        },
+    )
+    .expect("bind a loopback port");
     let addr = server.local_addr().expect("bound");
     (server, addr)
 }
@@ -74,7 +82,7 @@ fn token<M: MessageSet>(
 fn client(server: SocketAddr, client_id: u64) -> Client {
     Client::connect(
         &token::<GameMessage>(&KEY, client_id, server, 10),
-        LayerConfig::default(),
+        Config::default(),
     )
     .expect("a client")
 }
@@ -286,11 +294,16 @@ fn connect_exchange_and_disconnect() {
 
 #[test]
 fn insecure_dev_tokens_connect_to_an_insecure_dev_server() {
-    let mut server =
-        Server::bind_insecure_dev("127.0.0.1:0", 2, LayerConfig::default()).expect("bind");
+    let mut server = Server::bind_insecure_dev(
+        "127.0.0.1:0",
+        Config {
+            max_clients: 2,
+            ..Config::default()
+        },
+    )
+    .expect("bind");
     let addr = server.local_addr().expect("bound");
-    let mut client =
-        Client::connect_insecure_dev(addr, 5, LayerConfig::default()).expect("a client");
+    let mut client = Client::connect_insecure_dev(addr, 5, Config::default()).expect("a client");
     let id = connect(&mut server, &mut client);
     assert_eq!(server.connection().user_id(id), Some(5));
     client.send(RELIABLE, chat(5, "hi")).expect("queued");
@@ -318,7 +331,7 @@ fn insecure_dev_tokens_connect_to_an_insecure_dev_server() {
             real_addr,
             1,
         ),
-        LayerConfig::default(),
+        Config::default(),
     )
     .expect("a client");
     assert_eq!(
@@ -370,7 +383,7 @@ fn a_token_sealed_with_another_key_gets_no_connection() {
     let other_key = Key::from_bytes([0x24; 32]);
     let mut client = Client::connect(
         &token::<GameMessage>(&other_key, 1, addr, 1),
-        LayerConfig::default(),
+        Config::default(),
     )
     .expect("a client");
     assert_eq!(
@@ -392,11 +405,8 @@ fn a_token_sealed_with_another_key_gets_no_connection() {
 fn a_silent_client_times_out_and_frees_its_slot() {
     // One slot, and a token with a 1-second timeout.
     let (mut server, addr) = server(1);
-    let mut silent = Client::connect(
-        &token::<GameMessage>(&KEY, 1, addr, 1),
-        LayerConfig::default(),
-    )
-    .expect("a client");
+    let mut silent = Client::connect(&token::<GameMessage>(&KEY, 1, addr, 1), Config::default())
+        .expect("a client");
     let slot = connect(&mut server, &mut silent);
 
     // The client stops updating (a crashed or frozen game): nothing more reaches the
@@ -442,7 +452,7 @@ fn another_build_gets_no_connection() {
     let (mut server, addr) = server(4);
     // The backend's token for this build: the other build refuses it.
     let ours = token::<GameMessage>(&KEY, 1, addr, 1);
-    match UdpClient::<OtherMessage>::connect(&ours, LayerConfig::default()) {
+    match UdpClient::<OtherMessage>::connect(&ours, Config::default()) {
         Err(TransportError::Connection(ConnectionConfigError::ProtocolMismatch {
             token,
             ours,
@@ -461,7 +471,7 @@ fn another_build_gets_no_connection() {
     // A token for the other build: this server ignores its requests.
     let theirs = token::<OtherMessage>(&KEY, 2, addr, 1);
     let mut client =
-        UdpClient::<OtherMessage>::connect(&theirs, LayerConfig::default()).expect("a client");
+        UdpClient::<OtherMessage>::connect(&theirs, Config::default()).expect("a client");
     assert_eq!(
         until_given_up(&mut server, &mut client),
         ClientState::Disconnected(no_reply::<OtherMessage>(addr))
@@ -555,14 +565,19 @@ fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
         ChannelConfig::reliable().with_queues(256, 8),
         ChannelConfig::unreliable(),
     ]);
-    let mut server = Server::bind("127.0.0.1:0", KEY, 2, small.clone()).expect("bind");
+    let config = Config {
+        channels: small,
+        max_clients: 2,
+        ..Config::default()
+    };
+    let mut server = Server::bind("127.0.0.1:0", KEY, config.clone()).expect("bind");
     let addr = server.local_addr().expect("bound");
     // The protocol id covers the channels: the token is for this layer.
-    let protocol_id = netproto::protocol_id::<GameMessage>(&small);
+    let protocol_id = netproto::protocol_id::<GameMessage>(&config.channels);
     let mut params = TokenParams::new(protocol_id, 1, vec![addr]);
     params.timeout_seconds = 10;
     let token = generate_connect_token(&params, &KEY, unix_now()).expect("a token");
-    let mut client = Client::connect(&token, small).expect("a client");
+    let mut client = Client::connect(&token, config).expect("a client");
     let id = connect(&mut server, &mut client);
     for i in 0..100 {
         client

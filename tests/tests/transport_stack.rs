@@ -365,3 +365,82 @@ fn a_full_receive_queue_refuses_packets_and_nothing_is_lost() {
     assert!(client.connection().is_connected());
     assert_eq!(server.connection().connected_clients(), 1);
 }
+
+/// Connects `server` and `client` with 1 ms ticks from `now`; returns the time after.
+fn connect(
+    mut now: f64,
+    server: &mut ServerStack<u32, Msg>,
+    client: &mut ClientStack<u32, Msg>,
+) -> f64 {
+    while !client.connection().is_connected() || server.clients().count() == 0 {
+        now += 0.001;
+        tick(now, server, client);
+        assert!(now < 1.0, "no handshake");
+    }
+    now
+}
+
+/// The datagrams waiting in `stack`'s transmit queue, drained.
+fn drain_server(stack: &mut ServerStack<u32, Msg>) -> usize {
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    std::iter::from_fn(|| stack.poll_transmit(&mut buf)).count()
+}
+
+#[test]
+fn a_flush_sends_what_was_queued_and_nothing_else_of_a_tick() {
+    let (mut server, mut client) = pair();
+    let mut now = connect(0.0, &mut server, &mut client);
+    let id = server.clients().next().expect("a client").0;
+    // Nothing new since the last update: a flush sends nothing, even long after the
+    // idle interval (30 packets a second) and the keep-alive interval passed: those
+    // are an update's.
+    now += 0.5;
+    server.flush(Time::from_secs_f64(now));
+    assert_eq!(drain_server(&mut server), 0, "a flush without news");
+    // A message queued: the flush sends it at once (the rate allows a packet).
+    server.send(id, ChannelId::RELIABLE, hello(7)).unwrap();
+    server.flush(Time::from_secs_f64(now));
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    while let Some((to, len)) = server.poll_transmit(&mut buf) {
+        assert_eq!(to, CLIENT);
+        client.handle_datagram(Time::from_secs_f64(now), SERVER, &buf[..len]);
+    }
+    assert_eq!(client.receive(ChannelId::RELIABLE), Some(hello(7)));
+    // Sent: no news left, and the next one waits for the congestion mode's rate.
+    server.flush(Time::from_secs_f64(now));
+    assert_eq!(drain_server(&mut server), 0, "nothing new");
+    // The rate: a packet an interval (1/30 s) on average, with the credit of one
+    // interval at most (an idle connection may send two at once). Once that is spent,
+    // a message waits for the interval.
+    server.send(id, ChannelId::RELIABLE, hello(8)).unwrap();
+    server.flush(Time::from_secs_f64(now + 0.001));
+    drain_server(&mut server);
+    server.send(id, ChannelId::RELIABLE, hello(9)).unwrap();
+    server.flush(Time::from_secs_f64(now + 0.002));
+    assert_eq!(drain_server(&mut server), 0, "within the rate's interval");
+    server.flush(Time::from_secs_f64(now + 0.002 + 1.0 / 30.0));
+    assert!(drain_server(&mut server) > 0, "after the interval");
+    // A flush runs no timeout: far past the token's timeout, the client is still
+    // connected until an update.
+    let late = Time::from_secs_f64(now + 60.0);
+    server.flush(late);
+    assert_eq!(server.clients().count(), 1, "a flush times nobody out");
+    server.update(late);
+    assert_eq!(server.clients().count(), 0, "the update does");
+
+    // The client's flush likewise.
+    let (mut server, mut client) = pair();
+    let now = connect(0.0, &mut server, &mut client) + 0.5;
+    let mut buf = [0u8; MAX_DATAGRAM_BYTES];
+    client.flush(Time::from_secs_f64(now));
+    assert!(
+        client.poll_transmit(&mut buf).is_none(),
+        "a flush without news"
+    );
+    client.send(ChannelId::RELIABLE, hello(9)).unwrap();
+    client.flush(Time::from_secs_f64(now));
+    assert!(
+        client.poll_transmit(&mut buf).is_some(),
+        "the message's packet"
+    );
+}

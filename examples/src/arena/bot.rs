@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use netproto::channel::{ChannelId, LayerConfig};
+use netproto::channel::ChannelId;
 use netproto::connection::LinkStats;
 use netproto::sim::{LinkConfig, Rng};
 use netproto::transport::{UdpClient, UdpClientEvent};
@@ -98,11 +98,7 @@ impl Bot {
     ) -> Result<Self, ArenaError> {
         let link = SimLink::new(server, link, seed ^ 0x5151)?;
         let token = backend.token(link.address()?, server)?;
-        let client = UdpClient::connect_with_config(
-            &token,
-            super::connection_config(),
-            LayerConfig::default(),
-        )?;
+        let client = UdpClient::connect(&token, super::config())?;
         Ok(Self {
             index,
             client,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use netproto::channel::{ChannelId, LayerConfig};
+use netproto::channel::ChannelId;
 use netproto::connection::{ClientId, LinkStats};
 use netproto::netcode::Key;
 use netproto::transport::{UdpServer, UdpServerEvent};
@@ -95,13 +95,7 @@ impl Host {
     /// A server bound at `addr`, letting in the clients of the backend whose key is
     /// `private_key`.
     pub fn bind(addr: SocketAddr, private_key: Key) -> Result<Self, ArenaError> {
-        let server = UdpServer::bind_with_config(
-            addr,
-            private_key,
-            MAX_CLIENTS,
-            super::connection_config(),
-            LayerConfig::default(),
-        )?;
+        let server = UdpServer::bind(addr, private_key, super::config())?;
         Ok(Self {
             server,
             entities: BTreeMap::new(),

@@ -32,9 +32,9 @@ mod report;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use netproto::channel::{ChannelId, LayerConfig};
-use netproto::connection::ConnectionConfig;
+use netproto::channel::ChannelId;
 use netproto::sim::LinkConfig;
+use netproto::transport::Config;
 
 pub use bot::{Bot, BotLive, BotStats};
 pub use host::{ClientLive, ClientTally, Host, MAX_CLIENTS, SnapshotBytesTally};
@@ -45,15 +45,14 @@ pub use report::{BotRow, EstimateLog, Live, LiveBot, Summary};
 /// The reliable-ordered channel of [`LayerConfig::default`](netproto::channel::LayerConfig).
 pub const RELIABLE: ChannelId = ChannelId::RELIABLE;
 
-/// The connection settings of both sides: a 60 Hz game that sends its input every
-/// frame, so a packet a frame in good mode (61 packets a second: a loop paced by a
-/// sleep runs a hair fast now and then; the default is the article's 30) and 30 in
-/// bad mode, enough for the 20 Hz snapshots (the default, 10, would queue them).
-pub fn connection_config() -> ConnectionConfig {
-    let layer = LayerConfig::default();
-    let mut config = ConnectionConfig::new(netproto::protocol_id::<ArenaMessage>(&layer));
-    config.congestion.good_rate = 61.0;
-    config.congestion.bad_rate = 30.0;
+/// The settings of both sides: a 60 Hz game that sends its input every frame, so
+/// [`Config::fast_paced`]'s packet a frame in good mode, and 30 packets a second in
+/// bad mode, enough for the 20 Hz snapshots (the preset's 20 would queue them), with
+/// [`MAX_CLIENTS`] slots.
+pub fn config() -> Config {
+    let mut config = Config::fast_paced();
+    config.connection.congestion.bad_rate = 30.0;
+    config.max_clients = MAX_CLIENTS;
     config
 }
 /// The unreliable channel of [`LayerConfig::default`](netproto::channel::LayerConfig).

@@ -5,12 +5,12 @@ use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use super::clock::Clock;
 use super::plain_socket::local_for;
 use super::{
-    ClientStack, ConnectionStats, RECV_BUFFER_SIZE, Recv, SendError, TransportError,
+    ClientStack, Config, ConnectionStats, RECV_BUFFER_SIZE, Recv, SendError, TransportError,
     TransportStats, recv, resolve,
 };
 use crate::MessageSet;
 use crate::Time;
-use crate::channel::{ChannelId, LayerConfig, MessageLayer};
+use crate::channel::{ChannelId, MessageLayer};
 use crate::connection::{Client, ClientEvent, ClientState, ConnectionConfig, MAX_DATAGRAM_BYTES};
 use crate::netcode::ConnectToken;
 use crate::trace::DropLog;
@@ -29,8 +29,8 @@ pub type UdpClientEvent = ClientEvent;
 ///
 /// ```no_run
 /// use netproto::NetMessage;
-/// use netproto::channel::{ChannelId, LayerConfig};
-/// use netproto::transport::{UdpClient, UdpClientEvent};
+/// use netproto::channel::ChannelId;
+/// use netproto::transport::{Config, UdpClient, UdpClientEvent};
 ///
 /// #[derive(NetMessage, Debug, Clone)]
 /// struct Chat {
@@ -47,7 +47,7 @@ pub type UdpClientEvent = ClientEvent;
 /// // The connect token the game's backend handed us (2048 bytes, over HTTPS).
 /// # let token_bytes = [0u8; 2048];
 /// let token = netproto::netcode::ConnectToken::read(&token_bytes)?;
-/// let mut client = UdpClient::<Msg>::connect(&token, LayerConfig::default())?;
+/// let mut client = UdpClient::<Msg>::connect(&token, Config::default())?;
 /// client.send(ChannelId::RELIABLE, Msg::Chat(Chat { text: "hello".into() }))?;
 /// loop {
 ///     client.update()?;
@@ -84,9 +84,9 @@ pub struct UdpClient<M: MessageSet> {
 impl<M: MessageSet> UdpClient<M> {
     /// Connects with `token` to the servers it names, tried in the token's order
     /// (each for the token's timeout, the next after a silence or a denial, as the
-    /// netcode standard says; see [`Client::from_token`]), with the default
-    /// connection settings, [`protocol_id`](crate::protocol_id) of `M` and `layer`
-    /// (the token's must be the same) and `layer`.
+    /// netcode standard says; see [`Client::from_token`]), with `config` (the
+    /// server's channels and connection settings: the token's protocol id must be
+    /// [`protocol_id`](crate::protocol_id) of `M` and the channels).
     /// [`server_addr`](Self::server_addr) says which server is tried, then reached.
     ///
     /// The socket binds an ephemeral port of the first server's address family, on
@@ -94,40 +94,10 @@ impl<M: MessageSet> UdpClient<M> {
     /// interface otherwise (a server of the other family cannot be reached from it,
     /// and is given up after the timeout). The first request goes out at the first
     /// [`update`](Self::update).
-    pub fn connect(token: &ConnectToken, layer: LayerConfig) -> Result<Self, TransportError> {
-        let config = ConnectionConfig::new(crate::protocol_id::<M>(&layer));
-        Self::connect_with_config(token, config, layer)
-    }
-
-    /// [`connect`](Self::connect) with connection settings of one's own (`config`,
-    /// whose protocol id must be [`protocol_id`](crate::protocol_id) of `M` and
-    /// `layer`): the token's servers in turn, from a socket bound as `connect` binds
-    /// it. For example a 60 Hz game that sends a packet a frame:
-    ///
-    /// ```no_run
-    /// # #[derive(netproto::NetMessage, Debug, Clone)]
-    /// # #[net(message_set)]
-    /// # enum Msg { Ping(Ping) }
-    /// # #[derive(netproto::NetMessage, Debug, Clone)]
-    /// # struct Ping { tick: u32 }
-    /// # fn token() -> netproto::netcode::ConnectToken { unimplemented!() }
-    /// use netproto::channel::LayerConfig;
-    /// use netproto::connection::ConnectionConfig;
-    /// use netproto::transport::UdpClient;
-    ///
-    /// let layer = LayerConfig::default();
-    /// let mut config = ConnectionConfig::new(netproto::protocol_id::<Msg>(&layer));
-    /// config.congestion.good_rate = 61.0;
-    /// let client = UdpClient::<Msg>::connect_with_config(&token(), config, layer)?;
-    /// # Ok::<(), netproto::transport::TransportError>(())
-    /// ```
-    pub fn connect_with_config(
-        token: &ConnectToken,
-        config: ConnectionConfig,
-        layer: LayerConfig,
-    ) -> Result<Self, TransportError> {
+    pub fn connect(token: &ConnectToken, config: Config) -> Result<Self, TransportError> {
         let local = local_for(&token.server_addresses).ok_or(TransportError::NoAddress)?;
-        let stack = ClientStack::from_token(Self::armed(config), token, layer, Time::ZERO, |a| a)?;
+        let connection = Self::armed(config.connection_for::<M>());
+        let stack = ClientStack::from_token(connection, token, config.channels, Time::ZERO, |a| a)?;
         Self::with_stack(local, stack)
     }
 
@@ -139,16 +109,16 @@ impl<M: MessageSet> UdpClient<M> {
     pub fn connect_insecure_dev(
         server: SocketAddr,
         client_id: u64,
-        layer: LayerConfig,
+        config: Config,
     ) -> Result<Self, TransportError> {
-        let token = super::insecure_dev::token(crate::protocol_id::<M>(&layer), client_id, server)?;
-        Self::connect(&token, layer)
+        let protocol_id = crate::protocol_id::<M>(&config.channels);
+        let token = super::insecure_dev::token(protocol_id, client_id, server)?;
+        Self::connect(&token, config)
     }
 
-    /// Binds `local` and connects to `server` (one the token names) with `token`,
-    /// `config` as given (its protocol id must be [`protocol_id`](crate::protocol_id)
-    /// of `M` and `layer`) and `layer`. Only `server` is tried: see
-    /// [`connect`](Self::connect) for the token's servers in turn.
+    /// Binds `local` and connects to `server` (one the token names) with `token` and
+    /// `config`. Only `server` is tried: see [`connect`](Self::connect) for the
+    /// token's servers in turn.
     ///
     /// With the `conditioner` feature, the link conditioner of the environment
     /// variable `NETPROTO_CONDITIONER` applies when set (a malformed value is an
@@ -157,11 +127,11 @@ impl<M: MessageSet> UdpClient<M> {
         local: impl ToSocketAddrs,
         server: impl ToSocketAddrs,
         token: &ConnectToken,
-        config: ConnectionConfig,
-        layer: LayerConfig,
+        config: Config,
     ) -> Result<Self, TransportError> {
         let server = resolve(server)?;
-        let stack = ClientStack::new(Self::armed(config), token, server, layer, Time::ZERO)?;
+        let connection = Self::armed(config.connection_for::<M>());
+        let stack = ClientStack::new(connection, token, server, config.channels, Time::ZERO)?;
         Self::with_stack(local, stack)
     }
 
@@ -280,12 +250,21 @@ impl<M: MessageSet> UdpClient<M> {
         self.seam
             .release_received(now, |from, d| stack.handle_datagram(now, from, d));
         self.stack.update(now);
-        self.flush();
+        self.flush_socket();
         Ok(())
     }
 
+    /// Sends now what was queued since the last [`update`](Self::update), when
+    /// connected and the congestion mode allows a packet; nothing else (no socket
+    /// read, timeout or keep-alive): see [`UdpServer::flush`](super::UdpServer::flush).
+    pub fn flush(&mut self) {
+        let now = self.now();
+        self.stack.flush(now);
+        self.flush_socket();
+    }
+
     /// Hands every queued datagram to the socket; a refused one counts as lost.
-    fn flush(&mut self) {
+    fn flush_socket(&mut self) {
         self.counters.payloads_dropped_by_layer =
             self.stack.stack_stats().payloads_dropped_by_layer;
         let now = self.clock.now();
@@ -356,7 +335,7 @@ impl<M: MessageSet> UdpClient<M> {
     pub fn disconnect(&mut self) {
         let now = self.now();
         self.stack.disconnect(now);
-        self.flush();
+        self.flush_socket();
     }
 
     /// A graceful disconnect: the queues are flushed (every reliable message acked)

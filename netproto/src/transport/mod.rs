@@ -38,6 +38,7 @@ mod client;
 mod clock;
 #[cfg(feature = "conditioner")]
 pub mod conditioner;
+mod config;
 pub mod insecure_dev;
 mod netcode_udp;
 mod peer;
@@ -51,6 +52,7 @@ mod stats;
 use std::net::SocketAddr;
 
 pub use client::{UdpClient, UdpClientEvent};
+pub use config::Config;
 pub use netcode_udp::{MAX_UNREAD_PAYLOADS, NetcodeClient, NetcodeServer};
 pub use peer::{IDLE_PACKET_RATE, MAX_PACKETS_PER_UPDATE};
 pub use server::{SOCKET_BUFFER_BYTES, UdpServer, UdpServerEvent};

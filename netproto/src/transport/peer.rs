@@ -192,18 +192,20 @@ impl<M: MessageSet> Peer<M> {
     }
 
     /// The send step at `now`: the first payload packet of the tick when the layer
-    /// has news or the idle interval passed, more while the layer has more to send,
-    /// each only when the link's congestion mode allows, with the layer's RTT taken
-    /// from the link.
+    /// has news or (unless `news_only`) the idle interval passed, more while the
+    /// layer has more to send, each only when the link's congestion mode allows,
+    /// with the layer's RTT taken from the link.
     pub(crate) fn transmit(
         &mut self,
         now: Time,
         link: &mut impl Connection,
         scratch: &mut Scratch<M>,
         counters: &mut StackStats,
+        news_only: bool,
     ) {
         for k in 0..MAX_PACKETS_PER_UPDATE {
             let due = match k {
+                0 if news_only => self.layer.has_news(),
                 0 => self.first_packet_due(now),
                 _ => self.layer.more_to_send(),
             };

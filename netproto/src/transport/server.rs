@@ -8,13 +8,13 @@ use quinn_udp::{BATCH_SIZE, RecvMeta, UdpSocketState};
 use super::clock::Clock;
 use super::send_batch::{self, SendBatch, SocketSink};
 use super::{
-    ConnectionStats, RECV_BUFFER_SIZE, SendError, ServerStack, TransportError, TransportStats,
-    is_transient, resolve,
+    Config, ConnectionStats, RECV_BUFFER_SIZE, SendError, ServerStack, TransportError,
+    TransportStats, is_transient, resolve,
 };
 use crate::MessageSet;
 use crate::Time;
 use crate::channel::{ChannelId, LayerConfig, MessageLayer};
-use crate::connection::{ClientId, ConnectionConfig, Server, ServerConfig, ServerEvent};
+use crate::connection::{ClientId, Server, ServerConfig, ServerEvent};
 use crate::netcode::Key;
 use crate::trace::{self, DropLog};
 use std::time::Duration;
@@ -35,8 +35,8 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 ///
 /// ```no_run
 /// use netproto::NetMessage;
-/// use netproto::channel::{ChannelId, LayerConfig};
-/// use netproto::transport::{UdpServer, UdpServerEvent};
+/// use netproto::channel::ChannelId;
+/// use netproto::transport::{Config, UdpServer, UdpServerEvent};
 ///
 /// #[derive(NetMessage, Debug, Clone)]
 /// struct Chat {
@@ -52,7 +52,7 @@ pub type UdpServerEvent = ServerEvent<SocketAddr>;
 ///
 /// // The key the game's backend seals connect tokens with (from a secret store).
 /// let private_key = netproto::netcode::Key::from_bytes([7; 32]);
-/// let mut server = UdpServer::<Msg>::bind("127.0.0.1:40000", private_key, 16, LayerConfig::default())?;
+/// let mut server = UdpServer::<Msg>::bind("127.0.0.1:40000", private_key, Config::default())?;
 /// loop {
 ///     server.update()?;
 ///     while let Some(event) = server.poll_event() {
@@ -118,39 +118,24 @@ const PREFETCH_NOBODY: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 0);
 
 impl<M: MessageSet> UdpServer<M> {
-    /// Binds a server at `addr` with `max_clients` slots, the default connection
-    /// settings with [`protocol_id`](crate::protocol_id) of `M` and `layer`, the
-    /// backend's `private_key`, a challenge key from the operating system, and `layer`
-    /// for every client. Connect tokens must name the bound address (with the port
-    /// the system chose when `addr` has port 0); to serve tokens that name another
-    /// address (bound to `0.0.0.0`, behind a NAT), set
-    /// [`ServerConfig::addresses`] with [`bind_with`](Self::bind_with).
+    /// Binds a server at `addr` with `config` (its channels, connection settings and
+    /// `max_clients` slots; the protocol id is [`protocol_id`](crate::protocol_id) of
+    /// `M` and the channels), the backend's `private_key` and a challenge key from
+    /// the operating system. Connect tokens must name the bound address (with the
+    /// port the system chose when `addr` has port 0); to serve tokens that name
+    /// another address (bound to `0.0.0.0`, behind a NAT), give a [`ServerConfig`]
+    /// with its [`addresses`](ServerConfig::addresses) to
+    /// [`with_socket`](Self::with_socket).
     pub fn bind(
         addr: impl ToSocketAddrs,
         private_key: Key,
-        max_clients: usize,
-        layer: LayerConfig,
-    ) -> Result<Self, TransportError> {
-        let connection = ConnectionConfig::new(crate::protocol_id::<M>(&layer));
-        Self::bind_with_config(addr, private_key, max_clients, connection, layer)
-    }
-
-    /// [`bind`](Self::bind) with `connection` for the connection settings (timeouts,
-    /// congestion rates, endpoint limits) instead of the defaults; its protocol id
-    /// must be [`protocol_id`](crate::protocol_id) of `M` and `layer`. The client's
-    /// side is [`UdpClient::connect_with_config`](super::UdpClient::connect_with_config).
-    pub fn bind_with_config(
-        addr: impl ToSocketAddrs,
-        private_key: Key,
-        max_clients: usize,
-        connection: ConnectionConfig,
-        layer: LayerConfig,
+        config: Config,
     ) -> Result<Self, TransportError> {
         let socket = UdpSocket::bind(resolve(addr)?)?;
         let local = socket.local_addr()?;
-        let mut config = ServerConfig::new(connection, private_key, vec![local]);
-        config.max_clients = max_clients;
-        Self::with_socket(socket, config, layer)
+        let mut server = ServerConfig::new(config.connection_for::<M>(), private_key, vec![local]);
+        server.max_clients = config.max_clients;
+        Self::with_socket(socket, server, config.channels)
     }
 
     /// [`bind`](Self::bind) with [`INSECURE_DEV_KEY`](super::insecure_dev::INSECURE_DEV_KEY):
@@ -158,61 +143,9 @@ impl<M: MessageSet> UdpServer<M> {
     /// ([`insecure_dev::token`](super::insecure_dev::token)); never ship it.
     pub fn bind_insecure_dev(
         addr: impl ToSocketAddrs,
-        max_clients: usize,
-        layer: LayerConfig,
+        config: Config,
     ) -> Result<Self, TransportError> {
-        Self::bind(
-            addr,
-            super::insecure_dev::INSECURE_DEV_KEY,
-            max_clients,
-            layer,
-        )
-    }
-
-    /// [`bind_insecure_dev`](Self::bind_insecure_dev) with connection settings of your
-    /// own (congestion rates, timeouts, endpoint limits): start from
-    /// `ConnectionConfig::new(netproto::protocol_id::<M>(&layer))`, as the client does
-    /// with [`UdpClient::connect_with`](super::UdpClient::connect_with); another
-    /// protocol id fails here. For local play and tests only; never ship it.
-    ///
-    /// ```
-    /// use netproto::channel::LayerConfig;
-    /// use netproto::connection::ConnectionConfig;
-    /// use netproto::transport::UdpServer;
-    ///
-    /// #[derive(netproto::NetMessage, Debug, Clone)]
-    /// #[net(message_set)]
-    /// enum Msg {
-    ///     Ping(u8),
-    /// }
-    ///
-    /// let layer = LayerConfig::default();
-    /// let mut connection = ConnectionConfig::new(netproto::protocol_id::<Msg>(&layer));
-    /// connection.congestion.good_rate = 60.0;
-    /// let server = UdpServer::<Msg>::bind_insecure_dev_with("127.0.0.1:0", 8, connection, layer)?;
-    /// assert_eq!(server.connection().config().connection.congestion.good_rate, 60.0);
-    /// # Ok::<(), netproto::transport::TransportError>(())
-    /// ```
-    pub fn bind_insecure_dev_with(
-        addr: impl ToSocketAddrs,
-        max_clients: usize,
-        connection: ConnectionConfig,
-        layer: LayerConfig,
-    ) -> Result<Self, TransportError> {
-        let key = super::insecure_dev::INSECURE_DEV_KEY;
-        Self::bind_with_config(addr, key, max_clients, connection, layer)
-    }
-
-    /// Binds a server at `addr` with `config` as given (its protocol id must be
-    /// [`protocol_id`](crate::protocol_id) of `M` and `layer`) and `layer` for every
-    /// client.
-    pub fn bind_with(
-        addr: impl ToSocketAddrs,
-        config: ServerConfig,
-        layer: LayerConfig,
-    ) -> Result<Self, TransportError> {
-        let socket = UdpSocket::bind(resolve(addr)?)?;
-        Self::with_socket(socket, config, layer)
+        Self::bind(addr, super::insecure_dev::INSECURE_DEV_KEY, config)
     }
 
     /// A server on a socket the caller bound and configured (socket options such as
@@ -361,13 +294,26 @@ impl<M: MessageSet> UdpServer<M> {
             stack.handle_datagram(now, from, datagram);
         });
         self.stack.update(now);
-        self.flush();
+        self.flush_socket();
         Ok(())
+    }
+
+    /// Sends now the messages queued since the last [`update`](Self::update), to
+    /// every client whose congestion mode allows a packet (a client without news
+    /// gets nothing: its acks and resends wait for the next update). Nothing else:
+    /// the socket is not read, and no timeout or keep-alive runs. For a game that
+    /// queues its messages after the tick's update and wants them out before the
+    /// next one: the Bevy plugin calls `update` at the start of a frame and `flush`
+    /// at its end.
+    pub fn flush(&mut self) {
+        let now = self.now();
+        self.stack.flush(now);
+        self.flush_socket();
     }
 
     /// Hands every queued datagram to the socket, [`BATCH_DATAGRAMS`](send_batch::BATCH_DATAGRAMS) per call where
     /// the system batches (see [`UdpServer`]).
-    fn flush(&mut self) {
+    fn flush_socket(&mut self) {
         self.counters.payloads_dropped_by_layer =
             self.stack.stack_stats().payloads_dropped_by_layer;
         if self.seam.is_active() {
@@ -382,7 +328,7 @@ impl<M: MessageSet> UdpServer<M> {
         );
     }
 
-    /// [`flush`](Self::flush) through the link conditioner: it takes every queued
+    /// [`flush_socket`](Self::flush_socket) through the link conditioner: it takes every queued
     /// datagram, and the ones it releases now go out in batches (those the socket has
     /// no room for are lost on the conditioned link, and counted).
     fn flush_conditioned(&mut self) {
@@ -484,7 +430,7 @@ impl<M: MessageSet> UdpServer<M> {
     pub fn disconnect(&mut self, client: ClientId) -> bool {
         let now = self.now();
         let done = self.stack.disconnect(now, client);
-        self.flush();
+        self.flush_socket();
         done
     }
 
@@ -501,7 +447,7 @@ impl<M: MessageSet> UdpServer<M> {
     pub fn disconnect_all(&mut self) {
         let now = self.now();
         self.stack.disconnect_all(now);
-        self.flush();
+        self.flush_socket();
     }
 }
 

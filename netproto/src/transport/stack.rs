@@ -246,26 +246,16 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// visited 32 at a time, each group's state prefetched first (as
     /// [`prefetch`](Self::prefetch) does for a receive batch).
     pub fn update(&mut self, now: Time) {
-        for chunk in self.connected.chunks(PREFETCH_CHUNK) {
+        for start in (0..self.connected.len()).step_by(PREFETCH_CHUNK) {
+            let chunk = &self.connected[start..self.connected.len().min(start + PREFETCH_CHUNK)];
             let mut clients = [ClientId(0); PREFETCH_CHUNK];
             for (client, &index) in clients.iter_mut().zip(chunk) {
                 *client = ClientId(index);
             }
-            self.prefetch_clients(&clients[..chunk.len()]);
-            for &index in chunk {
-                let Some(peer) = self
-                    .peers
-                    .get_mut(usize::from(index))
-                    .and_then(Option::as_mut)
-                else {
-                    continue;
-                };
-                let client = ClientId(index);
-                let mut slot = ServerSlot {
-                    server: &mut self.server,
-                    client,
-                };
-                peer.transmit(now, &mut slot, &mut self.scratch, &mut self.counters);
+            let clients = &clients[..chunk.len()];
+            self.prefetch_clients(clients);
+            for &client in clients {
+                self.transmit(now, client, false);
             }
         }
         // Then the disconnects after flush that are due (only connected clients can
@@ -282,6 +272,41 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         self.server.update(now);
         self.drop_log.flush(now, "server");
         self.drain_core_events();
+    }
+
+    /// Sends at `now` what was queued since the last packets: every client whose
+    /// layer has news (a message queued since its last packet) gets its packets, as
+    /// far as its congestion mode allows, as [`update`](Self::update) would send
+    /// them. Nothing else of a tick runs: no idle packets, keep-alives, timeouts or
+    /// statistics. For a driver whose game queues messages after the tick's update
+    /// and wants them out before the next one (the Bevy plugin, at the end of each
+    /// frame).
+    pub fn flush(&mut self, now: Time) {
+        for i in 0..self.connected.len() {
+            self.transmit(now, ClientId(self.connected[i]), true);
+        }
+    }
+
+    /// The send step of `client` at `now` ([`Peer::transmit`]).
+    fn transmit(&mut self, now: Time, client: ClientId, news_only: bool) {
+        let Some(peer) = self
+            .peers
+            .get_mut(usize::from(client.0))
+            .and_then(Option::as_mut)
+        else {
+            return;
+        };
+        let mut slot = ServerSlot {
+            server: &mut self.server,
+            client,
+        };
+        peer.transmit(
+            now,
+            &mut slot,
+            &mut self.scratch,
+            &mut self.counters,
+            news_only,
+        );
     }
 
     /// Applies the connection's events to the layers and keeps them for
@@ -601,8 +626,9 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// congestion mode allows one, then runs the connection's update (handshake,
     /// timeouts, statistics, congestion, a keep-alive when nothing was sent).
     pub fn update(&mut self, now: Time) {
+        let (client, scratch) = (&mut self.client, &mut self.scratch);
         self.peer
-            .transmit(now, &mut self.client, &mut self.scratch, &mut self.counters);
+            .transmit(now, client, scratch, &mut self.counters, false);
         if self.is_over() {
             self.peer.cancel_close();
         } else if self.peer.close_due(now, &mut self.counters) {
@@ -611,6 +637,14 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         self.client.update(now);
         self.drop_log.flush(now, "client");
         self.drain_core_events();
+    }
+
+    /// Sends at `now` what was queued since the last packet, when connected and the
+    /// congestion mode allows: as [`ServerStack::flush`], nothing else of a tick.
+    pub fn flush(&mut self, now: Time) {
+        let (client, scratch) = (&mut self.client, &mut self.scratch);
+        self.peer
+            .transmit(now, client, scratch, &mut self.counters, true);
     }
 
     /// `true` once the connection was denied or ended.

@@ -10,21 +10,19 @@
 use std::io::Write;
 use std::time::Duration;
 
-use netproto::channel::LayerConfig;
 use netproto::netcode::Key;
-use netproto::transport::UdpServer;
+use netproto::transport::{Config, UdpServer};
 use netproto_examples::game::GameMessage;
 
 /// The private key the failover test seals its tokens with.
 const KEY: [u8; 32] = [0x5a; 32];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut server = UdpServer::<GameMessage>::bind(
-        "127.0.0.1:0",
-        Key::from_bytes(KEY),
-        4,
-        LayerConfig::default(),
-    )?;
+    let config = Config {
+        max_clients: 4,
+        ..Config::default()
+    };
+    let mut server = UdpServer::<GameMessage>::bind("127.0.0.1:0", Key::from_bytes(KEY), config)?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "{}", server.local_addr()?)?;
     stdout.flush()?;

@@ -47,7 +47,8 @@ pub(crate) fn serve(params: &Params) -> Result<(), String> {
     let mut config = ServerConfig::new(connection_config(params), key, vec![addr]);
     config.max_clients = params.clients;
     config.pending_handshakes = 256;
-    let mut server = UdpServer::<LoadMessage>::bind_with(addr, config, layer_config())
+    let socket = std::net::UdpSocket::bind(addr).map_err(|e| e.to_string())?;
+    let mut server = UdpServer::<LoadMessage>::with_socket(socket, config, layer_config())
         .map_err(|e| e.to_string())?;
     println!("READY {addr}");
     std::io::stdout().flush().map_err(|e| e.to_string())?;
@@ -146,14 +147,12 @@ fn connect(
     let token = generate_connect_token(&token_params, key, unix_time)
         .and_then(|t| ConnectToken::read(&t.write()?))
         .map_err(|e| e.to_string())?;
-    UdpClient::connect_with(
-        "127.0.0.1:0",
-        server,
-        &token,
-        connection_config(params),
-        layer_config(),
-    )
-    .map_err(|e| e.to_string())
+    let config = netproto::transport::Config {
+        channels: layer_config(),
+        connection: connection_config(params),
+        max_clients: 1,
+    };
+    UdpClient::connect_with("127.0.0.1:0", server, &token, config).map_err(|e| e.to_string())
 }
 
 /// The load generator: `clients` players, each on its own socket, connecting on the

@@ -195,9 +195,10 @@
 //! # The guide
 //!
 //! The guide, `netproto/GUIDE.md` in the repository (reproduced in the [`guide`] module
-//! of these docs): messages and their attributes, wire snapshots, message sets, packets,
-//! channels, connecting with tokens, congestion, statistics, the arena example, and
-//! measurements.
+//! of these docs): messages and their attributes, wire snapshots, message sets, delta
+//! encoding, packets, channels, connecting with tokens, congestion, statistics, the
+//! arena example and Bevy. The measurements, with the commands that reproduce them, are
+//! in `BENCHMARKS.md` in the repository.
 #![warn(missing_docs)]
 
 mod bits;
@@ -229,7 +230,7 @@ mod trace;
 pub mod transport;
 mod wire_view;
 
-/// The guide (`netproto/GUIDE.md`): every layer from the user's side, with measurements.
+/// The guide (`netproto/GUIDE.md`): every layer from the user's side.
 #[cfg(all(doc, not(doctest)))]
 #[doc = include_str!("../GUIDE.md")]
 pub mod guide {}

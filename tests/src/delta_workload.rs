@@ -24,7 +24,7 @@ pub const YAW_Q: Quantization = Quantization::new(-YAW_MAX, YAW_MAX, 0.01);
 /// ±127 mm of the baseline (one tick's motion at the scene's top speed, 6 m/s) goes as
 /// an 8-bit delta code after its changed bit, else as the 8-bit escape code and the
 /// value whole. (`-511..=511`, the change over a late ack, measured larger at both
-/// benchmark lags: most cubes move in one tick of the six, see the guide.)
+/// benchmark lags: most cubes move in one tick of the six, see BENCHMARKS.md.)
 #[derive(NetMessage, Clone, Copy, Debug, PartialEq)]
 #[net(delta)]
 pub struct CubePosition {

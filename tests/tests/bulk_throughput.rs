@@ -7,7 +7,7 @@
 //! (20 Hz) on a sequenced channel; the client sends an input every tick. Measured:
 //! the time from queueing the map to its delivery, and the snapshots' latency while
 //! it is in flight against the same run without a map. Run with `--nocapture` to see
-//! the figures; the GUIDE's "Bulk transfers and their rate" quotes them.
+//! the figures; BENCHMARKS.md's "Bulk transfers" quotes them.
 
 use netproto::NetMessage;
 use netproto::channel::{ChannelConfig, ChannelId, LayerConfig};
@@ -312,8 +312,8 @@ fn a_1_mb_map_takes_under_2_s_at_a_50_ms_round_trip() {
 }
 
 /// Above 250 ms of round trip the congestion mode is bad (30 packets a second with the
-/// bulk preset): a 1 MB map at 300 ms still moves at about 217 kB/s (the GUIDE quotes
-/// it).
+/// bulk preset): a 1 MB map at 300 ms still moves at about 217 kB/s (BENCHMARKS.md
+/// quotes it).
 #[test]
 fn at_a_300_ms_round_trip_the_map_moves_at_217_kb_s() {
     let unloaded = Run::new(300, 0.01, 0).go();
@@ -331,7 +331,7 @@ fn at_a_300_ms_round_trip_the_map_moves_at_217_kb_s() {
 /// At the default rates (the article's: 30 packets a second in good mode, 10 in bad)
 /// the same map moves at about a quarter of the bulk preset's rate, and in bad mode
 /// 10 packets a second cannot carry 20 snapshots a second of one packet each: they
-/// queue (the GUIDE quotes these figures and what to do about them).
+/// queue (BENCHMARKS.md quotes these figures, the guide what to do about them).
 #[test]
 fn at_the_default_rates_the_map_moves_at_a_quarter_of_the_speed() {
     let mut figures = Vec::new();

@@ -5,7 +5,7 @@
 //! time, each datagram delivered at its own arrival time, the stacks ticking at
 //! 60 Hz: deterministic.
 //!
-//! Run with `--nocapture` to see the tables (estimate, truth, error) the guide
+//! Run with `--nocapture` to see the tables (estimate, truth, error) BENCHMARKS.md
 //! quotes; `NETPROTO_ESTIMATES_BEFORE=1` adds the same runs without the ack-delay
 //! byte (the send-to-ack RTT the connection measured before).
 

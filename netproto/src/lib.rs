@@ -188,8 +188,8 @@
 //! the same names plus `wrong_address` (a datagram from another address than the
 //! server's); on both, `payload_refused` (the message layer had no room: the peer
 //! resends) and `send_failed` (the socket refused a datagram, with `datagrams`).
-//! Drops are logged at most ten a second by each part of a server or client (the
-//! connection, the stack above it, the socket), so that a flood of hostile datagrams
+//! Drops are logged at most ten a second by each server or client (its connection,
+//! the message layer above it and its socket share one limit), so that a flood of hostile datagrams
 //! costs a few lines; the counters count every one.
 //!
 //! # The guide

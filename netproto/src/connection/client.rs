@@ -271,6 +271,12 @@ impl<A: Copy + Eq + Debug> Client<A> {
         self.link.as_ref().map(|l| &l.congestion)
     }
 
+    /// The rate limit of this client's drop lines, shared with the layers above it
+    /// (one log per client).
+    pub(crate) fn drop_log(&mut self) -> &mut DropLog {
+        &mut self.drop_log
+    }
+
     /// `true` when connected and a payload sent now keeps to the congestion mode's
     /// send rate.
     pub fn ready_to_send(&self, now: Time) -> bool {

@@ -214,6 +214,12 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         &self.config
     }
 
+    /// The rate limit of this server's drop lines, shared with the layers above it
+    /// (one log per server: ten lines a second in all).
+    pub(crate) fn drop_log(&mut self) -> &mut DropLog {
+        &mut self.drop_log
+    }
+
     /// The counters.
     pub fn server_stats(&self) -> &ServerStats {
         &self.counters

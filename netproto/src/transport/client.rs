@@ -76,7 +76,6 @@ pub struct UdpClient<M: MessageSet> {
     recv_buf: Vec<u8>,
     send_buf: Vec<u8>,
     counters: TransportStats,
-    drop_log: DropLog,
     /// Where a link conditioner holds the datagrams (feature `conditioner`).
     seam: super::seam::Seam,
 }
@@ -157,7 +156,6 @@ impl<M: MessageSet> UdpClient<M> {
             recv_buf: vec![0; RECV_BUFFER_SIZE],
             send_buf: vec![0; MAX_DATAGRAM_BYTES],
             counters: TransportStats::default(),
-            drop_log: DropLog::new(Time::ZERO),
             seam: super::seam::Seam::new("client")?,
         })
     }
@@ -268,15 +266,13 @@ impl<M: MessageSet> UdpClient<M> {
         self.counters.payloads_dropped_by_layer =
             self.stack.stack_stats().payloads_dropped_by_layer;
         let now = self.clock.now();
-        let (socket, counters, drop_log) = (&self.socket, &mut self.counters, &mut self.drop_log);
-        let mut send = |to: SocketAddr, datagram: &[u8]| {
-            super::plain_socket::send_counted(
-                socket, counters, drop_log, "client", now, to, datagram,
-            );
-        };
         while let Some((to, len)) = self.stack.poll_transmit(&mut self.send_buf) {
-            self.seam.send(now, to, &self.send_buf[..len], &mut send);
+            let (socket, counters) = (&self.socket, &mut self.counters);
+            let send = sender(socket, counters, self.stack.drop_log(), now);
+            self.seam.send(now, to, &self.send_buf[..len], send);
         }
+        let (socket, counters) = (&self.socket, &mut self.counters);
+        let send = sender(socket, counters, self.stack.drop_log(), now);
         self.seam.release_sends(now, send);
     }
 
@@ -345,6 +341,19 @@ impl<M: MessageSet> UdpClient<M> {
     pub fn disconnect_after_flush(&mut self, timeout: Duration) {
         let now = self.now();
         self.stack.disconnect_after_flush(now, timeout);
+    }
+}
+
+/// Sends a datagram on `socket`, counted in `counters`; a refused one is logged in
+/// `drop_log` (the client's one, its connection's).
+fn sender<'a>(
+    socket: &'a UdpSocket,
+    counters: &'a mut TransportStats,
+    drop_log: &'a mut DropLog,
+    now: Time,
+) -> impl FnMut(SocketAddr, &[u8]) + 'a {
+    move |to, datagram| {
+        super::plain_socket::send_counted(socket, counters, drop_log, "client", now, to, datagram);
     }
 }
 

@@ -212,7 +212,7 @@ impl NetcodeServer {
 
     fn flush(&mut self, now: Time) {
         let Self { socket, server, .. } = self;
-        socket.send_all(now, |buf| server.poll_transmit(buf));
+        socket.send_all(now, server);
     }
 
     /// The next payload received, and its client.
@@ -403,7 +403,7 @@ impl NetcodeClient {
 
     fn flush(&mut self, now: Time) {
         let Self { socket, client, .. } = self;
-        socket.send_all(now, |buf| client.poll_transmit(buf));
+        socket.send_all(now, client);
     }
 
     /// The next payload received from the server.

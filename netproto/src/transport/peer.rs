@@ -171,24 +171,21 @@ impl<M: MessageSet> Peer<M> {
 
     /// The receive step: the layer reads the payload before the packet is taken
     /// (`channel::deliver`: accepted, postponed or refused). A refusal is counted and
-    /// logged; returns `true` when the payload was malformed, a protocol error that
-    /// ends the connection.
+    /// returned, for the caller to log ([`Refused::log`]) once the delivery let go of
+    /// the connection; a malformed payload is a protocol error that ends the
+    /// connection.
     pub(crate) fn deliver(
         &mut self,
-        now: Time,
         delivery: Delivery<'_>,
         scratch: &mut Scratch<M>,
-        from: &Refused<'_>,
         counters: &mut StackStats,
-        drop_log: &mut DropLog,
-    ) -> bool {
+    ) -> Option<PayloadError> {
         let packet = delivery.into_packet();
-        let Err(error) = crate::channel::deliver(&mut self.layer, scratch, packet).0 else {
-            return false;
-        };
+        let error = crate::channel::deliver(&mut self.layer, scratch, packet)
+            .0
+            .err()?;
         counters.payloads_dropped_by_layer += 1;
-        drop_log.refused(now, from.refusal(&error));
-        error.is_malformed()
+        Some(error)
     }
 
     /// The send step at `now`: the first payload packet of the tick when the layer
@@ -269,16 +266,20 @@ pub(crate) struct Refused<'a> {
 }
 
 impl Refused<'_> {
-    /// A payload the layer refused: a malformed one is a protocol error (the
-    /// connection ends), one it has no room for now a drop.
-    fn refusal<'e>(&'e self, error: &'e PayloadError) -> Refusal<'e> {
-        Refusal {
-            side: self.side,
-            client: self.client.map_or(0, |c| c.0),
-            addr: self.addr,
-            reason: DropReason::PayloadRefused,
-            error,
-            protocol_error: error.is_malformed(),
-        }
+    /// Logs a payload the layer refused in `drop_log` (the connection's): a
+    /// malformed one is a protocol error (the connection ends), one it has no room
+    /// for now a drop.
+    pub(crate) fn log(&self, drop_log: &mut DropLog, now: Time, error: &PayloadError) {
+        drop_log.refused(
+            now,
+            Refusal {
+                side: self.side,
+                client: self.client.map_or(0, |c| c.0),
+                addr: self.addr,
+                reason: DropReason::PayloadRefused,
+                error,
+                protocol_error: error.is_malformed(),
+            },
+        );
     }
 }

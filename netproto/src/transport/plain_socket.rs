@@ -18,7 +18,6 @@ pub(crate) struct PlainSocket {
     recv_buf: Box<[u8]>,
     send_buf: Box<[u8]>,
     pub(crate) counters: TransportStats,
-    drop_log: DropLog,
     side: &'static str,
     /// Where a link conditioner holds the datagrams (feature `conditioner`).
     pub(crate) seam: Seam,
@@ -35,7 +34,6 @@ impl PlainSocket {
             recv_buf: vec![0; RECV_BUFFER_SIZE].into_boxed_slice(),
             send_buf: vec![0; MAX_DATAGRAM_BYTES].into_boxed_slice(),
             counters: TransportStats::default(),
-            drop_log: DropLog::new(Time::ZERO),
             side,
         })
     }
@@ -72,30 +70,58 @@ impl PlainSocket {
         Ok(())
     }
 
-    /// Sends every datagram `poll` writes (into a buffer of
+    /// Sends every datagram `source` writes (into a buffer of
     /// [`MAX_DATAGRAM_BYTES`]), through the conditioner when there is one, and the
-    /// held ones due at `now`; a refused send is counted and logged.
-    pub(crate) fn send_all(
-        &mut self,
-        now: Time,
-        mut poll: impl FnMut(&mut [u8]) -> Option<(SocketAddr, usize)>,
-    ) {
+    /// held ones due at `now`; a refused send is counted and logged in the source's
+    /// drop log (its connection's: one per server or client).
+    pub(crate) fn send_all(&mut self, now: Time, source: &mut impl Source) {
         let Self {
             socket,
             send_buf,
             counters,
-            drop_log,
             side,
             seam,
             ..
         } = self;
-        let mut send = |to: SocketAddr, datagram: &[u8]| {
-            send_counted(socket, counters, drop_log, side, now, to, datagram);
-        };
-        while let Some((to, len)) = poll(send_buf) {
-            seam.send(now, to, send_buf.get(..len).unwrap_or_default(), &mut send);
+        while let Some((to, len)) = source.poll_transmit(send_buf) {
+            let log = source.drop_log();
+            seam.send(now, to, send_buf.get(..len).unwrap_or_default(), |to, d| {
+                send_counted(socket, counters, log, side, now, to, d);
+            });
         }
-        seam.release_sends(now, send);
+        let log = source.drop_log();
+        seam.release_sends(now, |to, d| {
+            send_counted(socket, counters, log, side, now, to, d);
+        });
+    }
+}
+
+/// What [`PlainSocket::send_all`] sends: a connection's transmit queue and its drop
+/// log.
+pub(crate) trait Source {
+    /// Writes the next datagram into `buf`; its destination and length.
+    fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<(SocketAddr, usize)>;
+    /// The connection's drop log.
+    fn drop_log(&mut self) -> &mut DropLog;
+}
+
+impl Source for crate::connection::RawServer<SocketAddr> {
+    fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<(SocketAddr, usize)> {
+        Self::poll_transmit(self, buf)
+    }
+
+    fn drop_log(&mut self) -> &mut DropLog {
+        Self::drop_log(self)
+    }
+}
+
+impl Source for crate::connection::RawClient<SocketAddr> {
+    fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<(SocketAddr, usize)> {
+        Self::poll_transmit(self, buf)
+    }
+
+    fn drop_log(&mut self) -> &mut DropLog {
+        Self::drop_log(self)
     }
 }
 

@@ -104,7 +104,9 @@ pub struct UdpServer<M: MessageSet> {
     /// The datagrams of a flush, [`BATCH_DATAGRAMS`](send_batch::BATCH_DATAGRAMS) per send call.
     batch: SendBatch,
     counters: TransportStats,
-    drop_log: DropLog,
+    /// The datagrams the last flush dropped, logged once the flush let go of the
+    /// stack, whose connection server keeps the one drop log of the server.
+    send_drops: Vec<(SocketAddr, std::io::Error)>,
     /// Where a link conditioner holds the datagrams (feature `conditioner`).
     seam: super::seam::Seam,
 }
@@ -177,7 +179,7 @@ impl<M: MessageSet> UdpServer<M> {
             meta: [RecvMeta::default(); BATCH_SIZE],
             batch: SendBatch::new(),
             counters: TransportStats::default(),
-            drop_log: DropLog::new(Time::ZERO),
+            send_drops: Vec::new(),
             seam: super::seam::Seam::new("server")?,
         })
     }
@@ -319,13 +321,17 @@ impl<M: MessageSet> UdpServer<M> {
         if self.seam.is_active() {
             return self.flush_conditioned();
         }
-        let (clock, drop_log) = (&self.clock, &mut self.drop_log);
+        let drops = &mut self.send_drops;
         self.batch.flush(
             &mut self.stack,
             &mut SocketSink(&self.socket),
             &mut self.counters,
-            |to, error| log_send_drop(drop_log, clock.now(), to, error),
+            |to, error| drops.push((to, clone_error(error))),
         );
+        let (now, drop_log) = (self.clock.now(), self.stack.drop_log());
+        for (to, error) in self.send_drops.drain(..) {
+            log_send_drop(drop_log, now, to, &error);
+        }
     }
 
     /// [`flush_socket`](Self::flush_socket) through the link conditioner: it takes every queued
@@ -341,7 +347,7 @@ impl<M: MessageSet> UdpServer<M> {
         self.seam.release_sends(now, |to, datagram| {
             released.0.push_back((to, datagram.to_vec()));
         });
-        let drop_log = &mut self.drop_log;
+        let drop_log = self.stack.drop_log();
         let mut dropped = |to, error: &std::io::Error| log_send_drop(drop_log, now, to, error);
         let sink = &mut SocketSink(&self.socket);
         self.batch
@@ -448,6 +454,14 @@ impl<M: MessageSet> UdpServer<M> {
         let now = self.now();
         self.stack.disconnect_all(now);
         self.flush_socket();
+    }
+}
+
+/// A copy of `error` (its kind and message) to log later.
+fn clone_error(error: &std::io::Error) -> std::io::Error {
+    match error.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::new(error.kind(), error.to_string()),
     }
 }
 

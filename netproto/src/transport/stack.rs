@@ -16,7 +16,6 @@ use crate::connection::{
     Client, ClientEvent, ClientId, ClientState, ConnectionConfig, Server, ServerConfig, ServerEvent,
 };
 use crate::netcode::ConnectToken;
-use crate::trace::DropLog;
 
 /// Connections prefetched together: a receive batch's, or a tick's visit in chunks.
 const PREFETCH_CHUNK: usize = 32;
@@ -58,7 +57,6 @@ pub struct ServerStack<A, M> {
     layer_config: Arc<LayerConfig>,
     events: VecDeque<ServerEvent<A>>,
     counters: StackStats,
-    drop_log: DropLog,
     /// The encodings of past broadcasts, reused once every queue let go of them.
     broadcasts: crate::channel::EncodedPool,
     /// Lent to every client's layer for each packet: warm from one client to the next
@@ -91,7 +89,6 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
             layer_config: Arc::new(layer),
             events: VecDeque::new(),
             counters: StackStats::default(),
-            drop_log: DropLog::new(now),
             scratch: Scratch::default(),
             broadcasts: crate::channel::EncodedPool::default(),
         })
@@ -106,6 +103,12 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// What the stack counted.
     pub fn stack_stats(&self) -> &StackStats {
         &self.counters
+    }
+
+    /// The server's one drop log (its connection server's), for the driver's own
+    /// drops.
+    pub(crate) fn drop_log(&mut self) -> &mut crate::trace::DropLog {
+        self.server.drop_log()
     }
 
     /// What the connection to `client` measured, link and messages, while connected.
@@ -207,31 +210,35 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// A server that receives datagrams in batches calls [`prefetch`](Self::prefetch)
     /// with the batch's senders first.
     pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) {
-        let mut broken = None;
-        if let Some(delivery) = self.server.handle_datagram(now, from, datagram) {
-            let client = delivery.client();
-            match self
-                .peers
-                .get_mut(usize::from(client.0))
-                .and_then(Option::as_mut)
-            {
-                Some(peer) => {
-                    let source = Refused {
-                        side: "server",
-                        client: Some(client),
-                        addr: &from,
-                    };
-                    let counters = &mut self.counters;
-                    let (scratch, log) = (&mut self.scratch, &mut self.drop_log);
-                    if peer.deliver(now, delivery, scratch, &source, counters, log) {
-                        broken = Some(client);
+        let refused = match self.server.handle_datagram(now, from, datagram) {
+            None => None,
+            Some(delivery) => {
+                let client = delivery.client();
+                match self
+                    .peers
+                    .get_mut(usize::from(client.0))
+                    .and_then(Option::as_mut)
+                {
+                    Some(peer) => peer
+                        .deliver(delivery, &mut self.scratch, &mut self.counters)
+                        .map(|error| (client, error)),
+                    None => {
+                        delivery.refuse();
+                        self.counters.payloads_dropped_by_layer += 1;
+                        None
                     }
                 }
-                None => {
-                    delivery.refuse();
-                    self.counters.payloads_dropped_by_layer += 1;
-                }
             }
+        };
+        let mut broken = None;
+        if let Some((client, error)) = refused {
+            let source = Refused {
+                side: "server",
+                client: Some(client),
+                addr: &from,
+            };
+            source.log(self.server.drop_log(), now, &error);
+            broken = error.is_malformed().then_some(client);
         }
         if let Some(client) = broken {
             self.server.disconnect_for_protocol_error(client);
@@ -270,7 +277,6 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
             }
         }
         self.server.update(now);
-        self.drop_log.flush(now, "server");
         self.drain_core_events();
     }
 
@@ -517,7 +523,6 @@ pub struct ClientStack<A, M> {
     peer: Peer<M>,
     events: VecDeque<ClientEvent>,
     counters: StackStats,
-    drop_log: DropLog,
     /// Lent to the layer for each packet, as the server's stack does.
     scratch: Scratch<M>,
 }
@@ -535,7 +540,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         layer: LayerConfig,
         now: Time,
     ) -> Result<Self, TransportError> {
-        Self::with_client(config, layer, now, |config| {
+        Self::with_client(config, layer, |config| {
             Client::new(config, token, server, now)
         })
     }
@@ -551,7 +556,7 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         now: Time,
         address: impl FnMut(std::net::SocketAddr) -> A,
     ) -> Result<Self, TransportError> {
-        Self::with_client(config, layer, now, |config| {
+        Self::with_client(config, layer, |config| {
             Client::from_token(config, token, now, address)
         })
     }
@@ -559,7 +564,6 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     fn with_client(
         config: ConnectionConfig,
         layer: LayerConfig,
-        now: Time,
         client: impl FnOnce(
             ConnectionConfig,
         ) -> Result<Client<A>, crate::connection::ConnectionConfigError>,
@@ -573,7 +577,6 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
             peer: Peer::new(layer),
             events: VecDeque::new(),
             counters: StackStats::default(),
-            drop_log: DropLog::new(now),
             scratch: Scratch::default(),
         })
     }
@@ -594,6 +597,11 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
         self.peer.layer()
     }
 
+    /// The client's one drop log (its connection's), for the driver's own drops.
+    pub(crate) fn drop_log(&mut self) -> &mut crate::trace::DropLog {
+        self.client.drop_log()
+    }
+
     /// What the stack counted.
     pub fn stack_stats(&self) -> &StackStats {
         &self.counters
@@ -602,19 +610,23 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     /// Handles one datagram from `from`: a payload is read by the layer, then
     /// accepted or refused; a malformed one disconnects.
     pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) {
-        let mut broken = false;
         let client = self.client.client_id();
-        if let Some(delivery) = self.client.handle_datagram(now, from, datagram) {
+        let refused = self
+            .client
+            .handle_datagram(now, from, datagram)
+            .and_then(|delivery| {
+                self.peer
+                    .deliver(delivery, &mut self.scratch, &mut self.counters)
+            });
+        let mut broken = false;
+        if let Some(error) = refused {
             let source = Refused {
                 side: "client",
                 client,
                 addr: &from,
             };
-            let counters = &mut self.counters;
-            let (scratch, log) = (&mut self.scratch, &mut self.drop_log);
-            broken = self
-                .peer
-                .deliver(now, delivery, scratch, &source, counters, log);
+            source.log(self.client.drop_log(), now, &error);
+            broken = error.is_malformed();
         }
         if broken {
             self.client.disconnect_for_protocol_error();
@@ -635,7 +647,6 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
             self.client.disconnect(now);
         }
         self.client.update(now);
-        self.drop_log.flush(now, "client");
         self.drain_core_events();
     }
 

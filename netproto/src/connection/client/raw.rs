@@ -153,6 +153,11 @@ impl<A: Copy + Eq + Debug> RawClient<A> {
         }
     }
 
+    /// The client's one drop log, for the driver's own drops.
+    pub(crate) fn drop_log(&mut self) -> &mut crate::trace::DropLog {
+        self.inner.drop_log()
+    }
+
     /// Writes the next datagram to send into `buf`: see [`Client::poll_transmit`].
     pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<(A, usize)> {
         self.inner.poll_transmit(buf)

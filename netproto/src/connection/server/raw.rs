@@ -113,6 +113,11 @@ impl<A: Copy + Eq + Hash + Debug> RawServer<A> {
         }
     }
 
+    /// The server's one drop log, for the driver's own drops.
+    pub(crate) fn drop_log(&mut self) -> &mut crate::trace::DropLog {
+        self.inner.drop_log()
+    }
+
     /// Writes the next datagram to send into `buf`: see [`Server::poll_transmit`].
     pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<(A, usize)> {
         self.inner.poll_transmit(buf)

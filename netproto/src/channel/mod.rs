@@ -169,11 +169,11 @@
 //! ```
 
 mod block;
+mod carrier;
 mod config;
 mod encoded;
 mod error;
 mod id;
-mod link;
 mod payload;
 mod receive;
 mod reliable;
@@ -189,6 +189,7 @@ mod unreliable;
 mod writer;
 
 pub use crate::sequence::Receipt;
+pub(crate) use carrier::Carrier;
 pub use config::{
     BULK_BITS_PER_PACKET, BlockConfig, ChannelConfig, ChannelKind, LayerConfig, LayerConfigError,
     MAX_CHANNELS, MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
@@ -197,7 +198,6 @@ pub use encoded::Encoded;
 pub(crate) use encoded::EncodedPool;
 pub use error::{ChannelSendError, PayloadError};
 pub use id::ChannelId;
-pub(crate) use link::Link;
 pub(crate) use scratch::Scratch;
 pub(crate) use stack::deliver;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
@@ -595,7 +595,7 @@ impl<M: NetMessage> MessageLayer<M> {
     /// The send step: the layer takes the link's round trip (for its resend timing),
     /// then writes the next payload under the sequence the link gives it. Returns what
     /// the link said and the payload's size in bytes.
-    pub(crate) fn send_over<L: Link>(
+    pub(crate) fn send_over<L: Carrier>(
         &mut self,
         scratch: &mut Scratch<M>,
         now: Time,

@@ -1,8 +1,8 @@
 //! [`MessageStack`]: a message layer on top of a packet endpoint.
 
 use super::{
-    ChannelId, ChannelSendError, LayerConfig, LayerConfigError, Link, MessageLayer, PayloadError,
-    Scratch,
+    Carrier, ChannelId, ChannelSendError, LayerConfig, LayerConfigError, MessageLayer,
+    PayloadError, Scratch,
 };
 use crate::Time;
 use crate::message::NetMessage;
@@ -191,7 +191,7 @@ impl<M: NetMessage> MessageStack<M> {
         now: Time,
         transmit: impl FnMut(&[u8]),
     ) -> Result<Sent, packet::PacketSendError> {
-        let mut link = EndpointLink {
+        let mut link = EndpointCarrier {
             endpoint: &mut self.endpoint,
             payload: &mut self.payload,
             transmit,
@@ -224,15 +224,15 @@ impl<M: NetMessage> MessageStack<M> {
 /// when the layer has no room for it now (flow control: not acked, so the peer
 /// resends it, but its acks release what the peer already has), refused when
 /// malformed (its acks ignored). Returns the layer's verdict and the acks applied.
-/// A bare packet endpoint as the layer's [`Link`]: the payload is sent at once, its
+/// A bare packet endpoint as the layer's [`Carrier`]: the payload is sent at once, its
 /// datagrams handed to `transmit`.
-struct EndpointLink<'a, F> {
+struct EndpointCarrier<'a, F> {
     endpoint: &'a mut Endpoint,
     payload: &'a mut Vec<u8>,
     transmit: F,
 }
 
-impl<F: FnMut(&[u8])> Link for EndpointLink<'_, F> {
+impl<F: FnMut(&[u8])> Carrier for EndpointCarrier<'_, F> {
     type Sent = Sent;
     type Error = packet::PacketSendError;
 

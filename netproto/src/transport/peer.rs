@@ -2,8 +2,8 @@
 //! connection, written once for the server's slots and the client.
 //!
 //! A peer does not own its connection: the client's is a [`Client`], a server's are
-//! slots of one [`Server`]. Both are reached through [`Connection`], what the send
-//! step asks of a connection (may a packet go now; and the layer's [`Link`]: the
+//! slots of one [`Server`]. Both are reached through [`PacedCarrier`], what the send
+//! step asks of a connection (may a packet go now; and the layer's [`Carrier`]: the
 //! round trip, send a payload under the next sequence), so the send step and the
 //! receive step exist once, here.
 
@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::{ConnectionStats, SendError, StackStats};
 use crate::MessageSet;
 use crate::Time;
-use crate::channel::{ChannelId, Link, MessageLayer, PayloadError, Scratch};
+use crate::channel::{Carrier, ChannelId, MessageLayer, PayloadError, Scratch};
 use crate::connection::{Client, ClientId, Delivery, LinkStats, PayloadSendError, Server};
 use crate::packet::Sequence;
 use crate::trace::{DropLog, DropReason, Refusal};
@@ -33,15 +33,15 @@ pub const MAX_PACKETS_PER_UPDATE: usize = 4;
 /// say, and 30 a second otherwise.
 pub const IDLE_PACKET_RATE: f64 = 30.0;
 
-/// A connection as the send step sees it: the layer's [`Link`] (round trip, send a
+/// A connection as the send step sees it: the layer's [`Carrier`] (round trip, send a
 /// payload) and whether the congestion mode allows a packet now. Implemented by a
 /// [`Client`] and by a [`Server`]'s slot ([`ServerSlot`]).
-pub(crate) trait Connection: Link {
+pub(crate) trait PacedCarrier: Carrier {
     /// `true` when the congestion mode allows a payload packet at `now`.
     fn ready_to_send(&self, now: Time) -> bool;
 }
 
-impl<A: Copy + Eq + Debug> Link for Client<A> {
+impl<A: Copy + Eq + Debug> Carrier for Client<A> {
     type Sent = Sequence;
     type Error = PayloadSendError;
 
@@ -58,19 +58,19 @@ impl<A: Copy + Eq + Debug> Link for Client<A> {
     }
 }
 
-impl<A: Copy + Eq + Debug> Connection for Client<A> {
+impl<A: Copy + Eq + Debug> PacedCarrier for Client<A> {
     fn ready_to_send(&self, now: Time) -> bool {
         Client::ready_to_send(self, now)
     }
 }
 
-/// One client slot of a [`Server`], as a [`Connection`].
+/// One client slot of a [`Server`], as a [`PacedCarrier`].
 pub(crate) struct ServerSlot<'a, A> {
     pub(crate) server: &'a mut Server<A>,
     pub(crate) client: ClientId,
 }
 
-impl<A: Copy + Eq + std::hash::Hash + Debug> Link for ServerSlot<'_, A> {
+impl<A: Copy + Eq + std::hash::Hash + Debug> Carrier for ServerSlot<'_, A> {
     type Sent = Sequence;
     type Error = PayloadSendError;
 
@@ -89,7 +89,7 @@ impl<A: Copy + Eq + std::hash::Hash + Debug> Link for ServerSlot<'_, A> {
     }
 }
 
-impl<A: Copy + Eq + std::hash::Hash + Debug> Connection for ServerSlot<'_, A> {
+impl<A: Copy + Eq + std::hash::Hash + Debug> PacedCarrier for ServerSlot<'_, A> {
     fn ready_to_send(&self, now: Time) -> bool {
         self.server.ready_to_send(now, self.client)
     }
@@ -195,7 +195,7 @@ impl<M: MessageSet> Peer<M> {
     pub(crate) fn transmit(
         &mut self,
         now: Time,
-        link: &mut impl Connection,
+        link: &mut impl PacedCarrier,
         scratch: &mut Scratch<M>,
         counters: &mut StackStats,
         news_only: bool,

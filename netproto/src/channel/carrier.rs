@@ -1,4 +1,4 @@
-//! [`Link`]: what the layer's send step
+//! [`Carrier`]: what the layer's send step
 //! ([`MessageLayer::send_over`](super::MessageLayer::send_over), written once for all
 //! of them) asks of whatever carries its packets (a bare packet endpoint, a client's
 //! connection, a server's slot).
@@ -9,10 +9,10 @@ use crate::Time;
 use crate::packet::Sequence;
 
 /// What carries the layer's packets.
-pub(crate) trait Link {
-    /// What the link says of a payload it sent.
+pub(crate) trait Carrier {
+    /// What the carrier says of a payload it sent.
     type Sent;
-    /// Why the link refused a payload.
+    /// Why the carrier refused a payload.
     type Error;
     /// The round trip the packet endpoint measures (its ack time: the round trip
     /// plus the peer's hold), when there is one (and it is a valid [`Duration`]).

@@ -1101,6 +1101,26 @@ mod tests {
         assert_eq!(server.memory_bound(), expected);
     }
 
+    /// Issue 44's figures: the sizes of a server slot and of its parts (`--nocapture`
+    /// prints them; `tests/tests/memory_idle.rs` measures the heap).
+    #[test]
+    fn slot_sizes() {
+        use super::super::session::{Crypto, Link};
+        use core::mem::size_of;
+        println!(
+            "size_of: Option<Slot<SocketAddr>> {}, Slot<u32> {}, Crypto {}, Link {}, \
+             ReplayProtection {}, Endpoint {}, Congestion {}",
+            size_of::<Option<Slot<std::net::SocketAddr>>>(),
+            size_of::<Slot<u32>>(),
+            size_of::<Crypto>(),
+            size_of::<Link>(),
+            size_of::<crate::netcode::ReplayProtection>(),
+            size_of::<crate::packet::Endpoint>(),
+            size_of::<Congestion>(),
+        );
+        assert!(size_of::<Slot<u32>>() >= size_of::<Crypto>() + size_of::<Link>());
+    }
+
     #[test]
     fn drop_reasons_have_distinct_names_and_display_them() {
         let names: std::collections::HashSet<_> = ALL.iter().map(|r| r.as_str()).collect();

@@ -38,7 +38,7 @@ impl Crypto {
         crate::prefetch::prefetch(&self.traffic);
     }
 
-    /// Asks for the replay window's slot of the next sequence.
+    /// Asks for the replay window's bitmap.
     #[inline]
     pub(crate) fn prefetch_replay(&self) {
         self.replay.prefetch();

@@ -59,7 +59,8 @@ impl DropReason {
 struct Slot<A> {
     address: A,
     user_id: u64,
-    user_data: [u8; USER_DATA_BYTES],
+    /// Read only by [`Server::user_data`]: on the heap, out of the lines a tick reads.
+    user_data: Box<[u8; USER_DATA_BYTES]>,
     /// A keep-alive or payload came from the client since it connected: it knows it
     /// is connected. Until then a keep-alive goes before every payload.
     confirmed: bool,
@@ -246,6 +247,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     ///
     /// ```text
     /// max_clients * S                                      slots
+    ///   + max_clients * USER_DATA_BYTES                     their tokens' user data
     ///   + 4 * max_clients * (E + 1) + 64                    address map
     ///   + 4 * P * (H + 1) + 64 + 4 * P * (C + 1) + 64      handshakes, by client id
     ///   + 4 * 8P * (T + 1) + 64                             token history
@@ -272,7 +274,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         };
         let (pending, tokens) = self.handshakes.limits();
         clients
-            .saturating_mul(size_of::<Option<Slot<A>>>())
+            .saturating_mul(size_of::<Option<Slot<A>>>() + USER_DATA_BYTES)
             .saturating_add(map(clients, size_of::<(A, u16)>()))
             .saturating_add(map(pending, size_of::<(A, Pending)>()))
             .saturating_add(map(pending, size_of::<(u64, A)>()))
@@ -343,7 +345,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// The user data of a connected client's connect token (256 bytes the backend
     /// chose: a session ticket, a team, a skin...).
     pub fn user_data(&self, client: ClientId) -> Option<&[u8; USER_DATA_BYTES]> {
-        self.slot(client).map(|s| &s.user_data)
+        self.slot(client).map(|s| &*s.user_data)
     }
 
     /// What the connection to `client` measured of its link (RTT, jitter, loss,
@@ -737,7 +739,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         let mut slot = Slot {
             address: from,
             user_id: challenge.client_id,
-            user_data: challenge.user_data,
+            user_data: Box::new(challenge.user_data),
             confirmed: false,
             broken: false,
             crypto: Crypto::new(pending.send_key, pending.receive_key, protocol_id),
@@ -1092,6 +1094,7 @@ mod tests {
         );
         let map = |entries: usize, entry: usize| entries * 4 * (entry + 1) + 64;
         let expected = 3 * size_of::<Option<Slot<u32>>>()
+            + 3 * USER_DATA_BYTES
             + map(3, size_of::<(u32, u16)>())
             + map(5, size_of::<(u32, Pending)>())
             + map(5, size_of::<(u64, u32)>())

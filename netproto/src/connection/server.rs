@@ -5,6 +5,7 @@ use crate::Time;
 use core::fmt::Debug;
 use core::hash::Hash;
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use super::config::{ConnectionConfigError, ServerConfig};
 use super::congestion::Congestion;
@@ -21,7 +22,7 @@ use crate::netcode::{
     self, AllowedPackets, ChallengeToken, ConnectTokenPrivate, Key, MAC_BYTES, Packet, PacketType,
     ReadError, USER_DATA_BYTES,
 };
-use crate::packet::{Estimates, Incoming, ReceiveError, Sequence};
+use crate::packet::{EndpointConfig, Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, DropReason, Refusal};
 
 pub(super) mod raw;
@@ -152,6 +153,8 @@ struct Slot<A> {
 #[derive(Debug)]
 pub struct Server<A> {
     config: ServerConfig,
+    /// `config.connection.endpoint`, shared by every connection's endpoint.
+    endpoint_config: Arc<EndpointConfig>,
     slots: Vec<Option<Slot<A>>>,
     by_address: HashMap<A, u16>,
     handshakes: Handshakes<A>,
@@ -206,6 +209,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             payload: Vec::new(),
             drop_log: DropLog::new(now),
             foreign_protocol_log: ForeignProtocolLog::new(now),
+            endpoint_config: Arc::new(config.connection.endpoint.clone()),
             config,
         })
     }
@@ -733,7 +737,13 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                     self.counters.clients_accepted,
                 ))
             });
-        let Some(link) = Link::new(&self.config.connection, pending.timeout, now, skip_seed) else {
+        let Some(link) = Link::new(
+            &self.config.connection,
+            Arc::clone(&self.endpoint_config),
+            pending.timeout,
+            now,
+            skip_seed,
+        ) else {
             return;
         };
         let mut slot = Slot {

@@ -28,6 +28,15 @@
 //! It prints the ticks run, the datagrams and payloads the server sent, and the
 //! messages delivered, so that two builds can be checked to have done the same work.
 //!
+//! That last-level cache is smaller than one client's share of a tick and holds the
+//! code as well: a line every client reads (a shared configuration) misses again for
+//! each, and a build whose code lands at other addresses moves the data misses with
+//! it. To count the data lines a client-tick finds cold, model a core's own caches
+//! instead, `--cache-sim=yes --D1=32768,8,64 --LL=1048576,16,64`, and divide the
+//! `DLmr` and `DLmw` events by clients times ticks: at `100 300`, 46.6 lines per
+//! client-tick before issue 44's server slot changes (replay bitmap, boxed user
+//! data, shared endpoint configuration), 41.0 after (measured: 2026-12-08).
+//!
 //! Callgrind's cache model does not show the server's prefetch
 //! (`ServerStack::prefetch`): its misses stay at the same loads with and without it
 //! (measured: 2026-11-27; why was not found). Run

@@ -4,6 +4,7 @@ use crate::Time;
 use core::fmt::Debug;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::config::{ConnectionConfig, ConnectionConfigError};
@@ -594,7 +595,13 @@ impl<A: Copy + Eq + Debug> Client<A> {
             ) => {
                 let (Ok(index), Some(link)) = (
                     u16::try_from(client_index),
-                    Link::new(&self.config, self.timeout, now, None),
+                    Link::new(
+                        &self.config,
+                        Arc::new(self.config.endpoint.clone()),
+                        self.timeout,
+                        now,
+                        None,
+                    ),
                 ) else {
                     self.dropped_datagram(now, from, DropReason::Malformed);
                     return None;

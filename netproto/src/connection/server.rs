@@ -5,6 +5,7 @@ use crate::Time;
 use core::fmt::Debug;
 use core::hash::Hash;
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use super::config::{ConnectionConfigError, ServerConfig};
 use super::congestion::Congestion;
@@ -21,7 +22,7 @@ use crate::netcode::{
     self, AllowedPackets, ChallengeToken, ConnectTokenPrivate, Key, MAC_BYTES, Packet, PacketType,
     ReadError, USER_DATA_BYTES,
 };
-use crate::packet::{Estimates, Incoming, ReceiveError, Sequence};
+use crate::packet::{EndpointConfig, Estimates, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, DropReason, Refusal};
 
 pub(super) mod raw;
@@ -59,7 +60,8 @@ impl DropReason {
 struct Slot<A> {
     address: A,
     user_id: u64,
-    user_data: [u8; USER_DATA_BYTES],
+    /// Read only by [`Server::user_data`]: on the heap, out of the lines a tick reads.
+    user_data: Box<[u8; USER_DATA_BYTES]>,
     /// A keep-alive or payload came from the client since it connected: it knows it
     /// is connected. Until then a keep-alive goes before every payload.
     confirmed: bool,
@@ -151,6 +153,8 @@ struct Slot<A> {
 #[derive(Debug)]
 pub struct Server<A> {
     config: ServerConfig,
+    /// `config.connection.endpoint`, shared by every connection's endpoint.
+    endpoint_config: Arc<EndpointConfig>,
     slots: Vec<Option<Slot<A>>>,
     by_address: HashMap<A, u16>,
     handshakes: Handshakes<A>,
@@ -205,6 +209,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             payload: Vec::new(),
             drop_log: DropLog::new(now),
             foreign_protocol_log: ForeignProtocolLog::new(now),
+            endpoint_config: Arc::new(config.connection.endpoint.clone()),
             config,
         })
     }
@@ -252,6 +257,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     ///
     /// ```text
     /// max_clients * S                                      slots
+    ///   + max_clients * USER_DATA_BYTES                     their tokens' user data
     ///   + 4 * max_clients * (E + 1) + 64                    address map
     ///   + 4 * P * (H + 1) + 64 + 4 * P * (C + 1) + 64      handshakes, by client id
     ///   + 4 * 8P * (T + 1) + 64                             token history
@@ -278,7 +284,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         };
         let (pending, tokens) = self.handshakes.limits();
         clients
-            .saturating_mul(size_of::<Option<Slot<A>>>())
+            .saturating_mul(size_of::<Option<Slot<A>>>() + USER_DATA_BYTES)
             .saturating_add(map(clients, size_of::<(A, u16)>()))
             .saturating_add(map(pending, size_of::<(A, Pending)>()))
             .saturating_add(map(pending, size_of::<(u64, A)>()))
@@ -349,7 +355,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// The user data of a connected client's connect token (256 bytes the backend
     /// chose: a session ticket, a team, a skin...).
     pub fn user_data(&self, client: ClientId) -> Option<&[u8; USER_DATA_BYTES]> {
-        self.slot(client).map(|s| &s.user_data)
+        self.slot(client).map(|s| &*s.user_data)
     }
 
     /// What the connection to `client` measured of its link (RTT, jitter, loss,
@@ -737,13 +743,19 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                     self.counters.clients_accepted,
                 ))
             });
-        let Some(link) = Link::new(&self.config.connection, pending.timeout, now, skip_seed) else {
+        let Some(link) = Link::new(
+            &self.config.connection,
+            Arc::clone(&self.endpoint_config),
+            pending.timeout,
+            now,
+            skip_seed,
+        ) else {
             return;
         };
         let mut slot = Slot {
             address: from,
             user_id: challenge.client_id,
-            user_data: challenge.user_data,
+            user_data: Box::new(challenge.user_data),
             confirmed: false,
             broken: false,
             crypto: Crypto::new(pending.send_key, pending.receive_key, protocol_id),
@@ -1098,6 +1110,7 @@ mod tests {
         );
         let map = |entries: usize, entry: usize| entries * 4 * (entry + 1) + 64;
         let expected = 3 * size_of::<Option<Slot<u32>>>()
+            + 3 * USER_DATA_BYTES
             + map(3, size_of::<(u32, u16)>())
             + map(5, size_of::<(u32, Pending)>())
             + map(5, size_of::<(u64, u32)>())
@@ -1105,6 +1118,26 @@ mod tests {
             + 3 * server.config.connection.memory_per_connection()
             + 2 * MAX_DATAGRAM_BYTES;
         assert_eq!(server.memory_bound(), expected);
+    }
+
+    /// Issue 44's figures: the sizes of a server slot and of its parts (`--nocapture`
+    /// prints them; `tests/tests/memory_idle.rs` measures the heap).
+    #[test]
+    fn slot_sizes() {
+        use super::super::session::{Crypto, Link};
+        use core::mem::size_of;
+        println!(
+            "size_of: Option<Slot<SocketAddr>> {}, Slot<u32> {}, Crypto {}, Link {}, \
+             ReplayProtection {}, Endpoint {}, Congestion {}",
+            size_of::<Option<Slot<std::net::SocketAddr>>>(),
+            size_of::<Slot<u32>>(),
+            size_of::<Crypto>(),
+            size_of::<Link>(),
+            size_of::<crate::netcode::ReplayProtection>(),
+            size_of::<crate::packet::Endpoint>(),
+            size_of::<Congestion>(),
+        );
+        assert!(size_of::<Slot<u32>>() >= size_of::<Crypto>() + size_of::<Link>());
     }
 
     #[test]

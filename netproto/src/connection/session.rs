@@ -8,7 +8,8 @@ use super::stats::{LinkStats, Meter, Traffic};
 use super::transmit::TransmitQueue;
 use crate::Time;
 use crate::netcode::{self, AllowedPackets, Key, Packet, ReadError, ReplayProtection};
-use crate::packet::{Endpoint, Estimates, PacketSendError, Sequence};
+use crate::packet::{Endpoint, EndpointConfig, Estimates, PacketSendError, Sequence};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One side's keys and sequence, and the peer's replay window. Every packet after the
@@ -38,7 +39,7 @@ impl Crypto {
         crate::prefetch::prefetch(&self.traffic);
     }
 
-    /// Asks for the replay window's slot of the next sequence.
+    /// Asks for the replay window's bitmap.
     #[inline]
     pub(crate) fn prefetch_replay(&self) {
         self.replay.prefetch();
@@ -153,20 +154,19 @@ impl Link {
         self.endpoint.prefetch_fields();
     }
 
-    /// A link; the endpoint configuration was validated with the connection's.
-    /// `skip_seed`, when given, arms the endpoint's skipped-sequence trap with it
-    /// (see [`EndpointConfig::skip_sequence_seed`](crate::packet::EndpointConfig)).
+    /// A link; `endpoint` is `config.endpoint` (a server's links share one), validated
+    /// with the connection's. `skip_seed`, when given, arms the endpoint's
+    /// skipped-sequence trap with it instead of the configuration's
+    /// [`EndpointConfig::skip_sequence_seed`].
     pub(crate) fn new(
         config: &ConnectionConfig,
+        endpoint: Arc<EndpointConfig>,
         timeout: Duration,
         now: Time,
         skip_seed: Option<u64>,
     ) -> Option<Self> {
-        let mut endpoint = config.endpoint.clone();
-        if skip_seed.is_some() {
-            endpoint.skip_sequence_seed = skip_seed;
-        }
-        let endpoint = Endpoint::new(endpoint, now).ok()?;
+        let skip_seed = skip_seed.or(endpoint.skip_sequence_seed);
+        let endpoint = Endpoint::with_shared_config(endpoint, skip_seed, now).ok()?;
         Some(Self {
             endpoint,
             congestion: Congestion::new(config.congestion, now),
@@ -317,7 +317,9 @@ mod tests {
     #[test]
     fn a_clock_that_goes_back_restarts_the_timers_from_now() {
         let config = ConnectionConfig::new(1);
-        let mut link = Link::new(&config, Duration::from_secs(5), t(1000.0), None).expect("valid");
+        let endpoint = Arc::new(config.endpoint.clone());
+        let mut link =
+            Link::new(&config, endpoint, Duration::from_secs(5), t(1000.0), None).expect("valid");
         let mut crypto = Crypto::new(Key::from_bytes([1; 32]), Key::from_bytes([2; 32]), 1);
         let mut out = TransmitQueue::new();
         link.send_payload(&mut crypto, t(1000.0), 0u8, b"x", &mut out)

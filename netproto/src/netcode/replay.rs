@@ -1,23 +1,34 @@
-//! The replay window of the reference: 256 slots, each holding the last sequence
-//! received with that value modulo 256 (`u64::MAX` marks an empty slot).
+//! The replay window of the reference, kept as a bitmap: the most recent sequence
+//! and one bit for each of the 256 sequences up to it (40 bytes where the
+//! reference's 256 slots take 2 KiB), with the reference's decisions.
 
 /// Slots in the replay window.
 pub const REPLAY_PROTECTION_BUFFER_SIZE: usize = 256;
 
-const EMPTY: u64 = u64::MAX;
 const SIZE: u64 = REPLAY_PROTECTION_BUFFER_SIZE as u64;
+const WORDS: usize = REPLAY_PROTECTION_BUFFER_SIZE / 64;
 
 /// The 256-entry replay window of the reference, applied to keep-alive, payload and
 /// disconnect packets: a sequence at or below the most recent minus 256 is refused as
 /// too old, and a sequence whose slot holds a sequence at or above it as a replay.
 ///
 /// The arithmetic is the reference's, in wrapping 64-bit: "too old" is
-/// `sequence + 256 <= most_recent` with `sequence + 256` wrapping, and an empty slot is
-/// marked `u64::MAX` (so a received `u64::MAX` leaves its slot looking empty). One
-/// consequence, checked against the reference vectors: once the most recent sequence
-/// is 256 or more, every sequence in the top 256 below 2^64 wraps to a small value and
-/// is refused as too old. Sequences are per connection and start at 0, so a session
-/// never gets there.
+/// `sequence + 256 <= most_recent` with `sequence + 256` wrapping. One consequence,
+/// checked against the reference vectors: once the most recent sequence is 256 or
+/// more, every sequence in the top 256 below 2^64 wraps to a small value and is
+/// refused as too old (so the reference's empty-slot mark, `u64::MAX`, never decides
+/// anything). Sequences are per connection and start at 0, so a session never gets
+/// there.
+///
+/// The reference's slot `s % 256` holds the last sequence recorded there, which is
+/// at most the most recent one. So a sequence above the most recent is never found
+/// in its slot, and one that is not too old (within 256 of the most recent) is found
+/// exactly when its slot holds that very sequence: an older one in the same slot is
+/// 256 or more below it, a newer one would be above the most recent. One bit per
+/// slot, "the slot holds the sequence of the window that maps to it", gives the same
+/// decisions; moving the most recent sequence on clears the bits of the sequences it
+/// passes (their slots hold older ones), and recording a sequence too old for the
+/// window clears the bit of its slot (the reference overwrites the slot with it).
 ///
 /// ```
 /// use netproto::internals::netcode::ReplayProtection;
@@ -33,7 +44,10 @@ const SIZE: u64 = REPLAY_PROTECTION_BUFFER_SIZE as u64;
 #[derive(Clone, Debug)]
 pub struct ReplayProtection {
     most_recent: u64,
-    received: [u64; REPLAY_PROTECTION_BUFFER_SIZE],
+    /// Bit `s % 256` is set when sequence `s`, in the window (at most the most recent
+    /// and less than 256 below it), was recorded (and not overwritten since, as the
+    /// reference's slot would be, by a sequence too old for the window).
+    received: [u64; WORDS],
 }
 
 impl Default for ReplayProtection {
@@ -52,7 +66,7 @@ impl ReplayProtection {
     pub fn with_most_recent(most_recent: u64) -> Self {
         Self {
             most_recent,
-            received: [EMPTY; REPLAY_PROTECTION_BUFFER_SIZE],
+            received: [0; WORDS],
         }
     }
 
@@ -61,26 +75,33 @@ impl ReplayProtection {
         if sequence.wrapping_add(SIZE) <= self.most_recent {
             return true;
         }
-        let slot = self.received[Self::index(sequence)];
-        slot != EMPTY && slot >= sequence
+        // Not too old: at most the most recent means within 256 of it, in the window.
+        sequence <= self.most_recent && self.bit(sequence)
     }
 
-    /// Asks the CPU for the window's position and the slot the next sequence takes
-    /// (a server does it for a batch of datagrams before opening any).
+    /// Asks the CPU for the window (a server does it for a batch of datagrams before
+    /// opening any).
     #[inline]
     pub(crate) fn prefetch(&self) {
-        crate::prefetch::prefetch_at(
-            &self.received,
-            Self::index(self.most_recent.wrapping_add(1)),
-        );
+        crate::prefetch::prefetch(&self.received);
     }
 
     /// Records `sequence` as received (call only after its packet authenticated).
     pub fn advance(&mut self, sequence: u64) {
         if sequence > self.most_recent {
+            let passed = sequence - self.most_recent;
+            if passed >= SIZE {
+                self.received = [0; WORDS];
+            } else {
+                self.clear_after(self.most_recent, passed);
+            }
             self.most_recent = sequence;
+            self.set(sequence, true);
+        } else {
+            // In the window: its slot holds it now. Too old: its slot holds it, no
+            // longer the window's sequence of that slot.
+            self.set(sequence, self.most_recent - sequence < SIZE);
         }
-        self.received[Self::index(sequence)] = sequence;
     }
 
     /// The highest sequence recorded (or given to [`with_most_recent`](Self::with_most_recent)).
@@ -89,8 +110,41 @@ impl ReplayProtection {
         self.most_recent
     }
 
-    /// Slot of `sequence`: its value modulo 256 (the low byte, always in range).
-    fn index(sequence: u64) -> usize {
-        usize::from(sequence.to_le_bytes()[0])
+    /// Word and mask of `sequence`'s bit: its value modulo 256.
+    fn position(sequence: u64) -> (usize, u64) {
+        let index = usize::from(sequence.to_le_bytes()[0]);
+        (index / 64, 1 << (index % 64))
+    }
+
+    fn bit(&self, sequence: u64) -> bool {
+        let (word, mask) = Self::position(sequence);
+        self.received[word] & mask != 0
+    }
+
+    fn set(&mut self, sequence: u64, value: bool) {
+        let (word, mask) = Self::position(sequence);
+        if value {
+            self.received[word] |= mask;
+        } else {
+            self.received[word] &= !mask;
+        }
+    }
+
+    /// Clears the bits of the `count` (under 256) sequences after `from`.
+    fn clear_after(&mut self, from: u64, count: u64) {
+        let mut index = usize::from(from.wrapping_add(1).to_le_bytes()[0]);
+        let mut left = count as usize;
+        while left > 0 {
+            let bit = index % 64;
+            let n = (64 - bit).min(left);
+            let mask = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << bit
+            };
+            self.received[index / 64] &= !mask;
+            left -= n;
+            index = (index + n) % REPLAY_PROTECTION_BUFFER_SIZE;
+        }
     }
 }

@@ -226,6 +226,7 @@ impl EndpointConfig {
     ///   + received_packets_buffer_size * 4
     ///   + rtt_history_size * 8
     ///   + max(min(fragment_above, max_packet_size) + 9, fragment_size + 14)
+    ///   + C
     /// ```
     ///
     /// where `P` is the size of a reassembly slot's bookkeeping (104 bytes on 64-bit
@@ -234,8 +235,10 @@ impl EndpointConfig {
     /// padded likewise); 4 a received ring slot (its sequence alone); `B` bits per sent
     /// packet's fate, twice (sent, acked): the power of two at or above
     /// `sent_packets_buffer_size + 65536 % sent_packets_buffer_size` and at least 64
-    /// (for the default 256 entries, 64 bytes); the last term is the
-    /// transmit buffer. Everything but the
+    /// (for the default 256 entries, 64 bytes); the next term is the
+    /// transmit buffer; `C` the configuration's own allocation (152 bytes: the
+    /// configuration and its `Arc`'s two counts; a server's connections share one).
+    /// Everything but the
     /// reassembly buffers is allocated at construction. A reassembly slot's buffers
     /// hold the bytes of the fragments received and one byte per fragment (its id, in
     /// arrival order), growing as fragments arrive (at most doubling, never beyond
@@ -277,6 +280,7 @@ impl EndpointConfig {
             .saturating_add(ring(self.received_packets_buffer_size, slot_bytes::<()>()))
             .saturating_add(self.rtt_history_size.saturating_mul(size_of::<u64>()))
             .saturating_add(transmit)
+            .saturating_add(size_of::<Self>() + 2 * size_of::<usize>())
     }
 
     /// The largest datagram the endpoint sends: a regular packet of up to
@@ -568,7 +572,9 @@ mod tests {
             + 2 * 8
             + 32 * size_of::<(u32, ())>()
             + 10 * size_of::<f64>()
-            + c.max_datagram_size();
+            + c.max_datagram_size()
+            + size_of::<EndpointConfig>()
+            + 16;
         assert_eq!(c.memory_bound(), expected);
     }
 }

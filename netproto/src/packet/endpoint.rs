@@ -15,6 +15,7 @@ use super::stats::{EndpointStats, Estimates, Estimator, SentPacket};
 use crate::Time;
 use crate::sequence::Sequence;
 use core::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One end of a packet connection, byte-compatible with a `reliable` endpoint.
@@ -67,7 +68,9 @@ use std::time::Duration;
 /// ```
 #[derive(Debug)]
 pub struct Endpoint {
-    config: EndpointConfig,
+    /// Shared by a server's connections (one allocation read by all of them, warm in
+    /// the cache from one to the next).
+    config: Arc<EndpointConfig>,
     limits: FragmentLimits,
     time: Time,
     /// Our packets' records; its next sequence is the one our next packet takes.
@@ -155,6 +158,18 @@ impl Endpoint {
     /// An endpoint with `config`, created at time `now`. Fails when the configuration
     /// is invalid (see [`EndpointConfig::validate`]).
     pub fn new(config: EndpointConfig, now: Time) -> Result<Self, EndpointConfigError> {
+        let skip_seed = config.skip_sequence_seed;
+        Self::with_shared_config(Arc::new(config), skip_seed, now)
+    }
+
+    /// An endpoint with a `config` shared with others (a server's connections), its
+    /// skipped-sequence trap seeded with `skip_seed` (the config's own
+    /// `skip_sequence_seed` is not read: each connection has its own seed).
+    pub(crate) fn with_shared_config(
+        config: Arc<EndpointConfig>,
+        skip_seed: Option<u64>,
+        now: Time,
+    ) -> Result<Self, EndpointConfigError> {
         config.validate()?;
         let regular = config.fragment_above.min(config.max_packet_size) + MAX_HEADER_BYTES;
         let fragment = FRAGMENT_HEADER_BYTES + MAX_HEADER_BYTES + config.fragment_size;
@@ -178,16 +193,16 @@ impl Endpoint {
             estimator: Estimator::new(&config),
             counters: EndpointStats::default(),
             transmit_buffer,
-            skip: config
-                .skip_sequence_seed
-                .map(|seed| Skipper::new(seed, config.skip_mean_gap, now)),
+            skip: skip_seed.map(|seed| Skipper::new(seed, config.skip_mean_gap, now)),
             hold: HoldClock::default(),
             replies: config.report_ack_delay.then(ReplyLog::new),
             config,
         })
     }
 
-    /// The configuration.
+    /// The configuration. (A server's connections share the server's, whose
+    /// `skip_sequence_seed` is not theirs: each connection's trap has a seed of its
+    /// own.)
     pub fn config(&self) -> &EndpointConfig {
         &self.config
     }

@@ -284,6 +284,16 @@ impl<A: Copy + Eq + Debug> Client<A> {
         self.is_connected() && self.link.as_ref().is_some_and(|l| l.ready_to_send(now))
     }
 
+    /// `true` when connected and a payload packet is due at `now`
+    /// ([`Link::payload_due`]).
+    pub(crate) fn payload_due(&self, now: Time, news: bool, idle: bool) -> bool {
+        self.is_connected()
+            && self
+                .link
+                .as_ref()
+                .is_some_and(|l| l.payload_due(now, news, idle))
+    }
+
     /// Writes the next datagram to send into `buf` and returns its destination (the
     /// server) and length; `None` when there is nothing to send. A buffer of
     /// [`MAX_DATAGRAM_BYTES`] holds any datagram.

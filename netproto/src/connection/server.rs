@@ -381,6 +381,12 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         self.slot(client).is_some_and(|s| s.link.ready_to_send(now))
     }
 
+    /// `true` when a payload packet to `client` is due at `now` ([`Link::payload_due`]).
+    pub(crate) fn payload_due(&self, now: Time, client: ClientId, news: bool, idle: bool) -> bool {
+        self.slot(client)
+            .is_some_and(|s| s.link.payload_due(now, news, idle))
+    }
+
     /// Writes the next datagram to send into `buf` and returns its destination and
     /// length; `None` when there is nothing to send. A buffer of
     /// [`MAX_DATAGRAM_BYTES`] holds any datagram (a smaller one drops those that do
@@ -893,6 +899,29 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         });
     }
 
+    /// The slot of `client`, its transmit queue and the payload buffer, for a payload
+    /// at `now` (a packet endpoint's or a raw one). The client may have missed the
+    /// keep-alive that tells it it is connected: one goes before every payload until
+    /// it answers. `None` when `client` is not connected.
+    #[allow(clippy::type_complexity)]
+    fn payload_slot(
+        &mut self,
+        now: Time,
+        client: ClientId,
+    ) -> Option<(&mut Slot<A>, &mut TransmitQueue<A>, &mut Vec<u8>)> {
+        let index = usize::from(client.0);
+        if !self.slot(client)?.confirmed {
+            self.keep_alive(now, index);
+        }
+        let Self {
+            slots,
+            transmits,
+            payload,
+            ..
+        } = self;
+        Some((slots.get_mut(index)?.as_mut()?, transmits, payload))
+    }
+
     fn keep_alive(&mut self, now: Time, index: usize) {
         let max_clients = self.slots.len() as u32;
         let Some(slot) = self.slots.get_mut(index).and_then(Option::as_mut) else {
@@ -972,25 +1001,8 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         client: ClientId,
         write: impl FnOnce(Sequence, &mut Vec<u8>),
     ) -> Result<Sequence, PayloadSendError> {
-        let index = usize::from(client.0);
-        let confirmed = self
-            .slot(client)
-            .ok_or(PayloadSendError::NotConnected)?
-            .confirmed;
-        if !confirmed {
-            // The client may have missed the keep-alive that tells it it is
-            // connected: one goes before every payload until it answers.
-            self.keep_alive(now, index);
-        }
-        let Self {
-            slots,
-            transmits,
-            payload,
-            ..
-        } = self;
-        let slot = slots
-            .get_mut(index)
-            .and_then(Option::as_mut)
+        let (slot, transmits, payload) = self
+            .payload_slot(now, client)
             .ok_or(PayloadSendError::NotConnected)?;
         let sequence = slot.link.endpoint.next_sequence();
         payload.clear();

@@ -12,6 +12,14 @@ use crate::packet::{Endpoint, EndpointConfig, Estimates, PacketSendError, Sequen
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Packets per second a stack sends a connection whose message layer has nothing new
+/// ([`MessageLayer::has_news`](crate::channel::MessageLayer::has_news)): they carry
+/// acks and resends only. With news (a message queued since the last packet, or more
+/// due than a packet held) a packet goes at once, as far as the congestion mode's
+/// rate allows; so a driver that updates a thousand times a second sends a packet
+/// when the game has something to say, and 30 a second otherwise.
+pub const IDLE_PACKET_RATE: f64 = 30.0;
+
 /// One side's keys and sequence, and the peer's replay window. Every packet after the
 /// request is sealed with `send_key` and a sequence that never repeats under it, and
 /// opened with `receive_key`.
@@ -279,6 +287,19 @@ impl Link {
             ],
         );
         now.secs_since(self.last_sent) >= keepalive_interval.as_secs_f64()
+    }
+
+    /// When to send a payload, decided here alone (with the keep-alive check of
+    /// [`update`](Self::update) beside it): `true` when a payload packet is due at
+    /// `now`, that is when the congestion mode's rate allows one
+    /// ([`ready_to_send`](Self::ready_to_send)) and the layer above has `news`, or,
+    /// when it wants `idle` packets (acks and resends), [`IDLE_PACKET_RATE`]'s
+    /// interval passed since the last payload.
+    pub(crate) fn payload_due(&self, now: Time, news: bool, idle: bool) -> bool {
+        let last = self.last_payload_sent;
+        let idle_due =
+            idle && (last > now || now.secs_since(last) + 1e-6 >= 1.0 / IDLE_PACKET_RATE);
+        (news || idle_due) && self.ready_to_send(now)
     }
 
     /// `true` when a payload sent now keeps to the congestion mode's rate.

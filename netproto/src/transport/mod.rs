@@ -51,10 +51,11 @@ mod stats;
 
 use std::net::SocketAddr;
 
+pub use crate::connection::session::IDLE_PACKET_RATE;
 pub use client::{UdpClient, UdpClientEvent};
 pub use config::Config;
 pub use netcode_udp::{MAX_UNREAD_PAYLOADS, NetcodeClient, NetcodeServer};
-pub use peer::{IDLE_PACKET_RATE, MAX_PACKETS_PER_UPDATE};
+pub use peer::MAX_PACKETS_PER_UPDATE;
 pub use server::{SOCKET_BUFFER_BYTES, UdpServer, UdpServerEvent};
 pub use stack::{ClientStack, ServerStack};
 pub use stats::{ConnectionStats, StackStats, TransportStats};

@@ -25,20 +25,14 @@ use crate::trace::{DropLog, DropReason, Refusal};
 /// to two).
 pub const MAX_PACKETS_PER_UPDATE: usize = 4;
 
-/// Packets per second a stack sends a connection whose message layer has nothing new
-/// ([`MessageLayer::has_news`]): they carry acks and resends only. With news (a
-/// message queued since the last packet, or more due than a packet held) a packet
-/// goes at once, as far as the congestion mode's rate allows; so a driver that
-/// updates a thousand times a second sends a packet when the game has something to
-/// say, and 30 a second otherwise.
-pub const IDLE_PACKET_RATE: f64 = 30.0;
-
 /// A connection as the send step sees it: the layer's [`Carrier`] (round trip, send a
-/// payload) and whether the congestion mode allows a packet now. Implemented by a
-/// [`Client`] and by a [`Server`]'s slot ([`ServerSlot`]).
+/// payload) and whether a payload packet is due now, which the connection's timers
+/// decide. Implemented by a [`Client`] and by a [`Server`]'s slot ([`ServerSlot`]).
 pub(crate) trait PacedCarrier: Carrier {
-    /// `true` when the congestion mode allows a payload packet at `now`.
-    fn ready_to_send(&self, now: Time) -> bool;
+    /// `true` when a payload packet is due at `now`: the congestion mode's rate
+    /// allows one, and the layer has `news` or (when `idle` packets are wanted) the
+    /// idle interval passed since the last payload.
+    fn payload_due(&self, now: Time, news: bool, idle: bool) -> bool;
 }
 
 impl<A: Copy + Eq + Debug> Carrier for Client<A> {
@@ -59,8 +53,8 @@ impl<A: Copy + Eq + Debug> Carrier for Client<A> {
 }
 
 impl<A: Copy + Eq + Debug> PacedCarrier for Client<A> {
-    fn ready_to_send(&self, now: Time) -> bool {
-        Client::ready_to_send(self, now)
+    fn payload_due(&self, now: Time, news: bool, idle: bool) -> bool {
+        Client::payload_due(self, now, news, idle)
     }
 }
 
@@ -90,13 +84,13 @@ impl<A: Copy + Eq + std::hash::Hash + Debug> Carrier for ServerSlot<'_, A> {
 }
 
 impl<A: Copy + Eq + std::hash::Hash + Debug> PacedCarrier for ServerSlot<'_, A> {
-    fn ready_to_send(&self, now: Time) -> bool {
-        self.server.ready_to_send(now, self.client)
+    fn payload_due(&self, now: Time, news: bool, idle: bool) -> bool {
+        self.server.payload_due(now, self.client, news, idle)
     }
 }
 
 /// One connection's message layer and its glue: whether a graceful disconnect
-/// waits for it, and when its last payload packet went out. A [`ServerStack`] holds
+/// waits for it. A [`ServerStack`] holds
 /// one per connected client slot, a [`ClientStack`] one.
 ///
 /// [`ServerStack`]: super::ServerStack
@@ -106,8 +100,6 @@ pub(crate) struct Peer<M> {
     layer: MessageLayer<M>,
     /// The deadline of a disconnect after flush.
     closing: Option<Time>,
-    /// When the last payload packet went out.
-    last_payload: Time,
 }
 
 impl<M: MessageSet> Peer<M> {
@@ -116,7 +108,6 @@ impl<M: MessageSet> Peer<M> {
         Self {
             layer,
             closing: None,
-            last_payload: Time::NEVER,
         }
     }
 
@@ -188,10 +179,10 @@ impl<M: MessageSet> Peer<M> {
         Some(error)
     }
 
-    /// The send step at `now`: the first payload packet of the tick when the layer
-    /// has news or (unless `news_only`) the idle interval passed, more while the
-    /// layer has more to send, each only when the link's congestion mode allows,
-    /// with the layer's RTT taken from the link.
+    /// The send step at `now`: the first payload packet of the tick when the link
+    /// says one is due (the layer has news or, unless `news_only`, the idle interval
+    /// passed: [`PacedCarrier::payload_due`]), more while the layer has more to send
+    /// and the rate allows, with the layer's RTT taken from the link.
     pub(crate) fn transmit(
         &mut self,
         now: Time,
@@ -202,14 +193,12 @@ impl<M: MessageSet> Peer<M> {
     ) {
         for k in 0..MAX_PACKETS_PER_UPDATE {
             let due = match k {
-                0 if news_only => self.layer.has_news(),
-                0 => self.first_packet_due(now),
-                _ => self.layer.more_to_send(),
+                0 => link.payload_due(now, self.layer.has_news(), !news_only),
+                _ => link.payload_due(now, self.layer.more_to_send(), false),
             };
-            if !due || !link.ready_to_send(now) {
+            if !due {
                 break;
             }
-            self.last_payload = now;
             // A payload within the layer's max_packet_bits always fits the endpoint
             // (checked at construction); a refusal is a lost packet.
             if let Ok((_, size)) = self.layer.send_over(scratch, now, link) {
@@ -217,13 +206,6 @@ impl<M: MessageSet> Peer<M> {
                 counters.largest_payload_bytes = counters.largest_payload_bytes.max(size);
             }
         }
-    }
-
-    /// `true` when an update may send the first packet of this tick: something new,
-    /// or the idle interval passed since the last one.
-    fn first_packet_due(&self, now: Time) -> bool {
-        let last = self.last_payload;
-        self.layer.has_news() || last > now || now.secs_since(last) + 1e-6 >= 1.0 / IDLE_PACKET_RATE
     }
 
     /// Starts (or shortens) a disconnect after flush: it ends `timeout` after `now`

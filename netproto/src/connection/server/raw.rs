@@ -87,21 +87,9 @@ impl<A: Copy + Eq + Hash + Debug> RawServer<A> {
         client: ClientId,
         payload: &[u8],
     ) -> Result<(), RawSendError> {
-        let index = usize::from(client.0);
-        let confirmed = self
+        let (slot, transmits, _) = self
             .inner
-            .slot(client)
-            .ok_or(RawSendError::NotConnected)?
-            .confirmed;
-        if !confirmed {
-            self.inner.keep_alive(now, index);
-        }
-        let Server {
-            slots, transmits, ..
-        } = &mut self.inner;
-        let slot = slots
-            .get_mut(index)
-            .and_then(Option::as_mut)
+            .payload_slot(now, client)
             .ok_or(RawSendError::NotConnected)?;
         if slot
             .link

@@ -208,8 +208,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Time;
-use crate::message::NetMessage;
 use crate::packet::Sequence;
+use crate::stream::NetMessage;
 use receive::ReceiveSide;
 use send::SendSide;
 

@@ -16,8 +16,7 @@ use super::reliable::{Class, ReliableReceiver};
 use super::stats::LayerStats;
 use super::unreliable::UnreliableReceiver;
 use crate::error::{ErrorKind, StreamError};
-use crate::message::NetMessage;
-use crate::stream::ReadStream;
+use crate::stream::{NetMessage, ReadStream};
 
 /// One channel's receive state, by channel kind.
 #[derive(Debug)]

@@ -18,7 +18,7 @@ use super::reliable::ReliableSender;
 use super::send::{ChannelSender, SendQueue};
 use super::unreliable::UnreliableSender;
 use crate::Time;
-use crate::message::NetMessage;
+use crate::stream::NetMessage;
 use crate::time::saturating_duration;
 
 /// What one channel puts in the packet being written.

@@ -21,9 +21,8 @@ use super::typed::{BoundsCheck, TooLong, TypeIdProbe};
 use super::unreliable::UnreliableSender;
 use super::writer;
 use crate::Time;
-use crate::message::NetMessage;
 use crate::packet::Sequence;
-use crate::stream::{ReadStream, Stream, WriteStream};
+use crate::stream::{NetMessage, ReadStream, Stream, WriteStream};
 
 /// One channel's send queue, by channel kind.
 #[derive(Debug)]

@@ -9,8 +9,7 @@ use super::select::Selection;
 use super::send::{ChannelSender, SendQueue};
 use super::sent::SentItem;
 use super::stats::LayerStats;
-use crate::message::NetMessage;
-use crate::stream::WriteStream;
+use crate::stream::{NetMessage, WriteStream};
 
 /// The selection as payload contents: takes the messages and fragments from the send
 /// queues, numbers a sequenced channel's messages, and records what a reliable channel

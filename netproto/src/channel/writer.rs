@@ -2,11 +2,11 @@
 //! the payload format ([`payload`](super::payload)), and recorded against the packet
 //! sequence for the acks ([`sent`](super::sent)).
 
-use super::config::LayerConfig;
 use super::error::PayloadError;
+use super::layer_config::LayerConfig;
 use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
 use super::select::Selection;
-use super::send::{ChannelSender, SendQueue};
+use super::sender::{ChannelSender, SendQueue};
 use super::sent::SentItem;
 use super::stats::LayerStats;
 use crate::stream::{NetMessage, WriteStream};

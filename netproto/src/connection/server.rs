@@ -1074,34 +1074,6 @@ mod tests {
     }
 
     #[test]
-    fn the_memory_bound_is_the_documented_sum() {
-        use crate::netcode::Key;
-        use core::mem::size_of;
-        let mut config = ServerConfig::new(
-            super::super::ConnectionConfig::new(1),
-            Key::from_bytes([1; 32]),
-            vec!["127.0.0.1:40000".parse().expect("an address")],
-        );
-        config.max_clients = 3;
-        config.pending_handshakes = 5;
-        let server = Server::<u32>::new(config, Time::ZERO, 0).expect("valid");
-        assert_eq!(
-            server.handshakes.limits(),
-            (5, 40),
-            "eight tokens per handshake"
-        );
-        let map = |entries: usize, entry: usize| entries * 4 * (entry + 1) + 64;
-        let expected = 3 * size_of::<Option<Slot<u32>>>()
-            + map(3, size_of::<(u32, u16)>())
-            + map(5, size_of::<(u32, Pending)>())
-            + map(5, size_of::<(u64, u32)>())
-            + map(40, size_of::<(TokenTag, [u64; 2], u32)>())
-            + 3 * server.config.connection.memory_per_connection()
-            + 2 * MAX_DATAGRAM_BYTES;
-        assert_eq!(server.memory_bound(), expected);
-    }
-
-    #[test]
     fn drop_reasons_have_distinct_names_and_display_them() {
         let names: std::collections::HashSet<_> = ALL.iter().map(|r| r.as_str()).collect();
         assert_eq!(names.len(), ALL.len());

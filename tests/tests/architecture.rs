@@ -607,7 +607,7 @@ fn absolute(files: &Files, module: &[String], path: &[String]) -> Option<Vec<Str
 fn defining_module(files: &Files, path: &[String], depth: usize) -> Vec<String> {
     let mut module = Vec::new();
     for segment in path {
-        let deeper = [&module[..], &[segment.clone()]].concat();
+        let deeper = [&module[..], std::slice::from_ref(segment)].concat();
         if files.contains_key(&deeper) {
             module = deeper;
             continue;

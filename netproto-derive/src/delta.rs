@@ -20,7 +20,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use crate::ast::{Body, Bound, DeltaRange, Field, Input, Kind, Prim, Quant};
-use crate::codegen::{assertion, int_lit, span_of};
+use crate::tokens::{assertion, bounded_params, int_lit, len_expr, span_of};
 
 /// The `NetDelta` impl (and its `const` checks), or nothing without `#[net(delta)]`.
 pub(crate) fn expand(input: &Input<'_>, generics: &syn::Generics) -> TokenStream {
@@ -32,7 +32,7 @@ pub(crate) fn expand(input: &Input<'_>, generics: &syn::Generics) -> TokenStream
     // The parameters the `NetMessage` impl bounds (those in sent fields) must also have
     // delta forms.
     let mut generics = generics.clone();
-    let params = crate::codegen::bounded_params(input);
+    let params = bounded_params(input);
     if !params.is_empty() {
         let where_clause = generics.make_where_clause();
         for param in params {
@@ -279,11 +279,11 @@ impl FieldDelta<'_, '_> {
                 quote!(#krate::delta::quantized(stream, __f, __base.#m, &#q, #delta))
             }
             Kind::String { max_len } => {
-                let len = crate::codegen::len_expr(max_len, self.id);
+                let len = len_expr(max_len, self.id);
                 quote!(#krate::delta::string(stream, __f, &__base.#m, #len))
             }
             Kind::Vec { max_len, .. } => {
-                let len = crate::codegen::len_expr(max_len, self.id);
+                let len = len_expr(max_len, self.id);
                 quote!(#krate::delta::sequence(stream, __f, &__base.#m, #len))
             }
             Kind::Prim(_) | Kind::Nested => {

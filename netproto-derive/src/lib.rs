@@ -1,8 +1,8 @@
 //! `#[derive(NetMessage)]` for netproto. See the `netproto` crate for documentation.
 //!
 //! Pipeline (serde_derive's shape): `attr` parses `#[net(...)]` into a typed form that
-//! keeps spans, `ast` builds the model of the type and `check` resolves and checks
-//! each field against its type, collecting every error; `codegen` generates the impl
+//! keeps spans, `parse` builds the model of the type (`ast`) with `check` resolving and
+//! checking each field against its type, collecting every error; `codegen` generates the impl
 //! from the model (one serialize function, one statement per field), and `schema` its `SCHEMA`, whose
 //! bounds are the impl's `MAX_BITS` / `MIN_BITS`. Message sets have the same split:
 //! `set::check` validates `#[net(message_set, ...)]` against the enum, `set::codegen`
@@ -15,8 +15,10 @@ mod check;
 mod codegen;
 mod delta;
 mod errors;
+mod parse;
 mod schema;
 mod set;
+mod tokens;
 mod value;
 
 use proc_macro::TokenStream;
@@ -181,7 +183,7 @@ pub fn derive_net_message(input: TokenStream) -> TokenStream {
 
 /// The derive on a parsed input: the impls, or every error beside stub impls.
 fn expand(input: &DeriveInput) -> proc_macro2::TokenStream {
-    match ast::Input::from_syn(input) {
+    match parse::input(input) {
         Ok(model) => codegen::expand(&model),
         Err(errors) => {
             // The type's attributes again, for the stubs: their errors are among `errors`.

@@ -1,8 +1,7 @@
 //! Whole-message helpers: encode to bytes, decode from bytes, measure in bits.
 
 use crate::error::{ErrorKind, StreamError};
-use crate::message::NetMessage;
-use crate::stream::{MeasureStream, ReadStream, Stream, WriteStream};
+use crate::stream::{MeasureStream, NetMessage, ReadStream, Stream, WriteStream};
 
 /// Encodes `message` into a new byte vector sized by its [`NetMessage::MAX_BITS`].
 ///

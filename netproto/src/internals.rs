@@ -9,11 +9,10 @@
 pub mod netcode {
     pub use crate::netcode::address::{MAX_ADDRESS_BYTES, read_address, write_address};
     pub use crate::netcode::challenge::ChallengeToken;
-    pub use crate::netcode::codec::{
-        AllowedPackets, Packet, PacketType, read_packet, write_packet,
-    };
+    pub use crate::netcode::codec::{AllowedPackets, Packet, read_packet, write_packet};
     pub use crate::netcode::error::{ReadError, WriteError};
     pub use crate::netcode::key::{random_bytes, random_u64};
+    pub use crate::netcode::packet_type::PacketType;
     pub use crate::netcode::replay::{REPLAY_PROTECTION_BUFFER_SIZE, ReplayProtection};
     pub use crate::netcode::sizes::*;
     pub use crate::netcode::token::ConnectTokenPrivate;

@@ -239,12 +239,11 @@ pub use bits::{bits_for_count, bits_required};
 pub use codec::{decode, decode_prefix, encode, encode_into, measure};
 pub use delta::NetDelta;
 pub use error::{ErrorKind, StreamError};
-pub use message::NetMessage;
 pub use message_set::MessageSet;
 pub use netproto_derive::NetMessage;
 pub use protocol_id::{layer_fingerprint, protocol_id};
 pub use quantize::Quantization;
-pub use stream::{MeasureStream, Place, RangedInt, ReadStream, Stream, WriteStream};
+pub use stream::{MeasureStream, NetMessage, Place, RangedInt, ReadStream, Stream, WriteStream};
 pub use time::Time;
 pub use wire_view::{WireField, WireView};
 

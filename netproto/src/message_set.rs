@@ -1,8 +1,7 @@
 //! The [`MessageSet`] trait: the message factory the channels and the packer are
 //! generic over.
 
-use crate::message::NetMessage;
-use crate::stream::Stream;
+use crate::stream::{NetMessage, Stream};
 
 /// A set of message types: the factory that turns a type id read from the wire into a
 /// blank message of that type, and the enum every channel carries.

@@ -6,8 +6,7 @@ use bitvec::order::Lsb0;
 use bitvec::view::BitView;
 
 use crate::error::{ErrorKind, StreamError};
-use crate::message::NetMessage;
-use crate::stream::{Place, Stream, WriteStream};
+use crate::stream::{NetMessage, Place, Stream, WriteStream};
 
 /// One primitive on the wire (a value, a byte run or alignment padding) and the field
 /// that wrote it.

@@ -692,7 +692,7 @@ fn decode_rejects_headroom_naming_the_field() {
         (e.kind(), e.field()),
         (ErrorKind::OutOfRange, Some("Vec2.y"))
     );
-    // A lone ranged field (not fused): Single::Only is 2 bits for 1..=3.
+    // A variant's only field, ranged: Single::Only is 2 bits for 1..=3.
     let e = decode_err::<Single>(&[0x03]);
     assert_eq!(
         (e.kind(), e.field()),
@@ -740,11 +740,11 @@ fn decode_rejects_truncated_input() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Fused and per-field paths agree
+// The word paths, the plain streams and the per-field (tracing) path agree
 // ---------------------------------------------------------------------------------------
 
-/// Many fixed-width fields: several runs, split at the 64-bit limit, with a non-fusable
-/// field in the middle.
+/// Many fixed-width fields, filling several of the packer's 64-bit words and crossing
+/// their boundaries, with an aligned, variable-length field (the string) in the middle.
 #[derive(NetMessage, Debug, PartialEq, Clone)]
 struct Wide {
     #[net(range = 0..=100)]
@@ -793,7 +793,7 @@ fn random_wide(rng: &mut Lcg) -> Wide {
 }
 
 #[test]
-fn fused_and_per_field_paths_write_identical_bytes() {
+fn packed_plain_and_traced_paths_agree_on_bytes_and_values() {
     let mut rng = Lcg(7);
     for _ in 0..2000 {
         roundtrip(random_wide(&mut rng));
@@ -839,8 +839,8 @@ fn both_paths_reject_the_same_field() {
     }
     // Decoding garbage: both paths fail the same way (or both succeed) on every input.
     let good = netproto::encode(&base).expect("encodes");
-    // Truncated anywhere, runs and lone fixed-width fields (read by their parts' code on
-    // the fast path, by their own statements on the traced one) fail at the same field.
+    // Truncated anywhere: the word reader (the fast path) and the plain reader under the
+    // tracer fail at the same field.
     for len in 0..good.len() {
         let e = decode_err::<Wide>(&good[..len]);
         assert_eq!(e.kind(), ErrorKind::PastEnd, "truncated to {len} bytes");

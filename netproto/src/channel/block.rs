@@ -4,6 +4,31 @@
 use crate::Time;
 use crate::grow::grow_within;
 
+/// How far one block has come: see
+/// [`MessageLayer::send_progress`](super::MessageLayer::send_progress) and
+/// [`MessageLayer::receive_progress`](super::MessageLayer::receive_progress).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BlockProgress {
+    /// The block's message id.
+    pub id: u16,
+    /// Bytes acked (sending) or received (receiving).
+    pub bytes: usize,
+    /// The block's size in bytes (the message encoded).
+    pub total: usize,
+}
+
+impl BlockProgress {
+    /// `bytes / total`, in `[0, 1]`.
+    pub fn fraction(&self) -> f64 {
+        if self.total == 0 {
+            1.0
+        } else {
+            self.bytes as f64 / self.total as f64
+        }
+    }
+}
+
 /// A block being sent: its encoded bytes and the state of each fragment.
 #[derive(Debug)]
 pub(crate) struct OutgoingBlock {

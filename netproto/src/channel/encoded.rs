@@ -3,9 +3,8 @@
 use std::sync::Arc;
 
 use crate::error::StreamError;
-use crate::message::NetMessage;
 use crate::schema::{Kind, Schema};
-use crate::stream::{Stream, WriteStream};
+use crate::stream::{NetMessage, Stream, WriteStream};
 
 /// A message encoded once, to be queued on many layers
 /// ([`MessageLayer::send_encoded`](super::MessageLayer::send_encoded)) without being

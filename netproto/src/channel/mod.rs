@@ -174,6 +174,8 @@ mod config;
 mod encoded;
 mod error;
 mod id;
+mod layer_config;
+mod memory;
 mod payload;
 mod receive;
 mod reliable;
@@ -181,6 +183,7 @@ mod ring;
 mod scratch;
 mod select;
 mod send;
+mod sender;
 mod sent;
 mod stack;
 mod stats;
@@ -189,15 +192,17 @@ mod unreliable;
 mod writer;
 
 pub use crate::sequence::Receipt;
+pub use block::BlockProgress;
 pub(crate) use carrier::Carrier;
 pub use config::{
-    BULK_BITS_PER_PACKET, BlockConfig, ChannelConfig, ChannelKind, LayerConfig, LayerConfigError,
-    MAX_CHANNELS, MAX_QUEUE_SIZE, MESSAGE_ID_BITS,
+    BULK_BITS_PER_PACKET, BlockConfig, ChannelConfig, ChannelKind, MAX_CHANNELS, MAX_QUEUE_SIZE,
+    MESSAGE_ID_BITS,
 };
 pub use encoded::Encoded;
 pub(crate) use encoded::EncodedPool;
 pub use error::{ChannelSendError, PayloadError};
 pub use id::ChannelId;
+pub use layer_config::{LayerConfig, LayerConfigError};
 pub(crate) use scratch::Scratch;
 pub(crate) use stack::deliver;
 pub use stack::{MessageStack, StackConfigError, StackReceiveError, check_pair};
@@ -208,34 +213,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Time;
-use crate::message::NetMessage;
 use crate::packet::Sequence;
+use crate::stream::NetMessage;
 use receive::ReceiveSide;
 use send::SendSide;
-
-/// How far one block has come: see [`MessageLayer::send_progress`] and
-/// [`MessageLayer::receive_progress`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BlockProgress {
-    /// The block's message id.
-    pub id: u16,
-    /// Bytes acked (sending) or received (receiving).
-    pub bytes: usize,
-    /// The block's size in bytes (the message encoded).
-    pub total: usize,
-}
-
-impl BlockProgress {
-    /// `bytes / total`, in `[0, 1]`.
-    pub fn fraction(&self) -> f64 {
-        if self.total == 0 {
-            1.0
-        } else {
-            self.bytes as f64 / self.total as f64
-        }
-    }
-}
 
 /// The sans-IO message layer: channels, packing, acks, delivery. See the
 /// [module documentation](self) for the algorithms and the packet layout.

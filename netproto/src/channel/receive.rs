@@ -6,18 +6,17 @@
 
 use core::ops::Range;
 
-use super::BlockProgress;
-use super::block::{Reassembly, fragment_range};
-use super::config::{ChannelConfig, ChannelKind, LayerConfig};
+use super::block::{BlockProgress, Reassembly, fragment_range};
+use super::config::{ChannelConfig, ChannelKind};
 use super::error::PayloadError;
 use super::id::ChannelId;
+use super::layer_config::LayerConfig;
 use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
 use super::reliable::{Class, ReliableReceiver};
 use super::stats::LayerStats;
 use super::unreliable::UnreliableReceiver;
 use crate::error::{ErrorKind, StreamError};
-use crate::message::NetMessage;
-use crate::stream::ReadStream;
+use crate::stream::{NetMessage, ReadStream};
 
 /// One channel's receive state, by channel kind.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use crate::Time;
-use crate::message::NetMessage;
+use crate::stream::NetMessage;
 
 use super::block::OutgoingBlock;
 use super::encoded::{KeptMessage, Payload, PayloadRef};

@@ -10,15 +10,16 @@
 use core::ops::Range;
 use std::time::Duration;
 
-use super::config::{ChannelConfig, LayerConfig};
+use super::config::ChannelConfig;
+use super::layer_config::LayerConfig;
 use super::payload::{
     entry_count_bits, entry_header_bits, fragment_bits, group_header_bits, message_id_bits,
 };
 use super::reliable::ReliableSender;
-use super::send::{ChannelSender, SendQueue};
+use super::sender::{ChannelSender, SendQueue};
 use super::unreliable::UnreliableSender;
 use crate::Time;
-use crate::message::NetMessage;
+use crate::stream::NetMessage;
 use crate::time::saturating_duration;
 
 /// What one channel puts in the packet being written.

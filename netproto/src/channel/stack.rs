@@ -5,11 +5,11 @@ use super::{
     PayloadError, Scratch,
 };
 use crate::Time;
-use crate::message::NetMessage;
 use crate::packet::{
     self, Acks, Endpoint, EndpointConfig, Incoming, PendingPacket, ReceiveError, Received, Sent,
     Sequence,
 };
+use crate::stream::NetMessage;
 
 /// Why a [`MessageStack`] could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]

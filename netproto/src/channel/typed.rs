@@ -16,9 +16,8 @@ use core::marker::PhantomData;
 
 use super::id::ChannelId;
 use crate::error::{ErrorKind, StreamError};
-use crate::message::NetMessage;
 use crate::message_set::MessageSet;
-use crate::stream::{Place, Stream};
+use crate::stream::{NetMessage, Place, Stream};
 
 /// A channel declared for message type `T` alone: what
 /// [`LayerConfig::add_typed`](super::LayerConfig::add_typed) and

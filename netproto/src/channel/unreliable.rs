@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use super::encoded::{KeptMessage, Payload, PayloadRef};
 use super::ring::Ring;
-use crate::message::NetMessage;
+use crate::stream::NetMessage;
 
 /// Messages waiting for their one transmission, oldest first, with their measured
 /// bits and, for a tracked message, its receipt. Full queue: `send` refuses the new

@@ -2,15 +2,14 @@
 //! the payload format ([`payload`](super::payload)), and recorded against the packet
 //! sequence for the acks ([`sent`](super::sent)).
 
-use super::config::LayerConfig;
 use super::error::PayloadError;
+use super::layer_config::LayerConfig;
 use super::payload::{Contents, EntryHeader, FragmentGroup, serialize_payload};
 use super::select::Selection;
-use super::send::{ChannelSender, SendQueue};
+use super::sender::{ChannelSender, SendQueue};
 use super::sent::SentItem;
 use super::stats::LayerStats;
-use crate::message::NetMessage;
-use crate::stream::WriteStream;
+use crate::stream::{NetMessage, WriteStream};
 
 /// The selection as payload contents: takes the messages and fragments from the send
 /// queues, numbers a sequenced channel's messages, and records what a reliable channel

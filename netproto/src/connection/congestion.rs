@@ -28,7 +28,6 @@
 
 use std::time::Duration;
 
-use super::config::{ConnectionConfigError, positive};
 use crate::Time;
 use crate::time::saturating_duration;
 
@@ -109,29 +108,6 @@ impl CongestionConfig {
             bad_rate: 30.0,
             ..Self::default()
         }
-    }
-
-    /// Checks every field: all positive (the rates finite), `min_penalty <=
-    /// initial_penalty <= max_penalty`.
-    pub fn validate(&self) -> Result<(), ConnectionConfigError> {
-        for (field, value) in [
-            ("good_rate", self.good_rate),
-            ("bad_rate", self.bad_rate),
-            ("rtt_threshold", self.rtt_threshold.as_secs_f64()),
-            ("initial_penalty", self.initial_penalty.as_secs_f64()),
-            ("min_penalty", self.min_penalty.as_secs_f64()),
-            ("max_penalty", self.max_penalty.as_secs_f64()),
-            ("relapse_window", self.relapse_window.as_secs_f64()),
-            ("reduce_every", self.reduce_every.as_secs_f64()),
-        ] {
-            positive(field, value)?;
-        }
-        if !(self.min_penalty <= self.initial_penalty && self.initial_penalty <= self.max_penalty) {
-            return Err(ConnectionConfigError::OutOfRange {
-                field: "initial_penalty",
-            });
-        }
-        Ok(())
     }
 }
 

@@ -1103,35 +1103,6 @@ mod tests {
         assert_eq!(server_reasons, 17);
     }
 
-    #[test]
-    fn the_memory_bound_is_the_documented_sum() {
-        use crate::netcode::Key;
-        use core::mem::size_of;
-        let mut config = ServerConfig::new(
-            super::super::ConnectionConfig::new(1),
-            Key::from_bytes([1; 32]),
-            vec!["127.0.0.1:40000".parse().expect("an address")],
-        );
-        config.max_clients = 3;
-        config.pending_handshakes = 5;
-        let server = Server::<u32>::new(config, Time::ZERO, 0).expect("valid");
-        assert_eq!(
-            server.handshakes.limits(),
-            (5, 40),
-            "eight tokens per handshake"
-        );
-        let map = |entries: usize, entry: usize| entries * 4 * (entry + 1) + 64;
-        let expected = 3 * size_of::<Option<Slot<u32>>>()
-            + 3 * USER_DATA_BYTES
-            + map(3, size_of::<(u32, u16)>())
-            + map(5, size_of::<(u32, Pending)>())
-            + map(5, size_of::<(u64, u32)>())
-            + map(40, size_of::<(TokenTag, [u64; 2], u32)>())
-            + 3 * server.config.connection.memory_per_connection()
-            + 2 * MAX_DATAGRAM_BYTES;
-        assert_eq!(server.memory_bound(), expected);
-    }
-
     /// Issue 44's figures: the sizes of a server slot and of its parts (`--nocapture`
     /// prints them; `tests/tests/memory_idle.rs` measures the heap).
     #[test]

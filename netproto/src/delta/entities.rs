@@ -4,8 +4,7 @@ use core::fmt;
 
 use crate::bits::bits_required;
 use crate::error::ErrorKind;
-use crate::message::NetMessage;
-use crate::stream::{Place, Stream};
+use crate::stream::{NetMessage, Place, Stream};
 
 use super::NetDelta;
 

@@ -6,9 +6,8 @@
 //! crate. A reader stores the baseline's value into an unchanged field.
 
 use crate::error::ErrorKind;
-use crate::message::NetMessage;
 use crate::quantize::Quantization;
-use crate::stream::{Place, RangedInt, Stream};
+use crate::stream::{NetMessage, Place, RangedInt, Stream};
 
 use super::NetDelta;
 

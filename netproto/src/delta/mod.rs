@@ -50,6 +50,7 @@ pub mod baseline;
 mod entities;
 mod field;
 
+pub use crate::stream::NetDelta;
 pub use baseline::{
     AppliedSnapshot, DEFAULT_RING, ReceiverStats, SenderStats, SentSnapshot, SnapshotHeader,
     SnapshotReceiver, SnapshotRefused, SnapshotSender,
@@ -60,73 +61,8 @@ pub use field::{
 };
 
 use crate::error::{ErrorKind, StreamError};
-use crate::message::NetMessage;
-use crate::stream::{MeasureStream, Place, ReadStream, Stream, WriteStream};
+use crate::stream::{NetMessage, Place, ReadStream, Stream, WriteStream};
 use crate::wire_view::WireView;
-
-/// A type with a delta form against a baseline: one function that writes, reads and
-/// measures what changed.
-///
-/// Derive it with `#[derive(NetMessage)]` and `#[net(delta)]` on the type (see the
-/// [module](self)). Implemented here for `bool`, the fixed-width integers, `f32`, `f64`
-/// (sent whole when changed), `Option<T>` and `[T; N]` (of `NetDelta` types), and
-/// [`Entities`].
-///
-/// The contract between a value and its container: [`NetDelta::serialize_delta_in`]
-/// sends no "changed" bit of its own for the value as a whole. A container (a derived
-/// struct's field, an entity collection's changed list) decides with
-/// [`NetDelta::delta_changed`] and sends the bit, or the id, itself; the top-level
-/// functions ([`NetDelta::write_delta`], [`encode_delta`]) send the value's delta form
-/// directly.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` has no delta form (`NetDelta`)",
-    label = "a field of a #[net(delta)] type needs a delta form",
-    note = "derive it: `#[derive(NetMessage, Clone)]` with `#[net(delta)]` on `{Self}`"
-)]
-pub trait NetDelta: NetMessage + Clone {
-    /// An upper bound of the bits [`NetDelta::serialize_delta_in`] writes (every align
-    /// counted as 7 bits), computed at compile time.
-    const DELTA_MAX_BITS: usize;
-
-    /// Whether `self` differs from `base` in what the wire carries (quantized floats
-    /// compare their quantized steps, skipped fields are ignored). A writer sends an
-    /// unchanged value as one bit.
-    fn delta_changed(&self, base: &Self) -> bool;
-
-    /// The one delta function: writes, reads or measures the value in `this` against
-    /// `base`, depending on the stream (`this` is a [`Place`], as for
-    /// [`NetMessage::serialize_in`]: `&Self` to write or measure, `&mut Self` to read).
-    /// A reader overwrites every part of the value (from the wire or from `base`); on
-    /// error the value is left valid but unspecified.
-    fn serialize_delta_in<S: Stream, P: Place<Self>>(
-        this: P,
-        base: &Self,
-        stream: &mut S,
-    ) -> Result<(), S::Error>;
-
-    /// Writes (or measures) `self` against `base`.
-    #[inline]
-    fn write_delta<S: Stream>(&self, base: &Self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_delta(self, base)
-    }
-
-    /// Reads a delta against `base` into `self` (every part of `self` is overwritten;
-    /// its allocations are reused).
-    #[inline]
-    fn read_delta<S: Stream>(&mut self, base: &Self, stream: &mut S) -> Result<(), S::Error> {
-        stream.serialize_delta(self, base)
-    }
-
-    /// The bits [`NetDelta::write_delta`] writes for `self` against `base` (an upper
-    /// bound when the value holds aligned data: strings, bytes).
-    fn measure_delta(&self, base: &Self) -> usize {
-        let mut stream = MeasureStream::new();
-        match Self::serialize_delta_in(self, base, &mut stream) {
-            Ok(()) => stream.bits_processed(),
-            Err(never) => match never {},
-        }
-    }
-}
 
 /// Encodes `current` against `base` into a new byte vector of
 /// `T::DELTA_MAX_BITS.div_ceil(8)` bytes, truncated to what was written.

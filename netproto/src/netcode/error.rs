@@ -1,6 +1,6 @@
 //! Errors of the netcode wire layer.
 
-use super::PacketType;
+use super::packet_type::PacketType;
 
 /// Why a connect token, its private part, a challenge token or an address was refused
 /// (or could not be made).

@@ -131,6 +131,8 @@ pub(crate) mod error;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod key;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod packet_type;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod replay;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod sizes;
@@ -149,9 +151,10 @@ pub use sizes::{
 pub use token::{ConnectToken, TokenParams, generate_connect_token, generate_connect_token_with};
 
 pub(crate) use challenge::ChallengeToken;
-pub(crate) use codec::{AllowedPackets, Packet, PacketType, read_packet, write_packet};
+pub(crate) use codec::{AllowedPackets, Packet, read_packet, write_packet};
 pub(crate) use error::{ReadError, WriteError};
 pub(crate) use key::{random_bytes, random_u64};
+pub(crate) use packet_type::PacketType;
 pub(crate) use replay::ReplayProtection;
 pub(crate) use sizes::*;
 pub(crate) use token::ConnectTokenPrivate;

@@ -24,8 +24,8 @@
 //! [`EndpointConfig::report_ack_delay`]: super::EndpointConfig::report_ack_delay
 
 use super::header::PacketHeader;
+use super::sent_window::SentPacket;
 use super::sequence_buffer::SequenceBuffer;
-use super::stats::SentPacket;
 use crate::Time;
 use crate::sequence::Sequence;
 use crate::time::saturating_duration;

@@ -272,7 +272,7 @@ impl EndpointConfig {
         reassembly
             .saturating_add(ring(
                 self.sent_packets_buffer_size,
-                slot_bytes::<super::stats::SentPacket>(),
+                slot_bytes::<super::sent_window::SentPacket>(),
             ))
             .saturating_add(super::sent_window::SentWindow::bits_heap_bytes(
                 self.sent_packets_buffer_size,
@@ -550,7 +550,7 @@ mod tests {
     #[test]
     fn the_memory_bound_adds_up_every_ring_and_the_send_buffer() {
         use super::super::reassembly::Partial;
-        use super::super::stats::SentPacket;
+        use super::super::sent_window::SentPacket;
         use core::mem::size_of;
         let c = EndpointConfig {
             fragment_reassembly_buffer_size: 4,

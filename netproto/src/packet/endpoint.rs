@@ -9,9 +9,9 @@ use super::fragment::{
 use super::header::{HeaderError, MAX_HEADER_BYTES, PacketHeader};
 use super::outcome::{Acks, PacketSendError, ReceiveError, Received, Sent};
 use super::reassembly::{Reassembly, StoreError};
-use super::sent_window::SentWindow;
+use super::sent_window::{SentPacket, SentWindow};
 use super::sequence_buffer::SequenceBuffer;
-use super::stats::{EndpointStats, Estimates, Estimator, SentPacket};
+use super::stats::{EndpointStats, Estimates, Estimator};
 use crate::Time;
 use crate::sequence::Sequence;
 use core::fmt;

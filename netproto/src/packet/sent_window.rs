@@ -2,9 +2,22 @@
 
 use super::seq_bits::{SeqBits, run_mask};
 use super::sequence_buffer::SequenceBuffer;
-use super::stats::SentPacket;
 use crate::Time;
 use crate::sequence::Sequence;
+
+/// What an endpoint remembers about a packet it sent.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SentPacket {
+    /// Send time.
+    pub(crate) time: Time,
+    /// Payload plus `packet_header_size` bytes.
+    pub(crate) bytes: u32,
+    /// Acked by the peer (reported once).
+    pub(crate) acked: bool,
+    /// A sequence skipped on purpose, never sent: not a packet (not sent, lost,
+    /// acked or measured), and a peer acking it acks what it never received.
+    pub(crate) skipped: bool,
+}
 
 /// The sent-packet ring of an [`Endpoint`](super::Endpoint), and beside it two bits
 /// per sequence that say the same as its records, for the loss estimates to read 64

@@ -10,20 +10,6 @@ use crate::Time;
 use crate::sequence::Sequence;
 use crate::time::saturating_duration;
 
-/// What an endpoint remembers about a packet it sent.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct SentPacket {
-    /// Send time.
-    pub(crate) time: Time,
-    /// Payload plus `packet_header_size` bytes.
-    pub(crate) bytes: u32,
-    /// Acked by the peer (reported once).
-    pub(crate) acked: bool,
-    /// A sequence skipped on purpose, never sent: not a packet (not sent, lost,
-    /// acked or measured), and a peer acking it acks what it never received.
-    pub(crate) skipped: bool,
-}
-
 /// What an [`Endpoint`](super::Endpoint) measured of its link and counted: the link
 /// estimates (round-trip times, loss in percent, bandwidth in kilobits per second)
 /// and the event counters (the reference's `RELIABLE_ENDPOINT_COUNTER_*`, plus a few
@@ -552,6 +538,7 @@ fn blend(current: Duration, target: Duration, factor: f64) -> Duration {
 
 #[cfg(test)]
 mod tests {
+    use super::super::sent_window::SentPacket;
     use super::*;
 
     /// `d` in milliseconds (exact for whole microseconds).

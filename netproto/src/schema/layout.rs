@@ -4,8 +4,8 @@
 use core::fmt;
 
 use super::{Field, Kind, Schema, Variant};
-use crate::message::NetMessage;
 use crate::message_set::MessageSet;
+use crate::stream::NetMessage;
 
 /// Where a row's bits are, counted in bits from the start of the message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

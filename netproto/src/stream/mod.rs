@@ -1,9 +1,10 @@
-//! Bit streams: the [`Stream`] trait and its writer, reader and measurer (re-exported at
-//! the crate root).
+//! Bit streams: the [`Stream`] trait and its writer, reader and measurer, with the two
+//! traits whose functions a stream runs, [`NetMessage`] and [`NetDelta`] (each names
+//! the others, so they are defined together; all re-exported at the crate root or in
+//! [`delta`](crate::delta)).
 
 mod int;
 mod measure;
-mod packed;
 mod place;
 mod read;
 mod write;
@@ -15,10 +16,9 @@ pub use read::ReadStream;
 pub use write::WriteStream;
 
 use crate::bits::{bits_for_count, bits_required};
-use crate::delta::NetDelta;
-use crate::error::ErrorKind;
-use crate::message::NetMessage;
+use crate::error::{ErrorKind, StreamError};
 use crate::quantize::Quantization;
+use crate::schema::Schema;
 
 /// The tiers of [`Stream::serialize_relative`]: a flag bit, then `value - lo` in
 /// `bits_required(lo, hi)` bits. A difference above the last tier sends the value itself
@@ -443,6 +443,184 @@ pub trait Stream: Sized {
         }
         Ok(())
     }
+}
+
+/// A type with a wire format: one serialize function that writes, reads and measures.
+///
+/// Derive it with `#[derive(NetMessage)]`; the derive generates one function,
+/// [`NetMessage::serialize_in`], from the field annotations (reading, writing, measuring
+/// and tracing all run it: [`NetMessage::serialize`] and [`NetMessage::write`] are
+/// provided on top of it), [`NetMessage::SCHEMA`] at compile time with
+/// [`NetMessage::MAX_BITS`] and [`NetMessage::MIN_BITS`] read from it, and
+/// [`NetMessage::blank`] (the value a reader fills in).
+///
+/// Implemented here for `bool`, every fixed-width integer (full width), `f32`, `f64`
+/// (raw IEEE bits), `()`, `Option<T>` (1 bit + value), `[T; N]` and tuples of up to
+/// eight elements.
+///
+/// ```
+/// use netproto::NetMessage;
+///
+/// #[derive(NetMessage, Debug, PartialEq)]
+/// struct PlayerInput {
+///     #[net(range = 0..=100)]
+///     health: u8,
+///     jump: bool,
+/// }
+///
+/// assert_eq!(PlayerInput::MAX_BITS, 8);
+/// let bytes = netproto::encode(&PlayerInput { health: 42, jump: true }).unwrap();
+/// assert_eq!(bytes.len(), 1);
+/// let back: PlayerInput = netproto::decode(&bytes).unwrap();
+/// assert_eq!(back, PlayerInput { health: 42, jump: true });
+/// ```
+pub trait NetMessage: Sized {
+    /// An upper bound on the bits [`NetMessage::serialize`] writes (every align counted
+    /// as 7 bits).
+    const MAX_BITS: usize;
+    /// A lower bound on the bits it writes (every align counted as 0 bits).
+    const MIN_BITS: usize;
+
+    /// The description of the wire format: fields in order, their kind, declared bounds
+    /// and bit cost (see [`schema`](crate::schema)), from which a
+    /// [`Layout`](crate::schema::Layout) is printed and a
+    /// [fingerprint](Schema::fingerprint) computed.
+    ///
+    /// The derive generates it. A hand-written impl gets [`Kind::Opaque`](crate::schema::Kind::Opaque)
+    /// with its bit bounds unless it describes itself with the `Schema` constructors; one
+    /// that does must give the schema its own `MIN_BITS` / `MAX_BITS`: a derived type
+    /// containing it reads its bounds from the schemas of its fields.
+    const SCHEMA: &'static Schema = &Schema::opaque("opaque", Self::MIN_BITS, Self::MAX_BITS);
+
+    /// The value a reader starts from before it fills the fields in.
+    fn blank() -> Self;
+
+    /// Moves the value out, leaving in its place a value to be read over or moved into
+    /// again, so that a queue can reuse its slots instead of moving whole values.
+    ///
+    /// The default replaces the value with [`NetMessage::blank`]. A derived message set
+    /// (`#[net(message_set)]`) moves only its variant's payload and leaves that
+    /// variant's blank: an enum is as large as its largest variant, and moving it whole
+    /// copies all of that variant's bytes even for a small message.
+    #[inline]
+    fn move_out(&mut self) -> Self {
+        core::mem::replace(self, Self::blank())
+    }
+
+    /// Moves `source`'s value into `self`, leaving in `source` what
+    /// [`NetMessage::move_out`] leaves. A derived message set writes only the variant's
+    /// payload into `self`, not the whole enum.
+    #[inline]
+    fn move_from(&mut self, source: &mut Self) {
+        *self = source.move_out();
+    }
+
+    /// The one serialize function: writes, reads or measures the value in `this`,
+    /// depending on the stream. `this` is a [`Place`]: `&Self` to write or measure (the
+    /// value is only looked at), `&mut Self` to read (the value is filled in). The derive
+    /// generates only this; a hand-written impl writes it once, value-based at the
+    /// leaves (`let mut v = this.get().x; stream.serialize_int(&mut v, ..)?;` then
+    /// `this.set(..)`, which does nothing through `&Self`), and nested values through
+    /// their own `serialize_in` on a projected place ([`Place::field`]).
+    ///
+    /// A writer or measurer never changes the value; a reader given `&Self` reads and
+    /// validates the bits and stores nothing.
+    fn serialize_in<S: Stream, P: Place<Self>>(this: P, stream: &mut S) -> Result<(), S::Error>;
+
+    /// Writes, reads or measures `self`, depending on the stream:
+    /// [`NetMessage::serialize_in`] through `&mut self`, by way of
+    /// [`Stream::serialize_message`] (so a [`WriteStream`](crate::WriteStream) or
+    /// [`ReadStream`](crate::ReadStream) takes its word-at-a-time fast path).
+    #[inline(always)]
+    fn serialize<S: Stream>(&mut self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_message(self)
+    }
+
+    /// Writes or measures `self` from a shared reference: [`NetMessage::serialize_in`]
+    /// through `&self`, the same bits, checks and errors as [`NetMessage::serialize`]
+    /// (a message broadcast to many peers need not be cloned to be sent). A reader given
+    /// `&self` reads and validates a value and drops it.
+    ///
+    /// It goes by way of [`Stream::serialize_message`]: on a
+    /// [`WriteStream`](crate::WriteStream) with room for [`NetMessage::MAX_BITS`] the
+    /// function runs on a word packer (one capacity check per 64-bit word), otherwise
+    /// on the writer itself, with the same bytes and errors either way.
+    #[inline(always)]
+    fn write<S: Stream>(&self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_message(self)
+    }
+}
+
+/// A type with a delta form against a baseline: one function that writes, reads and
+/// measures what changed.
+///
+/// Derive it with `#[derive(NetMessage)]` and `#[net(delta)]` on the type (see the
+/// [module](crate::delta)). The module implements it for `bool`, the fixed-width
+/// integers, `f32`, `f64` (sent whole when changed), `Option<T>` and `[T; N]` (of
+/// `NetDelta` types), and [`Entities`](crate::delta::Entities).
+///
+/// The contract between a value and its container: [`NetDelta::serialize_delta_in`]
+/// sends no "changed" bit of its own for the value as a whole. A container (a derived
+/// struct's field, an entity collection's changed list) decides with
+/// [`NetDelta::delta_changed`] and sends the bit, or the id, itself; the top-level
+/// functions ([`NetDelta::write_delta`], [`encode_delta`](crate::delta::encode_delta)) send the value's delta form
+/// directly.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no delta form (`NetDelta`)",
+    label = "a field of a #[net(delta)] type needs a delta form",
+    note = "derive it: `#[derive(NetMessage, Clone)]` with `#[net(delta)]` on `{Self}`"
+)]
+pub trait NetDelta: NetMessage + Clone {
+    /// An upper bound of the bits [`NetDelta::serialize_delta_in`] writes (every align
+    /// counted as 7 bits), computed at compile time.
+    const DELTA_MAX_BITS: usize;
+
+    /// Whether `self` differs from `base` in what the wire carries (quantized floats
+    /// compare their quantized steps, skipped fields are ignored). A writer sends an
+    /// unchanged value as one bit.
+    fn delta_changed(&self, base: &Self) -> bool;
+
+    /// The one delta function: writes, reads or measures the value in `this` against
+    /// `base`, depending on the stream (`this` is a [`Place`], as for
+    /// [`NetMessage::serialize_in`]: `&Self` to write or measure, `&mut Self` to read).
+    /// A reader overwrites every part of the value (from the wire or from `base`); on
+    /// error the value is left valid but unspecified.
+    fn serialize_delta_in<S: Stream, P: Place<Self>>(
+        this: P,
+        base: &Self,
+        stream: &mut S,
+    ) -> Result<(), S::Error>;
+
+    /// Writes (or measures) `self` against `base`.
+    #[inline]
+    fn write_delta<S: Stream>(&self, base: &Self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_delta(self, base)
+    }
+
+    /// Reads a delta against `base` into `self` (every part of `self` is overwritten;
+    /// its allocations are reused).
+    #[inline]
+    fn read_delta<S: Stream>(&mut self, base: &Self, stream: &mut S) -> Result<(), S::Error> {
+        stream.serialize_delta(self, base)
+    }
+
+    /// The bits [`NetDelta::write_delta`] writes for `self` against `base` (an upper
+    /// bound when the value holds aligned data: strings, bytes).
+    fn measure_delta(&self, base: &Self) -> usize {
+        let mut stream = MeasureStream::new();
+        match Self::serialize_delta_in(self, base, &mut stream) {
+            Ok(()) => stream.bits_processed(),
+            Err(never) => match never {},
+        }
+    }
+}
+
+/// [`ErrorKind::OutOfRange`], out of line: the word writer's error for a width outside
+/// `1..=64` or a value wider than its width, the word reader's for such a width.
+#[cold]
+#[inline(never)]
+fn out_of_range() -> StreamError {
+    StreamError::new(ErrorKind::OutOfRange)
 }
 
 /// [`has_nul`] out of line, for the writer: inlined into the encode loop, its two 64-bit

@@ -1,9 +1,9 @@
-//! The writer: packs bits into a caller's buffer through a 64-bit scratch register.
+//! The writer: packs bits into a caller's buffer through a 64-bit scratch register;
+//! and its fast path, derived mechanically: a message's serialize function run on a
+//! [`Packed`] word writer instead of the [`WriteStream`] itself.
 
-use super::{Place, Stream};
-use crate::delta::NetDelta;
+use super::{NetDelta, NetMessage, Place, Stream, out_of_range};
 use crate::error::{ErrorKind, StreamError};
-use crate::message::NetMessage;
 
 /// Writes bits into a caller-provided byte buffer.
 ///
@@ -183,7 +183,7 @@ impl<'a> WriteStream<'a> {
         Ok(())
     }
 
-    /// Appends a whole 64-bit word, for the word packer ([`super::packed::Packed`]):
+    /// Appends a whole 64-bit word, for the word packer ([`Packed`]):
     /// every one of its 64 bits is sent. Only the room is checked (a word has no bits
     /// above its width); without room it fails with [`ErrorKind::BufferFull`] and writes
     /// nothing.
@@ -248,7 +248,7 @@ impl Stream for WriteStream<'_> {
         &mut self,
         message: P,
     ) -> Result<(), StreamError> {
-        super::packed::write_message(message, self)
+        write_message(message, self)
     }
 
     /// The fast path of [`Stream::serialize_message`] for a delta form: with room for
@@ -260,7 +260,7 @@ impl Stream for WriteStream<'_> {
         value: P,
         base: &T,
     ) -> Result<(), StreamError> {
-        super::packed::write_delta(value, base, self)
+        write_delta(value, base, self)
     }
 
     /// Writes the low `bits` bits of `value`. A value with bits set above them fails
@@ -353,6 +353,196 @@ impl Stream for WriteStream<'_> {
     fn bits_remaining(&self) -> usize {
         self.remaining
     }
+}
+
+/// A writer that gathers bits into a 64-bit word and hands the [`WriteStream`] under it
+/// whole words, for a message known to fit.
+///
+/// [`WriteStream`]'s [`Stream::serialize_message`] runs a message's serialize function on one when the writer has room
+/// for the type's [`NetMessage::MAX_BITS`]: the capacity check is then made once per word
+/// instead of once per field, and since the word starts empty at the message's first bit,
+/// the offsets of its fixed-width fields are constants the compiler folds (nested types
+/// inline into the same word). Values are checked exactly as the writer checks them, so a
+/// value out of its range fails with the same error, naming the same field, and the bytes
+/// are the same (bits go least-significant first, so how they are grouped into words does
+/// not show on the wire).
+#[derive(Debug)]
+pub(crate) struct Packed<'s, 'a> {
+    inner: &'s mut WriteStream<'a>,
+    /// Bits gathered, in the low `bits` bits (`bits <= 63`): a word is handed over as
+    /// soon as its 64 bits are full, the bits of the value that filled it starting the
+    /// next one.
+    word: u64,
+    bits: u32,
+}
+
+impl<'s, 'a> Packed<'s, 'a> {
+    /// A packer in front of `inner`, which must have room for everything written through
+    /// it (writing past its room fails with [`ErrorKind::BufferFull`] when a word is
+    /// handed over, not at the field that overflowed).
+    #[inline(always)]
+    pub(crate) fn new(inner: &'s mut WriteStream<'a>) -> Self {
+        Self {
+            inner,
+            word: 0,
+            bits: 0,
+        }
+    }
+
+    /// Hands the bits gathered so far to the writer.
+    #[inline(always)]
+    pub(crate) fn flush(&mut self) -> Result<(), StreamError> {
+        if self.bits > 0 {
+            let word = self.word;
+            let bits = self.bits;
+            self.word = 0;
+            self.bits = 0;
+            self.inner.put_low(word, bits)?;
+        }
+        Ok(())
+    }
+}
+
+impl Stream for Packed<'_, '_> {
+    type Error = StreamError;
+    const IS_WRITING: bool = true;
+    const IS_READING: bool = false;
+
+    /// As [`WriteStream`]: a value with bits set above `bits`, or a width outside
+    /// `1..=64`, fails with [`ErrorKind::OutOfRange`].
+    #[inline(always)]
+    fn serialize_bits(&mut self, value: &mut u64, bits: u32) -> Result<(), StreamError> {
+        let v = *value;
+        let wide = (v >> (bits.wrapping_sub(1) & 63)) >> 1;
+        if (bits.wrapping_sub(1) >= 64) | (wide != 0) {
+            return Err(out_of_range());
+        }
+        // Filled to exactly 64 bits, so that only whole words go to the writer (one
+        // store each, no checks of the value): the value's bits that do not fit start
+        // the next word. While the offsets are constants (a message's fixed-width
+        // fields), so is which field fills a word.
+        let used = self.bits & 63;
+        self.word |= v << used;
+        let total = used + bits;
+        if total < 64 {
+            self.bits = total;
+            return Ok(());
+        }
+        if let Err(err) = self.inner.put_word(self.word) {
+            // Nothing of the word went out: the value is dropped from it, the bits before
+            // it stay, to be flushed (as far as there is room) like the plain writer's.
+            self.word &= !(u64::MAX << used);
+            return Err(err);
+        }
+        // `v >> (64 - used)`, written so that `used == 0` gives 0, not an overflow.
+        self.word = (v >> 1) >> (63 - used);
+        self.bits = total - 64;
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn serialize_align(&mut self) -> Result<(), StreamError> {
+        self.flush()?;
+        self.inner.serialize_align()
+    }
+
+    #[inline(always)]
+    fn serialize_bytes<P: Place<[u8]>>(&mut self, bytes: P) -> Result<(), StreamError> {
+        self.flush()?;
+        self.inner.serialize_bytes(bytes)
+    }
+
+    #[inline(always)]
+    fn check(&self, ok: bool, kind: ErrorKind) -> Result<(), StreamError> {
+        self.inner.check(ok, kind)
+    }
+
+    #[inline(always)]
+    fn in_field(err: StreamError, field: &'static str) -> StreamError {
+        err.in_field(field)
+    }
+
+    #[inline]
+    fn bits_processed(&self) -> usize {
+        self.inner.bits_processed() + self.bits as usize
+    }
+
+    #[inline]
+    fn bits_remaining(&self) -> usize {
+        self.inner
+            .bits_remaining()
+            .saturating_sub(self.bits as usize)
+    }
+}
+
+/// Writes `message` into `stream`: the write fast path, behind
+/// [`WriteStream`]'s [`Stream::serialize_message`] (so behind [`NetMessage::write`] and
+/// [`NetMessage::serialize`] on a writer, which the codec, the channel layer and
+/// [`Encoded`](crate::channel::Encoded) call).
+///
+/// With room for `M::MAX_BITS` the message's serialize function runs on a [`Packed`]
+/// writer, otherwise on `stream` itself (whose per-field capacity checks then name the
+/// field that does not fit). Both write the same bits and fail with the same errors.
+/// The function is run with `serialize_in`, never through `serialize_message` again:
+/// the dispatch happens once per message, not per nested value.
+#[inline(always)]
+pub(crate) fn write_message<M: NetMessage, P: Place<M>>(
+    message: P,
+    stream: &mut WriteStream<'_>,
+) -> Result<(), StreamError> {
+    packed_or_plain(
+        stream,
+        M::MAX_BITS,
+        message,
+        |m, s| M::serialize_in(m, s),
+        |m, s| M::serialize_in(m, s),
+    )
+}
+
+/// Writes `value`'s delta form against `base` into `stream`: the same fast path as
+/// [`write_message`] for [`NetDelta::serialize_delta_in`], with room for
+/// `T::DELTA_MAX_BITS` (behind [`WriteStream`]'s [`Stream::serialize_delta`], so behind
+/// [`NetDelta::write_delta`] and each entity of an [`Entities`](crate::delta::Entities)
+/// delta written on a writer without room for the whole collection's bound).
+#[inline(always)]
+pub(crate) fn write_delta<T: NetDelta, P: Place<T>>(
+    value: P,
+    base: &T,
+    stream: &mut WriteStream<'_>,
+) -> Result<(), StreamError> {
+    packed_or_plain(
+        stream,
+        T::DELTA_MAX_BITS,
+        value,
+        |v, s| T::serialize_delta_in(v, base, s),
+        |v, s| T::serialize_delta_in(v, base, s),
+    )
+}
+
+/// Runs `packed` on a [`Packed`] writer around `stream` when `stream` has room for
+/// `max_bits`, else `plain` on `stream`: the two are the same serialize function, so
+/// they write the same bits and fail with the same errors.
+#[inline(always)]
+fn packed_or_plain<X>(
+    stream: &mut WriteStream<'_>,
+    max_bits: usize,
+    value: X,
+    packed: impl FnOnce(X, &mut Packed<'_, '_>) -> Result<(), StreamError>,
+    plain: impl FnOnce(X, &mut WriteStream<'_>) -> Result<(), StreamError>,
+) -> Result<(), StreamError> {
+    if stream.bits_remaining() >= max_bits {
+        let mut words = Packed::new(stream);
+        return match packed(value, &mut words) {
+            Ok(()) => words.flush(),
+            Err(err) => {
+                // What was gathered before a failure goes out too: the writer is left
+                // exactly as the plain path leaves it. The failure is the one reported.
+                let _ = words.flush();
+                Err(err)
+            }
+        };
+    }
+    plain(value, stream)
 }
 
 #[cfg(test)]
@@ -651,5 +841,117 @@ mod tests {
         w.serialize_align().unwrap();
         assert_eq!((w.bits_processed(), w.bytes_written()), (80, 10));
         assert_eq!(w.finish(), 10);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod packer_tests {
+    use super::super::model::Rng;
+    use super::*;
+
+    /// Random runs of bits, aligns and byte runs: the packer and the writer give the same
+    /// bytes and the same position, at every starting offset.
+    #[test]
+    fn packed_writes_what_the_writer_writes() {
+        let mut rng = Rng(31);
+        for round in 0..2000 {
+            let offset = (round % 70) as u32;
+            let ops: Vec<(u32, u64)> = (0..rng.below(30))
+                .map(|_| match rng.below(10) {
+                    0 => (0, 0),
+                    1 => (100, rng.below(12)),
+                    _ => {
+                        let bits = 1 + rng.below(64) as u32;
+                        (bits, rng.bits(bits))
+                    }
+                })
+                .collect();
+            let run = |packed: bool| {
+                let mut buf = [0xA5u8; 512];
+                let mut w = WriteStream::new(&mut buf);
+                let mut left = offset;
+                while left > 0 {
+                    let n = left.min(64);
+                    w.serialize_bits(&mut 1, n).unwrap();
+                    left -= n;
+                }
+                let data = [0x3Cu8; 12];
+                let go = |s: &mut dyn FnMut(u32, u64)| {
+                    for &(bits, value) in &ops {
+                        s(bits, value);
+                    }
+                };
+                if packed {
+                    let mut p = Packed::new(&mut w);
+                    go(&mut |bits, value| match bits {
+                        0 => p.serialize_align().unwrap(),
+                        100 => p.serialize_bytes(&data[..value as usize]).unwrap(),
+                        _ => p.serialize_bits(&mut { value }, bits).unwrap(),
+                    });
+                    p.flush().unwrap();
+                } else {
+                    go(&mut |bits, value| match bits {
+                        0 => w.serialize_align().unwrap(),
+                        100 => w.serialize_bytes(&data[..value as usize]).unwrap(),
+                        _ => w.serialize_bits(&mut { value }, bits).unwrap(),
+                    });
+                }
+                let bits = w.bits_processed();
+                let len = w.finish();
+                (bits, buf[..len].to_vec())
+            };
+            assert_eq!(run(true), run(false), "round {round}");
+        }
+    }
+
+    #[test]
+    fn packed_rejects_what_the_writer_rejects() {
+        let mut buf = [0u8; 32];
+        let mut w = WriteStream::new(&mut buf);
+        let mut p = Packed::new(&mut w);
+        for (value, bits) in [
+            (8u64, 3u32),
+            (1 << 32, 32),
+            (u64::MAX, 63),
+            (2, 1),
+            (0, 0),
+            (0, 65),
+        ] {
+            let err = p.serialize_bits(&mut { value }, bits).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::OutOfRange, "{value:#x} in {bits}");
+        }
+        assert_eq!(p.bits_processed(), 0);
+        p.serialize_bits(&mut 5, 3).unwrap();
+        assert_eq!((p.bits_processed(), p.bits_remaining()), (3, 253));
+        p.flush().unwrap();
+        assert_eq!(w.bits_processed(), 3);
+    }
+
+    /// Past the writer's room (a `MAX_BITS` too small), the value that fills a word
+    /// fails with `BufferFull`, and the bits before it are still flushed: the writer ends
+    /// where the plain writer does.
+    #[test]
+    fn packed_past_its_room_fails_when_a_word_is_handed_over() {
+        let mut buf = [0u8; 9];
+        let mut w = WriteStream::new(&mut buf);
+        let mut p = Packed::new(&mut w);
+        p.serialize_bits(&mut 0x12_3456_789A, 40).unwrap();
+        p.serialize_bits(&mut 0x2AAA_AAAA, 30).unwrap();
+        assert_eq!((p.bits_processed(), p.bits_remaining()), (70, 2));
+        let err = p.serialize_bits(&mut (u64::MAX >> 4), 60).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::BufferFull);
+        assert_eq!(p.bits_processed(), 70);
+        p.flush().unwrap();
+        let len = w.finish();
+        let mut plain_buf = [0u8; 9];
+        let mut plain = WriteStream::new(&mut plain_buf);
+        plain.serialize_bits(&mut 0x12_3456_789A, 40).unwrap();
+        plain.serialize_bits(&mut 0x2AAA_AAAA, 30).unwrap();
+        let err = plain.serialize_bits(&mut (u64::MAX >> 4), 60).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::BufferFull);
+        assert_eq!(plain.bits_processed(), 70);
+        assert_eq!(len, plain.finish());
+        assert_eq!(buf, plain_buf);
     }
 }

@@ -104,9 +104,10 @@ pub struct UdpServer<M: MessageSet> {
     /// The datagrams of a flush, [`BATCH_DATAGRAMS`](send_batch::BATCH_DATAGRAMS) per send call.
     batch: SendBatch,
     counters: TransportStats,
-    /// The datagrams the last flush dropped, logged once the flush let go of the
-    /// stack, whose connection server keeps the one drop log of the server.
-    send_drops: Vec<(SocketAddr, std::io::Error)>,
+    /// The datagrams the last flush dropped, when drops are logged at all: logged
+    /// once the flush let go of the stack, whose connection server keeps the one drop
+    /// log of the server.
+    send_drops: Vec<(SocketAddr, std::io::ErrorKind, Option<i32>)>,
     /// Where a link conditioner holds the datagrams (feature `conditioner`).
     seam: super::seam::Seam,
 }
@@ -321,15 +322,21 @@ impl<M: MessageSet> UdpServer<M> {
         if self.seam.is_active() {
             return self.flush_conditioned();
         }
+        let logged = tracing::enabled!(target: trace::DROP, tracing::Level::DEBUG);
         let drops = &mut self.send_drops;
         self.batch.flush(
             &mut self.stack,
             &mut SocketSink(&self.socket),
             &mut self.counters,
-            |to, error| drops.push((to, clone_error(error))),
+            |to, error| {
+                if logged {
+                    drops.push((to, error.kind(), error.raw_os_error()));
+                }
+            },
         );
         let (now, drop_log) = (self.clock.now(), self.stack.drop_log());
-        for (to, error) in self.send_drops.drain(..) {
+        for (to, kind, code) in self.send_drops.drain(..) {
+            let error = code.map_or_else(|| kind.into(), std::io::Error::from_raw_os_error);
             log_send_drop(drop_log, now, to, &error);
         }
     }
@@ -454,14 +461,6 @@ impl<M: MessageSet> UdpServer<M> {
         let now = self.now();
         self.stack.disconnect_all(now);
         self.flush_socket();
-    }
-}
-
-/// A copy of `error` (its kind and message) to log later.
-fn clone_error(error: &std::io::Error) -> std::io::Error {
-    match error.raw_os_error() {
-        Some(code) => std::io::Error::from_raw_os_error(code),
-        None => std::io::Error::new(error.kind(), error.to_string()),
     }
 }
 

@@ -202,7 +202,7 @@ impl<M: MessageSet> SimServer<M> {
     }
 
     /// The sans-IO connection server (statistics, congestion, counters).
-    pub fn connection(&self) -> &Server<NodeId> {
+    pub fn connection(&self) -> &Server<NodeId, impl Sized> {
         self.stack.connection()
     }
 

@@ -547,7 +547,7 @@ impl Host {
         }
     }
 
-    fn server(&self) -> &Server<u32> {
+    fn server(&self) -> &Server<u32, impl Sized> {
         self.stack.connection()
     }
 

@@ -74,6 +74,7 @@ pub use congestion::{Congestion, CongestionConfig, Mode};
 pub use delivery::Delivery;
 pub use event::{ClientEvent, ClientId, DenyReason, DisconnectReason, ServerEvent};
 pub use server::Server;
+pub(crate) use server::SlotSender;
 pub use server::raw::RawServer;
 pub use stats::{LinkStats, ServerStats};
 pub use transmit::MAX_DATAGRAM_BYTES;

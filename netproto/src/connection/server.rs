@@ -22,7 +22,7 @@ use crate::netcode::{
     self, AllowedPackets, ChallengeToken, ConnectTokenPrivate, Key, MAC_BYTES, Packet, PacketType,
     ReadError, USER_DATA_BYTES,
 };
-use crate::packet::{EndpointConfig, Estimates, Incoming, ReceiveError, Sequence};
+use crate::packet::{EndpointConfig, Incoming, ReceiveError, Sequence};
 use crate::trace::{self, DropLog, DropReason, Refusal};
 
 pub(super) mod raw;
@@ -56,8 +56,12 @@ impl DropReason {
     }
 }
 
+/// One connected client: what the connection owns (its address, its token's
+/// identity, its session's keys and link) and `upper`, the state of the layer above
+/// it (a [`ServerStack`](crate::transport::ServerStack)'s peer: the client's message
+/// layer; `()` for a bare [`Server`]), so that a client is one entry of one table.
 #[derive(Debug)]
-struct Slot<A> {
+struct Slot<A, U> {
     address: A,
     user_id: u64,
     /// Read only by [`Server::user_data`]: on the heap, out of the lines a tick reads.
@@ -69,6 +73,9 @@ struct Slot<A> {
     broken: bool,
     crypto: Crypto,
     link: Link,
+    /// The layer above's state for this client: `U::default()` when the handshake
+    /// completes, dropped with the slot.
+    upper: U,
 }
 
 /// The server side of netcode 1.02, sans-IO and generic over the address type `A` (a
@@ -107,6 +114,13 @@ struct Slot<A> {
 /// its token's timeout from its first request, a client id holds one, and a full
 /// table makes room for a new request by replacing the handshake that started first
 /// (see [`ServerConfig::pending_handshakes`]).
+///
+/// `U` is the state a layer above keeps per client, in the client's slot (a
+/// [`ServerStack`](crate::transport::ServerStack) keeps its message layer there); a
+/// server used on its own has none (`()`), and every public method is the same for
+/// any `U`. A function that reads either kind takes `&Server<A, U>` for any `U`
+/// (a stack's [`connection`](crate::transport::ServerStack::connection) is a
+/// `&Server<A, impl Sized>`).
 ///
 /// ```
 /// use netproto::Time;
@@ -151,11 +165,11 @@ struct Slot<A> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
-pub struct Server<A> {
+pub struct Server<A, U = ()> {
     config: ServerConfig,
     /// `config.connection.endpoint`, shared by every connection's endpoint.
     endpoint_config: Arc<EndpointConfig>,
-    slots: Vec<Option<Slot<A>>>,
+    slots: Vec<Option<Slot<A, U>>>,
     by_address: HashMap<A, u16>,
     handshakes: Handshakes<A>,
     transmits: TransmitQueue<A>,
@@ -186,6 +200,22 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// other call takes), when the Unix time is `unix_time` seconds (to check token
     /// expiry). Fails when the configuration is invalid.
     pub fn new(
+        config: ServerConfig,
+        now: Time,
+        unix_time: u64,
+    ) -> Result<Self, ConnectionConfigError> {
+        Self::with_upper(config, now, unix_time)
+    }
+}
+
+impl<A: Copy + Eq + Hash + Debug, U> Server<A, U> {
+    /// The bytes of one entry of the slot table (a client's slot with its `U`, or
+    /// none): what [`memory_bound`](Self::memory_bound) counts per client slot.
+    pub(crate) const SLOT_BYTES: usize = core::mem::size_of::<Option<Slot<A, U>>>();
+
+    /// A server as [`new`](Server::new) makes it, whose slots hold a `U` for the
+    /// layer above each client (a [`ServerStack`](crate::transport::ServerStack)'s).
+    pub(crate) fn with_upper(
         config: ServerConfig,
         now: Time,
         unix_time: u64,
@@ -284,7 +314,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         };
         let (pending, tokens) = self.handshakes.limits();
         clients
-            .saturating_mul(size_of::<Option<Slot<A>>>() + USER_DATA_BYTES)
+            .saturating_mul(Self::SLOT_BYTES + USER_DATA_BYTES)
             .saturating_add(map(clients, size_of::<(A, u16)>()))
             .saturating_add(map(pending, size_of::<(A, Pending)>()))
             .saturating_add(map(pending, size_of::<(u64, A)>()))
@@ -306,34 +336,36 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             .filter_map(|(i, s)| s.as_ref().map(|s| (ClientId(i as u16), s.address)))
     }
 
-    fn slot(&self, client: ClientId) -> Option<&Slot<A>> {
+    fn slot(&self, client: ClientId) -> Option<&Slot<A, U>> {
         self.slots.get(usize::from(client.0))?.as_ref()
     }
 
     /// The first stage of a batch's prefetch (`crate::prefetch`): asks the CPU for
     /// the fields of `client`'s session that opening, handling and sending a packet
-    /// read.
+    /// read. Returns the slot's layer-above state, for the caller to name its own
+    /// fields (found in the same visit of the slot).
     #[inline]
-    pub(crate) fn prefetch_client(&self, client: ClientId) {
-        if let Some(slot) = self.slot(client) {
-            crate::prefetch::prefetch(&slot.address);
-            crate::prefetch::prefetch(&slot.confirmed);
-            slot.crypto.prefetch_fields();
-            slot.link.prefetch_fields();
-        }
+    pub(crate) fn prefetch_client(&self, client: ClientId) -> Option<&U> {
+        let slot = self.slot(client)?;
+        crate::prefetch::prefetch(&slot.address);
+        crate::prefetch::prefetch(&slot.confirmed);
+        slot.crypto.prefetch_fields();
+        slot.link.prefetch_fields();
+        Some(&slot.upper)
     }
 
     /// The second stage, for a client the first found: the windows' slots the
-    /// datagram will read (replay protection, the packet endpoint's).
+    /// datagram will read (replay protection, the packet endpoint's). Returns the
+    /// slot's layer-above state, as the first stage does.
     #[inline]
-    pub(crate) fn prefetch_client_windows(&self, client: ClientId) {
-        if let Some(slot) = self.slot(client) {
-            slot.crypto.prefetch_replay();
-            slot.link.endpoint.prefetch_windows();
-        }
+    pub(crate) fn prefetch_client_windows(&self, client: ClientId) -> Option<&U> {
+        let slot = self.slot(client)?;
+        slot.crypto.prefetch_replay();
+        slot.link.endpoint.prefetch_windows();
+        Some(&slot.upper)
     }
 
-    fn slot_mut(&mut self, client: ClientId) -> Option<&mut Slot<A>> {
+    fn slot_mut(&mut self, client: ClientId) -> Option<&mut Slot<A, U>> {
         self.slots.get_mut(usize::from(client.0))?.as_mut()
     }
 
@@ -365,11 +397,6 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             .map(|s| s.link.link_stats(&s.crypto.traffic))
     }
 
-    /// The packet endpoint's estimates of a connected client's link.
-    pub(crate) fn endpoint_estimates(&self, client: ClientId) -> Option<&Estimates> {
-        self.slot(client).map(|s| s.link.estimates())
-    }
-
     /// The congestion state of a connected client.
     pub fn congestion(&self, client: ClientId) -> Option<&Congestion> {
         self.slot(client).map(|s| &s.link.congestion)
@@ -379,12 +406,6 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// send rate (30 or 10 packets per second by default).
     pub fn ready_to_send(&self, now: Time, client: ClientId) -> bool {
         self.slot(client).is_some_and(|s| s.link.ready_to_send(now))
-    }
-
-    /// `true` when a payload packet to `client` is due at `now` ([`Link::payload_due`]).
-    pub(crate) fn payload_due(&self, now: Time, client: ClientId, news: bool, idle: bool) -> bool {
-        self.slot(client)
-            .is_some_and(|s| s.link.payload_due(now, news, idle))
     }
 
     /// Writes the next datagram to send into `buf` and returns its destination and
@@ -421,7 +442,26 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// when one arrived, for the layer above to [`accept`](Delivery::accept) or
     /// [`refuse`](Delivery::refuse); everything else (handshakes, keep-alives,
     /// disconnects, fragments, packets dropped and counted) is done by then.
-    pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) -> Option<Delivery<'_>> {
+    pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) -> Option<Delivery<'_>>
+    where
+        U: Default,
+    {
+        self.handle_datagram_upper(now, from, datagram)
+            .map(|(delivery, _)| delivery)
+    }
+
+    /// [`handle_datagram`](Self::handle_datagram), with the layer above's state of
+    /// the client a payload came from, borrowed beside the delivery that borrows the
+    /// client's link: the layer reads the payload before the packet is taken.
+    pub(crate) fn handle_datagram_upper(
+        &mut self,
+        now: Time,
+        from: A,
+        datagram: &[u8],
+    ) -> Option<(Delivery<'_>, &mut U)>
+    where
+        U: Default,
+    {
         let (index, range) = self.open_datagram(now, from, datagram)?;
         self.receive_payload(now, from, index, range)
     }
@@ -433,7 +473,10 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         now: Time,
         from: A,
         datagram: &[u8],
-    ) -> Option<(usize, core::ops::Range<usize>)> {
+    ) -> Option<(usize, core::ops::Range<usize>)>
+    where
+        U: Default,
+    {
         self.counters.datagrams_received += 1;
         let len = datagram.len();
         let Some(buf) = self.scratch.get_mut(..len) else {
@@ -679,7 +722,10 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             .position(|s| s.as_ref().is_some_and(|s| s.user_id == user_id))
     }
 
-    fn handle_response(&mut self, now: Time, unix: u64, from: A, len: usize) {
+    fn handle_response(&mut self, now: Time, unix: u64, from: A, len: usize)
+    where
+        U: Default,
+    {
         let Some(pending) = self.handshakes.pending(&from, now, unix) else {
             self.dropped(now, from, DropReason::UnknownAddress);
             return;
@@ -766,14 +812,18 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
             broken: false,
             crypto: Crypto::new(pending.send_key, pending.receive_key, protocol_id),
             link,
+            upper: U::default(),
         };
         let client = ClientId(index as u16);
-        let keep_alive = Packet::KeepAlive {
-            client_index: u32::from(client.0),
-            max_clients: self.slots.len() as u32,
-        };
-        slot.crypto.seal(from, &keep_alive, &mut self.transmits);
-        slot.link.last_sent = now;
+        let max_clients = self.slots.len() as u32;
+        send_keep_alive(
+            (client, max_clients),
+            from,
+            &mut slot.crypto,
+            &mut slot.link,
+            &mut self.transmits,
+            now,
+        );
         self.slots[index] = Some(slot);
         self.by_address.insert(from, client.0);
         self.counters.clients_accepted += 1;
@@ -838,14 +888,14 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     }
 
     /// Hands the payload at `range` in `scratch`, from the client in slot `index`, to
-    /// its packet endpoint.
+    /// its packet endpoint; the delivery with the slot's layer-above state.
     fn receive_payload(
         &mut self,
         now: Time,
         from: A,
         index: usize,
         range: core::ops::Range<usize>,
-    ) -> Option<Delivery<'_>> {
+    ) -> Option<(Delivery<'_>, &mut U)> {
         let client = ClientId(index as u16);
         let Self {
             slots,
@@ -857,7 +907,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         let slot = slots.get_mut(index)?.as_mut()?;
         let payload = scratch.get(range)?;
         match slot.link.endpoint.receive(now, payload) {
-            Ok(Incoming::Packet(packet)) => Some(Delivery::new(client, packet)),
+            Ok(Incoming::Packet(packet)) => Some((Delivery::new(client, packet), &mut slot.upper)),
             Ok(Incoming::Fragment { .. }) => None,
             Err(error) => {
                 counters.datagrams_dropped_by_endpoint += 1;
@@ -899,40 +949,54 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         });
     }
 
-    /// The slot of `client`, its transmit queue and the payload buffer, for a payload
-    /// at `now` (a packet endpoint's or a raw one). The client may have missed the
-    /// keep-alive that tells it it is connected: one goes before every payload until
-    /// it answers. `None` when `client` is not connected.
-    #[allow(clippy::type_complexity)]
-    fn payload_slot(
-        &mut self,
-        now: Time,
-        client: ClientId,
-    ) -> Option<(&mut Slot<A>, &mut TransmitQueue<A>, &mut Vec<u8>)> {
-        let index = usize::from(client.0);
-        if !self.slot(client)?.confirmed {
-            self.keep_alive(now, index);
-        }
+    /// The layer above's state for a connected client (its slot's `upper`).
+    pub(crate) fn upper(&self, client: ClientId) -> Option<&U> {
+        self.slot(client).map(|s| &s.upper)
+    }
+
+    /// The layer above's state for a connected client, to change.
+    pub(crate) fn upper_mut(&mut self, client: ClientId) -> Option<&mut U> {
+        self.slot_mut(client).map(|s| &mut s.upper)
+    }
+
+    /// Every connected client's layer-above state, in slot order.
+    pub(crate) fn uppers(&self) -> impl Iterator<Item = (ClientId, &U)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (ClientId(i as u16), &s.upper)))
+    }
+
+    /// A connected client's slot split in two: the layer above's state and the
+    /// [`SlotSender`] over the slot's session (its keys and link) and this server's
+    /// transmit queue and payload buffer, borrowed side by side so that the layer
+    /// sends through its own connection without looking the slot up again. `None`
+    /// when `client` is not connected.
+    pub(crate) fn split(&mut self, client: ClientId) -> Option<(&mut U, SlotSender<'_, A>)> {
+        let max_clients = self.slots.len() as u32;
         let Self {
             slots,
             transmits,
             payload,
             ..
         } = self;
-        Some((slots.get_mut(index)?.as_mut()?, transmits, payload))
+        let slot = slots.get_mut(usize::from(client.0))?.as_mut()?;
+        let sender = SlotSender {
+            client,
+            max_clients,
+            address: slot.address,
+            confirmed: slot.confirmed,
+            crypto: &mut slot.crypto,
+            link: &mut slot.link,
+            transmits,
+            payload,
+        };
+        Some((&mut slot.upper, sender))
     }
 
-    fn keep_alive(&mut self, now: Time, index: usize) {
-        let max_clients = self.slots.len() as u32;
-        let Some(slot) = self.slots.get_mut(index).and_then(Option::as_mut) else {
-            return;
-        };
-        let packet = Packet::KeepAlive {
-            client_index: index as u32,
-            max_clients,
-        };
-        slot.crypto.seal(slot.address, &packet, &mut self.transmits);
-        slot.link.last_sent = now;
+    /// The [`SlotSender`] of a connected client (see [`split`](Self::split)).
+    pub(crate) fn sender(&mut self, client: ClientId) -> Option<SlotSender<'_, A>> {
+        self.split(client).map(|(_, sender)| sender)
     }
 
     /// Advances to `now`: disconnects clients that broke the protocol, times out
@@ -945,6 +1009,7 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
     /// packet (the clock went back) restarts its timers from `now` (see
     /// [`Client::update`](super::Client::update)).
     pub fn update(&mut self, now: Time) {
+        let max_clients = self.slots.len() as u32;
         for index in 0..self.slots.len() {
             let Some(slot) = self.slots[index].as_mut() else {
                 continue;
@@ -969,7 +1034,14 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
                 trace::congestion_changed("server", index as u16, &slot.address, &slot.link);
             }
             if keep_alive {
-                self.keep_alive(now, index);
+                send_keep_alive(
+                    (ClientId(index as u16), max_clients),
+                    slot.address,
+                    &mut slot.crypto,
+                    &mut slot.link,
+                    &mut self.transmits,
+                    now,
+                );
             }
         }
         self.drop_log.flush(now, "server");
@@ -1001,17 +1073,9 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         client: ClientId,
         write: impl FnOnce(Sequence, &mut Vec<u8>),
     ) -> Result<Sequence, PayloadSendError> {
-        let (slot, transmits, payload) = self
-            .payload_slot(now, client)
-            .ok_or(PayloadSendError::NotConnected)?;
-        let sequence = slot.link.endpoint.next_sequence();
-        payload.clear();
-        write(sequence, payload);
-        let sent =
-            slot.link
-                .send_payload(&mut slot.crypto, now, slot.address, payload, transmits)?;
-        debug_assert_eq!(sent, sequence);
-        Ok(sent)
+        self.sender(client)
+            .ok_or(PayloadSendError::NotConnected)?
+            .send_with(now, write)
     }
 
     /// Disconnects `client`: sends `disconnect_copies` disconnect packets and reports
@@ -1040,6 +1104,98 @@ impl<A: Copy + Eq + Hash + Debug> Server<A> {
         for index in 0..self.slots.len() {
             self.disconnect(now, ClientId(index as u16));
         }
+    }
+}
+
+/// Seals a keep-alive for `(client, max_clients)` at `to` and queues it:
+/// the packet that tells a client it is connected, and keeps a silent link alive.
+fn send_keep_alive<A: Copy>(
+    (client, max_clients): (ClientId, u32),
+    to: A,
+    crypto: &mut Crypto,
+    link: &mut Link,
+    transmits: &mut TransmitQueue<A>,
+    now: Time,
+) {
+    let packet = Packet::KeepAlive {
+        client_index: u32::from(client.0),
+        max_clients,
+    };
+    crypto.seal(to, &packet, transmits);
+    link.last_sent = now;
+}
+
+/// One connected client's session as the layer above sends through it: the slot's
+/// keys and link, its address and whether the client confirmed the connection,
+/// with the server's transmit queue and payload buffer, borrowed from the slot and
+/// the server side by side ([`Server::split`]). The layer's
+/// [`Carrier`](crate::channel::Carrier) for a server's client (in
+/// `transport/peer.rs`), and what a [`RawServer`](raw::RawServer) sends its raw
+/// payloads through.
+pub(crate) struct SlotSender<'a, A> {
+    client: ClientId,
+    max_clients: u32,
+    address: A,
+    confirmed: bool,
+    crypto: &'a mut Crypto,
+    link: &'a mut Link,
+    transmits: &'a mut TransmitQueue<A>,
+    payload: &'a mut Vec<u8>,
+}
+
+impl<A: Copy> SlotSender<'_, A> {
+    /// What goes before a payload at `now` (a packet endpoint's or a raw one): the
+    /// client may have missed the keep-alive that tells it it is connected, so one
+    /// goes before every payload until it answers. Written once, here.
+    fn before_payload(&mut self, now: Time) {
+        if !self.confirmed {
+            send_keep_alive(
+                (self.client, self.max_clients),
+                self.address,
+                self.crypto,
+                self.link,
+                self.transmits,
+                now,
+            );
+        }
+    }
+
+    /// The round trip the packet endpoint measures, plus the client's hold (its
+    /// ack time; a server's client always has one).
+    pub(crate) fn ack_time(&self) -> Option<core::time::Duration> {
+        Some(self.link.estimates().ack_time())
+    }
+
+    /// `true` when a payload packet is due at `now` ([`Link::payload_due`]).
+    pub(crate) fn payload_due(&self, now: Time, news: bool, idle: bool) -> bool {
+        self.link.payload_due(now, news, idle)
+    }
+
+    /// Sends the packet endpoint's next packet, written by `write` (it gets the
+    /// sequence the packet will carry and the server's payload buffer, emptied), and
+    /// returns that sequence.
+    pub(crate) fn send_with(
+        &mut self,
+        now: Time,
+        write: impl FnOnce(Sequence, &mut Vec<u8>),
+    ) -> Result<Sequence, PayloadSendError> {
+        self.before_payload(now);
+        let sequence = self.link.endpoint.next_sequence();
+        self.payload.clear();
+        write(sequence, self.payload);
+        let sent =
+            self.link
+                .send_payload(self.crypto, now, self.address, self.payload, self.transmits)?;
+        debug_assert_eq!(sent, sequence);
+        Ok(sent)
+    }
+
+    /// Sends `payload` as one netcode payload packet, as it is (no packet endpoint):
+    /// `false` when it does not fit one ([`Link::send_raw`]).
+    fn send_raw(&mut self, now: Time, payload: &[u8]) -> bool {
+        self.before_payload(now);
+        self.link
+            .send_raw(self.crypto, now, self.address, payload, self.transmits)
     }
 }
 
@@ -1112,15 +1268,15 @@ mod tests {
         println!(
             "size_of: Option<Slot<SocketAddr>> {}, Slot<u32> {}, Crypto {}, Link {}, \
              ReplayProtection {}, Endpoint {}, Congestion {}",
-            size_of::<Option<Slot<std::net::SocketAddr>>>(),
-            size_of::<Slot<u32>>(),
+            size_of::<Option<Slot<std::net::SocketAddr, ()>>>(),
+            size_of::<Slot<u32, ()>>(),
             size_of::<Crypto>(),
             size_of::<Link>(),
             size_of::<crate::netcode::ReplayProtection>(),
             size_of::<crate::packet::Endpoint>(),
             size_of::<Congestion>(),
         );
-        assert!(size_of::<Slot<u32>>() >= size_of::<Crypto>() + size_of::<Link>());
+        assert!(size_of::<Slot<u32, ()>>() >= size_of::<Crypto>() + size_of::<Link>());
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! [`Peer`]: one connection's message layer and the glue that joins it to the
 //! connection, written once for the server's slots and the client.
 //!
-//! A peer does not own its connection: the client's is a [`Client`], a server's are
-//! slots of one [`Server`]. Both are reached through [`PacedCarrier`], what the send
-//! step asks of a connection (may a packet go now; and the layer's [`Carrier`]: the
-//! round trip, send a payload under the next sequence), so the send step and the
-//! receive step exist once, here.
+//! A peer is the upper part of its connection: the client's sits beside its
+//! [`Client`], a server's in its client's slot of the one
+//! [`Server`](crate::connection::Server) table (the slot's `upper`). Both
+//! connections are reached through [`PacedCarrier`], what the send step asks of a
+//! connection (may a packet go now; and the layer's [`Carrier`]: the round trip,
+//! send a payload under the next sequence), so the send step and the receive step
+//! exist once, here.
 
 use std::fmt::Debug;
 use std::time::Duration;
@@ -14,7 +16,7 @@ use super::{ConnectionStats, SendError, StackStats};
 use crate::MessageSet;
 use crate::Time;
 use crate::channel::{Carrier, ChannelId, MessageLayer, PayloadError, Scratch};
-use crate::connection::{Client, ClientId, Delivery, LinkStats, PayloadSendError, Server};
+use crate::connection::{Client, ClientId, Delivery, LinkStats, PayloadSendError, SlotSender};
 use crate::packet::Sequence;
 use crate::trace::{DropLog, DropReason, Refusal};
 
@@ -27,7 +29,8 @@ pub const MAX_PACKETS_PER_UPDATE: usize = 4;
 
 /// A connection as the send step sees it: the layer's [`Carrier`] (round trip, send a
 /// payload) and whether a payload packet is due now, which the connection's timers
-/// decide. Implemented by a [`Client`] and by a [`Server`]'s slot ([`ServerSlot`]).
+/// decide. Implemented by a [`Client`] and by a server's client ([`SlotSender`], its
+/// slot's session split from the slot's peer).
 pub(crate) trait PacedCarrier: Carrier {
     /// `true` when a payload packet is due at `now`: the congestion mode's rate
     /// allows one, and the layer has `news` or (when `idle` packets are wanted) the
@@ -58,20 +61,12 @@ impl<A: Copy + Eq + Debug> PacedCarrier for Client<A> {
     }
 }
 
-/// One client slot of a [`Server`], as a [`PacedCarrier`].
-pub(crate) struct ServerSlot<'a, A> {
-    pub(crate) server: &'a mut Server<A>,
-    pub(crate) client: ClientId,
-}
-
-impl<A: Copy + Eq + std::hash::Hash + Debug> Carrier for ServerSlot<'_, A> {
+impl<A: Copy> Carrier for SlotSender<'_, A> {
     type Sent = Sequence;
     type Error = PayloadSendError;
 
     fn ack_time(&self) -> Option<Duration> {
-        self.server
-            .endpoint_estimates(self.client)
-            .map(|e| e.ack_time())
+        SlotSender::ack_time(self)
     }
 
     fn send_with(
@@ -79,19 +74,19 @@ impl<A: Copy + Eq + std::hash::Hash + Debug> Carrier for ServerSlot<'_, A> {
         now: Time,
         write: impl FnOnce(Sequence, &mut Vec<u8>),
     ) -> Result<Sequence, PayloadSendError> {
-        self.server.send_with(now, self.client, write)
+        SlotSender::send_with(self, now, write)
     }
 }
 
-impl<A: Copy + Eq + std::hash::Hash + Debug> PacedCarrier for ServerSlot<'_, A> {
+impl<A: Copy> PacedCarrier for SlotSender<'_, A> {
     fn payload_due(&self, now: Time, news: bool, idle: bool) -> bool {
-        self.server.payload_due(now, self.client, news, idle)
+        SlotSender::payload_due(self, now, news, idle)
     }
 }
 
 /// One connection's message layer and its glue: whether a graceful disconnect
-/// waits for it. A [`ServerStack`] holds
-/// one per connected client slot, a [`ClientStack`] one.
+/// waits for it. A [`ServerStack`]'s server holds one in each connected client's
+/// slot, a [`ClientStack`] one.
 ///
 /// [`ServerStack`]: super::ServerStack
 /// [`ClientStack`]: super::ClientStack

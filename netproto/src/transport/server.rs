@@ -206,8 +206,8 @@ impl<M: MessageSet> UdpServer<M> {
     }
 
     /// The sans-IO connection server: statistics, congestion state and counters of
-    /// every client.
-    pub fn connection(&self) -> &Server<SocketAddr> {
+    /// every client (see [`ServerStack::connection`](super::ServerStack::connection)).
+    pub fn connection(&self) -> &Server<SocketAddr, impl Sized> {
         self.stack.connection()
     }
 

@@ -8,7 +8,7 @@ use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::peer::{Peer, Refused, ServerSlot};
+use super::peer::{Peer, Refused};
 use super::{ConnectionStats, SendError, StackStats, TransportError};
 use crate::MessageSet;
 use crate::channel::{Channel, ChannelId, LayerConfig, MessageLayer, Receipt, Scratch};
@@ -20,10 +20,11 @@ use crate::netcode::ConnectToken;
 /// Connections prefetched together: a receive batch's, or a tick's visit in chunks.
 const PREFETCH_CHUNK: usize = 32;
 
-/// A game server without a clock or a socket: the connection [`Server`] and a slot
-/// table of peers, one per connected client, each holding its client's
-/// [`MessageLayer`]. A peer's two steps (receive a payload, send the packets due) are
-/// the glue, written once for the server and the [`ClientStack`]:
+/// A game server without a clock or a socket: the connection [`Server`], whose slot
+/// table holds, in each connected client's slot, that client's peer (its
+/// [`MessageLayer`]): a client is one entry of one table. A peer's two steps
+/// (receive a payload, send the packets due) are the glue, written once for the
+/// server and the [`ClientStack`]:
 ///
 /// * a received payload ([`Delivery`](crate::connection::Delivery)) is read by the
 ///   client's layer *before* the packet is taken: a payload the layer cannot take now
@@ -47,10 +48,10 @@ const PREFETCH_CHUNK: usize = 32;
 /// this over a socket.
 #[derive(Debug)]
 pub struct ServerStack<A, M> {
-    server: Server<A>,
-    /// Per client slot: the connected client's peer.
-    peers: Vec<Option<Peer<M>>>,
-    /// The slots that hold a peer, in the order they connected: a tick visits the
+    /// The connections, each slot with its client's peer (`None` only between the
+    /// handshake's completion and [`drain_core_events`](Self::drain_core_events)).
+    server: Server<A, Option<Peer<M>>>,
+    /// The slots that hold a client, in the order they connected: a tick visits the
     /// clients, not the slots.
     connected: Vec<u16>,
     /// Shared by every client's layer.
@@ -80,12 +81,10 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         // Validated once: every client's layer is built from it.
         MessageLayer::<M>::new(layer.clone())?;
         crate::channel::check_pair(&config.connection.endpoint, &layer)?;
-        let server = Server::new(config, now, unix_time)?;
-        let peers = (0..server.max_clients()).map(|_| None).collect();
+        let server = Server::with_upper(config, now, unix_time)?;
         Ok(Self {
             connected: Vec::with_capacity(server.max_clients()),
             server,
-            peers,
             layer_config: Arc::new(layer),
             events: VecDeque::new(),
             counters: StackStats::default(),
@@ -95,8 +94,9 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     }
 
     /// The sans-IO connection server: statistics, congestion state and counters of
-    /// every client.
-    pub fn connection(&self) -> &Server<A> {
+    /// every client. Its slots also hold each client's message layer (the opaque
+    /// `U` of [`Server`]), reached through this stack.
+    pub fn connection(&self) -> &Server<A, impl Sized> {
         &self.server
     }
 
@@ -144,18 +144,17 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
 
     /// The three passes of [`prefetch`](Self::prefetch) over `clients` (at most
     /// [`PREFETCH_CHUNK`]): their fields, then the positions those hold, then the
-    /// slots at those positions.
+    /// slots at those positions. The first two visit each client's slot once, for
+    /// its session and the peer it holds.
     fn prefetch_clients(&self, clients: &[ClientId]) {
         for &client in clients {
-            self.server.prefetch_client(client);
-            if let Some(peer) = self.peer(client) {
+            if let Some(Some(peer)) = self.server.prefetch_client(client) {
                 crate::prefetch::prefetch(peer);
                 peer.layer().prefetch_fields();
             }
         }
         for &client in clients {
-            self.server.prefetch_client_windows(client);
-            if let Some(peer) = self.peer(client) {
+            if let Some(Some(peer)) = self.server.prefetch_client_windows(client) {
                 peer.layer().prefetch_channels();
             }
         }
@@ -166,16 +165,14 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         }
     }
 
+    /// The peer of a connected client, in its slot.
     fn peer(&self, client: ClientId) -> Option<&Peer<M>> {
-        self.peers
-            .get(usize::from(client.0))
-            .and_then(Option::as_ref)
+        self.server.upper(client)?.as_ref()
     }
 
+    /// The peer of a connected client, to change.
     fn peer_mut(&mut self, client: ClientId) -> Option<&mut Peer<M>> {
-        self.peers
-            .get_mut(usize::from(client.0))
-            .and_then(Option::as_mut)
+        self.server.upper_mut(client)?.as_mut()
     }
 
     /// The message layer of a connected client (queues and counters).
@@ -190,10 +187,9 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
 
     /// Every connected client's layer.
     pub fn layers(&self) -> impl Iterator<Item = (ClientId, &MessageLayer<M>)> + '_ {
-        self.peers
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| Some((ClientId(i as u16), p.as_ref()?.layer())))
+        self.server
+            .uppers()
+            .filter_map(|(client, p)| Some((client, p.as_ref()?.layer())))
     }
 
     /// The connected clients and their addresses.
@@ -210,15 +206,11 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
     /// A server that receives datagrams in batches calls [`prefetch`](Self::prefetch)
     /// with the batch's senders first.
     pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) {
-        let refused = match self.server.handle_datagram(now, from, datagram) {
+        let refused = match self.server.handle_datagram_upper(now, from, datagram) {
             None => None,
-            Some(delivery) => {
+            Some((delivery, upper)) => {
                 let client = delivery.client();
-                match self
-                    .peers
-                    .get_mut(usize::from(client.0))
-                    .and_then(Option::as_mut)
-                {
+                match upper {
                     Some(peer) => peer
                         .deliver(delivery, &mut self.scratch, &mut self.counters)
                         .map(|error| (client, error)),
@@ -269,8 +261,8 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         // be closing).
         for &index in &self.connected {
             let peer = self
-                .peers
-                .get_mut(usize::from(index))
+                .server
+                .upper_mut(ClientId(index))
                 .and_then(Option::as_mut);
             if peer.is_some_and(|p| p.close_due(now, &mut self.counters)) {
                 self.server.disconnect(now, ClientId(index));
@@ -293,22 +285,15 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         }
     }
 
-    /// The send step of `client` at `now` ([`Peer::transmit`]).
+    /// The send step of `client` at `now` ([`Peer::transmit`]), through its slot
+    /// split once: the peer, and the sender over the slot's own session.
     fn transmit(&mut self, now: Time, client: ClientId, news_only: bool) {
-        let Some(peer) = self
-            .peers
-            .get_mut(usize::from(client.0))
-            .and_then(Option::as_mut)
-        else {
+        let Some((Some(peer), mut sender)) = self.server.split(client) else {
             return;
-        };
-        let mut slot = ServerSlot {
-            server: &mut self.server,
-            client,
         };
         peer.transmit(
             now,
-            &mut slot,
+            &mut sender,
             &mut self.scratch,
             &mut self.counters,
             news_only,
@@ -321,20 +306,20 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         while let Some(event) = self.server.poll_event() {
             match &event {
                 ServerEvent::Connected { client, .. } => {
-                    if let Some(slot) = self.peers.get_mut(usize::from(client.0)) {
+                    if let Some(upper) = self.server.upper_mut(*client) {
                         // The configuration was validated at construction.
-                        *slot = MessageLayer::with_shared_config(Arc::clone(&self.layer_config))
+                        *upper = MessageLayer::with_shared_config(Arc::clone(&self.layer_config))
                             .ok()
                             .map(Peer::new);
-                        if !self.connected.contains(&client.0) {
-                            self.connected.push(client.0);
-                        }
+                    }
+                    if usize::from(client.0) < self.server.max_clients()
+                        && !self.connected.contains(&client.0)
+                    {
+                        self.connected.push(client.0);
                     }
                 }
                 ServerEvent::Disconnected { client, .. } => {
-                    if let Some(slot) = self.peers.get_mut(usize::from(client.0)) {
-                        *slot = None;
-                    }
+                    // The peer went with its slot.
                     if let Some(i) = self.connected.iter().position(|&c| c == client.0) {
                         self.connected.swap_remove(i);
                     }
@@ -425,11 +410,7 @@ impl<A: Copy + Eq + Hash + Debug, M: MessageSet> ServerStack<A, M> {
         let mut queued = 0;
         for &index in &self.connected {
             let client = ClientId(index);
-            let Some(peer) = self
-                .peers
-                .get_mut(usize::from(index))
-                .and_then(Option::as_mut)
-            else {
+            let Some(peer) = self.server.upper_mut(client).and_then(Option::as_mut) else {
                 continue;
             };
             if peer.is_closing() {
@@ -745,5 +726,29 @@ impl<A: Copy + Eq + Debug, M: MessageSet> ClientStack<A, M> {
     pub fn disconnect(&mut self, now: Time) {
         self.client.disconnect(now);
         self.drain_core_events();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::SocketAddr;
+
+    /// Issue 44's one table: a server stack's client is one slot holding its
+    /// session and its peer, no larger than the slot and the peer's entry of the
+    /// separate peer table it replaced (`--nocapture` prints the sizes; a layer's
+    /// size does not depend on its message type, which its queues hold on the heap).
+    #[test]
+    fn a_client_is_one_slot() {
+        use core::mem::size_of;
+        let bare = Server::<SocketAddr>::SLOT_BYTES;
+        let peer = size_of::<Option<Peer<u8>>>();
+        let one = Server::<SocketAddr, Option<Peer<u8>>>::SLOT_BYTES;
+        println!(
+            "size_of: Option<Slot<SocketAddr, ()>> {bare}, Option<Peer<M>> {peer}, \
+             Option<Slot<SocketAddr, Option<Peer<M>>>> {one}"
+        );
+        assert!(one <= bare + peer, "{one} > {bare} + {peer}");
+        assert_eq!(size_of::<Peer<u8>>(), size_of::<Peer<[u64; 64]>>());
     }
 }

@@ -87,14 +87,11 @@ impl<A: Copy + Eq + Hash + Debug> RawServer<A> {
         client: ClientId,
         payload: &[u8],
     ) -> Result<(), RawSendError> {
-        let (slot, transmits, _) = self
+        let mut sender = self
             .inner
-            .payload_slot(now, client)
+            .sender(client)
             .ok_or(RawSendError::NotConnected)?;
-        if slot
-            .link
-            .send_raw(&mut slot.crypto, now, slot.address, payload, transmits)
-        {
+        if sender.send_raw(now, payload) {
             Ok(())
         } else {
             Err(RawSendError::Size { len: payload.len() })

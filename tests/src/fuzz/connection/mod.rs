@@ -157,7 +157,7 @@ fn without_drops(mut c: ServerStats) -> ServerStats {
 }
 
 /// What a server holds, beside its counters.
-fn server_state<A: Copy + Eq + std::hash::Hash + std::fmt::Debug>(s: &Server<A>) -> Vec<u64> {
+fn server_state<A: Copy + Eq + std::hash::Hash + std::fmt::Debug, U>(s: &Server<A, U>) -> Vec<u64> {
     let mut state = vec![
         s.connected_clients() as u64,
         s.pending_handshakes() as u64,
